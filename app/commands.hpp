@@ -1,0 +1,34 @@
+#pragma once
+// The subcommands of `dsgd`, one file each (app/<name>_command.cpp), and what they share.
+
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+#include <CLI/CLI.hpp>
+
+#include "reports/results.hpp"
+
+namespace dsgd::app {
+
+// What every command gets from the entry point: where to print, and the command line for provenance.
+struct Context {
+  std::ostream& out;
+  std::ostream& err;
+  std::string command_line;  // e.g. "models --results report/results/models.json"
+};
+
+void register_models_command(CLI::App& app, Context& context);
+void register_platforms_command(CLI::App& app, Context& context);
+void register_report_command(CLI::App& app, Context& context);
+void register_reproduce_command(CLI::App& app, Context& context);
+
+// An empty results document with this run's provenance, executable and CPU count.
+reports::Results new_results(const Context& context);
+
+// Prints table `table_id` of experiment `experiment_id` of the embedded default manifest, filled from `results`,
+// as fixed-width text: commands print exactly what the report shows.
+void print_manifest_table(std::ostream& out, std::string_view experiment_id, std::string_view table_id,
+                          const reports::Results& results);
+
+}  // namespace dsgd::app

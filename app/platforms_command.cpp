@@ -1,0 +1,79 @@
+// `dsgd platforms`: the platform catalog as a table (or results file); `dsgd platforms show NAME|FILE` prints one
+// entry (a file is validated first, so `show` doubles as a checker for user-written platforms).
+#include <variant>
+
+#include "app/commands.hpp"
+#include "platforms/catalog.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+std::string intra_node_text(const platforms::Platform& platform) {
+  const auto& intra = platform.nodes.intra_node;
+  if (const auto* mesh = std::get_if<platforms::KnlMesh>(&intra)) {
+    return "2-D mesh " + std::to_string(mesh->columns) + "×" + std::to_string(mesh->rows) + ", " +
+           std::string(platforms::to_string(mesh->cluster_mode));
+  }
+  if (const auto* tree = std::get_if<platforms::PcieTree>(&intra)) {
+    return "PCIe tree, " + std::to_string(tree->switches.size()) + " switch(es)";
+  }
+  return "—";
+}
+
+reports::Entry platform_entry(const platforms::Platform& platform) {
+  const auto summary = platforms::summarize(platform);
+  reports::Entry entry;
+  entry.name = summary.name;
+  entry.platform = summary.name;
+  entry.executor = "catalog";
+  entry.fidelity = "static";
+  entry.labels["description"] = summary.description;
+  entry.labels["topology"] = summary.topology;
+  const std::string shape = platforms::simgrid_topology_string(platform.network.topology);
+  if (!shape.empty()) entry.labels["topology"] += " " + shape;
+  entry.labels["intra_node"] = intra_node_text(platform);
+  entry.counters["nodes"] = summary.nodes;
+  entry.counters["cores_per_node"] = summary.cores_per_node;
+  entry.counters["total_cores"] = static_cast<double>(summary.total_cores);
+  entry.counters["devices_per_node"] = summary.devices_per_node;
+  entry.counters["peak_flops_per_node"] = summary.peak_flops_per_node;
+  entry.counters["latency_s"] = summary.latency_s;
+  entry.counters["bandwidth_Bps"] = summary.bandwidth_Bps;
+  return entry;
+}
+
+}  // namespace
+
+void register_platforms_command(CLI::App& app, Context& context) {
+  auto* list = app.add_subcommand("platforms", "The platform catalog: nodes, devices, networks, with sources");
+  auto results_path = std::make_shared<std::string>();
+  list->add_option("--results", *results_path, "Also write the table as a results file (JSON) here");
+
+  auto* show = list->add_subcommand("show", "Print one catalog entry (or validate and print a platform file)");
+  auto name = std::make_shared<std::string>();
+  show->add_option("name", *name, "Catalog name (see `dsgd platforms`) or path to a platform JSON file")->required();
+  show->callback([&context, name] {
+    const bool is_file = name->find('/') != std::string::npos || name->ends_with(".json");
+    if (is_file) {
+      context.out << platforms::to_json(platforms::load_platform(*name)).dump(2) << '\n';
+    } else {
+      context.out << platforms::catalog_text(*name);
+    }
+  });
+
+  list->callback([&context, list, results_path] {
+    if (list->got_subcommand("show")) return;
+    auto results = new_results(context);
+    for (const auto& platform_name : platforms::catalog_names()) {
+      results.benchmarks.push_back(platform_entry(platforms::catalog_platform(platform_name)));
+    }
+    if (!results_path->empty()) reports::write_results(*results_path, results);
+    print_manifest_table(context.out, "platforms", "catalog", results);
+    context.out << "\nLinks for `N servers × G GPUs on link L` platforms: ";
+    for (const auto& link : platforms::catalog_link_names()) context.out << link << ' ';
+    context.out << '\n';
+  });
+}
+
+}  // namespace dsgd::app

@@ -1,0 +1,118 @@
+// `dsgd reproduce`: the main job. Runs every experiment of a manifest (each is a dsgd command writing one results
+// file), then renders the report. Everything is built in a staging folder beside the target and moved into place
+// at the end, so a failed run leaves the previous report untouched and no half-written one.
+#include <chrono>
+#include <iomanip>
+#include <unistd.h>
+
+#include "app/cli.hpp"
+#include "app/commands.hpp"
+#include "core/error.hpp"
+#include "reports/report.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+// A stream that swallows output: nested commands' tables are not wanted on the terminal during reproduce.
+class NullBuffer : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c; }
+};
+
+std::vector<std::string> substitute(const std::vector<std::string>& command, const std::string& results) {
+  std::vector<std::string> args;
+  for (std::string arg : command) {
+    for (auto pos = arg.find("{results}"); pos != std::string::npos; pos = arg.find("{results}", pos)) {
+      arg.replace(pos, 9, results);
+      pos += results.size();
+    }
+    args.push_back(arg);
+  }
+  return args;
+}
+
+// Replaces `target` by `staging`: the old report goes aside first, and is removed only after the new one is in.
+void move_into_place(const std::filesystem::path& staging, const std::filesystem::path& target) {
+  const std::filesystem::path old = target.string() + ".old-" + std::to_string(::getpid());
+  std::error_code ec;
+  const bool had_old = std::filesystem::exists(target);
+  if (had_old) {
+    std::filesystem::rename(target, old, ec);
+    if (ec) throw IoError(target.string() + ": cannot move the previous report aside: " + ec.message());
+  }
+  std::filesystem::rename(staging, target, ec);
+  if (ec) {
+    if (had_old) std::filesystem::rename(old, target);
+    throw IoError(target.string() + ": cannot move the new report into place: " + ec.message());
+  }
+  if (had_old) std::filesystem::remove_all(old, ec);
+}
+
+}  // namespace
+
+void register_reproduce_command(CLI::App& app, Context& context) {
+  auto* reproduce = app.add_subcommand(
+      "reproduce", "The main job: run every experiment of the manifest and write the report (report/index.md)");
+  struct Options {
+    std::string out_dir = "report";
+    std::string manifest;
+    std::vector<std::string> only;
+  };
+  auto options = std::make_shared<Options>();
+  reproduce->add_option("--out", options->out_dir, "Report folder to (re)write")->capture_default_str();
+  reproduce->add_option("--manifest", options->manifest, "Manifest JSON file (default: the embedded one)");
+  reproduce->add_option("--only", options->only, "Run only these experiment ids");
+  reproduce->callback([&context, options] {
+    auto manifest = options->manifest.empty() ? reports::default_manifest() : reports::read_manifest(options->manifest);
+    if (!options->only.empty()) {
+      std::vector<std::string> valid;
+      for (const auto& e : manifest.experiments) valid.push_back(e.id);
+      for (const auto& id : options->only) {
+        if (std::find(valid.begin(), valid.end(), id) == valid.end()) throw UnknownNameError("experiment", id, valid);
+      }
+      std::erase_if(manifest.experiments, [&](const reports::Experiment& e) {
+        return std::find(options->only.begin(), options->only.end(), e.id) == options->only.end();
+      });
+    }
+
+    const std::filesystem::path target = options->out_dir;
+    const std::filesystem::path staging = target.string() + ".staging-" + std::to_string(::getpid());
+    std::filesystem::remove_all(staging);
+    const auto results_dir = staging / "results";
+    std::filesystem::create_directories(results_dir);
+
+    NullBuffer null_buffer;
+    std::ostream null_out(&null_buffer);
+    const auto total = manifest.experiments.size();
+    try {
+      for (std::size_t i = 0; i < total; ++i) {
+        const auto& experiment = manifest.experiments[i];
+        if (experiment.command.front() == "reproduce") {
+          throw InputError("experiment '" + experiment.id + "': a manifest command cannot be `reproduce`");
+        }
+        const auto args = substitute(experiment.command, (results_dir / (experiment.id + ".json")).string());
+        std::string shown;
+        for (const auto& arg : args) shown += " " + arg;
+        context.err << "[" << i + 1 << "/" << total << "] " << experiment.id << ": dsgd" << shown << std::endl;
+        const auto start = std::chrono::steady_clock::now();
+        const int code = run(args, null_out, context.err);
+        const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        if (code != kExitOk) {
+          throw Error("experiment '" + experiment.id + "' failed (exit code " + std::to_string(code) + ")");
+        }
+        context.err << "      done in " << std::fixed << std::setprecision(2) << elapsed.count() << " s" << std::endl;
+      }
+      context.err << "rendering the report" << std::endl;
+      reports::render_report(manifest, results_dir, staging);
+      move_into_place(staging, target);
+    } catch (...) {
+      std::error_code ignored;
+      std::filesystem::remove_all(staging, ignored);
+      throw;
+    }
+    context.out << (target / "index.md").string() << '\n';
+  });
+}
+
+}  // namespace dsgd::app

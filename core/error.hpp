@@ -1,0 +1,89 @@
+#pragma once
+// dsgd's error policy (written out in docs/errors.md):
+//  * Recoverable conditions -- a bad file, a bad option, an unknown name, a back end that is not available --
+//    throw a subclass of dsgd::Error whose message is one line naming what was wrong, where, and what was
+//    expected (the valid values when a name is unknown).
+//  * Broken invariants (a bug in dsgd, not in the input) use DSGD_ENFORCE*, which throws InternalError with both
+//    values and file:line.
+//  * Library code never calls exit() or abort(); only app/ turns errors into exit codes.
+
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dsgd {
+
+// Root of every error dsgd throws on purpose.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The user's input is wrong: a file, an option, a name, a size. app/ maps this to exit code 2.
+class InputError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A name that is not in a registry or catalog. The message lists the valid names.
+class UnknownNameError : public InputError {
+ public:
+  // `kind` is what was looked up ("model", "platform", ...), `name` what the user asked for.
+  UnknownNameError(std::string_view kind, std::string_view name, const std::vector<std::string>& valid);
+};
+
+// A file could not be read or written (missing, unreadable, disk full).
+class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A back end or tool is not available on this machine (no GPU, no gnuplot, ...).
+class UnavailableError : public Error {
+ public:
+  using Error::Error;
+};
+
+// An invariant of dsgd itself does not hold: a bug. Thrown by DSGD_ENFORCE*.
+class InternalError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Joins names as "a, b, c" for messages that list valid values.
+std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+namespace detail {
+[[noreturn]] void throw_enforce(const char* file, int line, const std::string& what);
+
+template <typename A, typename B>
+[[noreturn]] void throw_enforce_cmp(const char* file, int line, const char* expression, const A& a, const B& b) {
+  std::ostringstream out;
+  out << expression << " does not hold: " << a << " vs " << b;
+  throw_enforce(file, line, out.str());
+}
+}  // namespace detail
+
+}  // namespace dsgd
+
+// Broken-invariant checks. They stay on in release builds: the cost is a compare, the benefit a clear report.
+#define DSGD_ENFORCE(cond, message)                                                           \
+  do {                                                                                        \
+    if (!(cond)) ::dsgd::detail::throw_enforce(__FILE__, __LINE__, std::string(#cond ": ") + (message)); \
+  } while (false)
+
+#define DSGD_ENFORCE_CMP_(a, b, op)                                                              \
+  do {                                                                                           \
+    const auto& dsgd_a_ = (a);                                                                   \
+    const auto& dsgd_b_ = (b);                                                                   \
+    if (!(dsgd_a_ op dsgd_b_)) ::dsgd::detail::throw_enforce_cmp(__FILE__, __LINE__, #a " " #op " " #b, dsgd_a_, dsgd_b_); \
+  } while (false)
+
+#define DSGD_ENFORCE_EQ(a, b) DSGD_ENFORCE_CMP_(a, b, ==)
+#define DSGD_ENFORCE_NE(a, b) DSGD_ENFORCE_CMP_(a, b, !=)
+#define DSGD_ENFORCE_LT(a, b) DSGD_ENFORCE_CMP_(a, b, <)
+#define DSGD_ENFORCE_LE(a, b) DSGD_ENFORCE_CMP_(a, b, <=)
+#define DSGD_ENFORCE_GT(a, b) DSGD_ENFORCE_CMP_(a, b, >)
+#define DSGD_ENFORCE_GE(a, b) DSGD_ENFORCE_CMP_(a, b, >=)

@@ -1,0 +1,180 @@
+#include "core/json.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace dsgd {
+
+namespace {
+
+// nlohmann's messages start "[json.exception.parse_error.101] parse error at line 3, column 14: ..." -- keep the
+// part after the position, which says what was expected.
+std::string strip_nlohmann_prefix(const std::string& what) {
+  const auto column = what.find("column ");
+  if (column != std::string::npos) {
+    const auto colon = what.find(": ", column);
+    if (colon != std::string::npos) return what.substr(colon + 2);
+  }
+  const auto bracket = what.find("] ");
+  return bracket == std::string::npos ? what : what.substr(bracket + 2);
+}
+
+// Line and column (1-based) of the byte *before* `byte` (nlohmann's parse_error::byte is one past the culprit).
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t byte) {
+  const std::size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+std::string escape_pointer_token(std::string_view key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+Json parse_json(std::string_view text, const std::string& source) {
+  try {
+    return Json::parse(text.begin(), text.end());
+  } catch (const Json::parse_error& e) {
+    const auto [line, column] = line_column(text, e.byte);
+    throw InputError(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                     ": JSON syntax error: " + strip_nlohmann_prefix(e.what()));
+  }
+}
+
+std::string read_text_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw IoError(path.string() + ": cannot open for reading");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw IoError(path.string() + ": read failed");
+  return buffer.str();
+}
+
+Json read_json_file(const std::filesystem::path& path) {
+  return parse_json(read_text_file(path), path.string());
+}
+
+JsonView::JsonView(const Json& node, std::string source, std::string path)
+    : node_(&node), source_(std::move(source)), path_(std::move(path)) {}
+
+void JsonView::fail(const std::string& what) const { throw InputError(source_ + ": " + path() + ": " + what); }
+
+std::string JsonView::describe() const {
+  std::string shown = node_->dump();
+  if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+  return std::string(node_->type_name()) + " " + shown;
+}
+
+void JsonView::expect_object() const {
+  if (!node_->is_object()) fail("expected an object, got " + describe());
+}
+
+bool JsonView::has(std::string_view key) const { return node_->is_object() && node_->contains(key); }
+
+JsonView JsonView::at(std::string_view key) const {
+  expect_object();
+  const auto it = node_->find(key);
+  if (it == node_->end()) fail("missing required field '" + std::string(key) + "'");
+  return JsonView(*it, source_, path_ + "/" + escape_pointer_token(key));
+}
+
+std::optional<JsonView> JsonView::find(std::string_view key) const {
+  expect_object();
+  const auto it = node_->find(key);
+  if (it == node_->end()) return std::nullopt;
+  return JsonView(*it, source_, path_ + "/" + escape_pointer_token(key));
+}
+
+std::size_t JsonView::size() const {
+  if (!node_->is_array()) fail("expected an array, got " + describe());
+  return node_->size();
+}
+
+JsonView JsonView::at(std::size_t index) const {
+  DSGD_ENFORCE_LT(index, size());
+  return JsonView((*node_)[index], source_, path_ + "/" + std::to_string(index));
+}
+
+std::vector<std::string> JsonView::keys() const {
+  expect_object();
+  std::vector<std::string> out;
+  for (const auto& item : node_->items()) out.push_back(item.key());
+  return out;
+}
+
+std::string JsonView::string() const {
+  if (!node_->is_string()) fail("expected a string, got " + describe());
+  return node_->get<std::string>();
+}
+
+double JsonView::number() const {
+  if (!node_->is_number()) fail("expected a number, got " + describe());
+  return node_->get<double>();
+}
+
+double JsonView::positive() const {
+  const double value = number();
+  if (!(value > 0)) fail("expected a positive number, got " + describe());
+  return value;
+}
+
+double JsonView::nonnegative() const {
+  const double value = number();
+  if (!(value >= 0)) fail("expected a non-negative number, got " + describe());
+  return value;
+}
+
+std::int64_t JsonView::integer() const {
+  if (!node_->is_number_integer()) fail("expected an integer, got " + describe());
+  return node_->get<std::int64_t>();
+}
+
+std::int64_t JsonView::positive_integer() const {
+  const std::int64_t value = integer();
+  if (value <= 0) fail("expected a positive integer, got " + describe());
+  return value;
+}
+
+bool JsonView::boolean() const {
+  if (!node_->is_boolean()) fail("expected true or false, got " + describe());
+  return node_->get<bool>();
+}
+
+std::string JsonView::one_of(const std::vector<std::string>& valid) const {
+  const std::string value = string();
+  if (std::find(valid.begin(), valid.end(), value) == valid.end()) {
+    fail("unknown value '" + value + "'; valid values are: " + join(valid));
+  }
+  return value;
+}
+
+void JsonView::allow_only(std::initializer_list<std::string_view> allowed) const {
+  expect_object();
+  for (const auto& item : node_->items()) {
+    if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end()) {
+      std::vector<std::string> names(allowed.begin(), allowed.end());
+      fail("unknown field '" + item.key() + "'; valid fields are: " + join(names));
+    }
+  }
+}
+
+}  // namespace dsgd

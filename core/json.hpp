@@ -1,0 +1,76 @@
+#pragma once
+// Reading JSON input with errors that say where: "FILE:LINE:COL: ..." for syntax errors and
+// "FILE: /json/path: ..." for values that parse but are wrong. Used by every loader of user-written files
+// (platforms, results, manifests), so they all report problems the same way.
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace dsgd {
+
+using Json = nlohmann::json;
+
+// Parses `text`; `source` names it in errors (a path, or "embedded:NAME"). Throws InputError with
+// "source:line:column: JSON syntax error: ..." on malformed text.
+Json parse_json(std::string_view text, const std::string& source);
+
+// Reads and parses a file. Throws IoError if it cannot be read, InputError if it is malformed.
+Json read_json_file(const std::filesystem::path& path);
+
+// Reads a whole file into a string. Throws IoError naming the path.
+std::string read_text_file(const std::filesystem::path& path);
+
+// A read-only view of one JSON value that knows where it came from, for validating loaders.
+// Every accessor checks the type and throws InputError("source: /path: expected ..., got ...") on mismatch.
+class JsonView {
+ public:
+  JsonView(const Json& node, std::string source, std::string path = "");
+
+  const Json& raw() const { return *node_; }
+  const std::string& source() const { return source_; }
+  // The JSON pointer of this value, "/" for the root.
+  std::string path() const { return path_.empty() ? "/" : path_; }
+
+  bool has(std::string_view key) const;
+  // A required object member.
+  JsonView at(std::string_view key) const;
+  // An optional object member.
+  std::optional<JsonView> find(std::string_view key) const;
+  // An array element; `size()` is the array's length (throws if this is not an array).
+  JsonView at(std::size_t index) const;
+  std::size_t size() const;
+  // Object members in document order (nlohmann keeps them sorted; order matters only for messages).
+  std::vector<std::string> keys() const;
+
+  std::string string() const;
+  double number() const;
+  double positive() const;     // > 0
+  double nonnegative() const;  // >= 0
+  std::int64_t integer() const;
+  std::int64_t positive_integer() const;
+  bool boolean() const;
+  // A string that must be one of `valid`; the error lists them.
+  std::string one_of(const std::vector<std::string>& valid) const;
+
+  // Rejects members not in `allowed`, so a typo ("bandwith") is an error rather than a silently ignored field.
+  void allow_only(std::initializer_list<std::string_view> allowed) const;
+
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  void expect_object() const;
+  std::string describe() const;  // the value's type and a short rendering, for "got ..." in messages
+
+  const Json* node_;
+  std::string source_;
+  std::string path_;
+};
+
+}  // namespace dsgd

@@ -1,0 +1,677 @@
+#include "platforms/loader.hpp"
+
+#include <climits>
+#include <cmath>
+#include <set>
+#include <sstream>
+
+#include "core/error.hpp"
+
+namespace dsgd::platforms {
+
+namespace {
+
+// A platform's peak FLOP/s must agree with cores x clock x FLOP/cycle within this fraction: a typo in any of
+// them (a missing factor 2 for FMA, GHz written as MHz) then shows up as an error rather than a wrong prediction.
+constexpr double kPeakTolerance = 0.01;
+
+std::string show(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+// --- sources --------------------------------------------------------------------------------------------------
+
+bool holds_number(const Json& value) {
+  if (value.is_number()) return true;
+  if (value.is_array()) {
+    for (const auto& item : value) {
+      if (holds_number(item)) return true;
+    }
+  }
+  return false;
+}
+
+// The `sources` map of `object`, checked: every member that is a number (or an array holding numbers) has a
+// non-empty source, and every source names a member. Call after the members themselves were read, so that a
+// missing or mistyped field is reported as such rather than as a source problem.
+Sources take_sources(const JsonView& object) {
+  Sources sources;
+  std::set<std::string> members;
+  for (const auto& key : object.keys()) {
+    if (key != "sources") members.insert(key);
+  }
+  if (const auto listed = object.find("sources")) {
+    for (const auto& key : listed->keys()) {
+      const JsonView entry = listed->at(key);
+      if (!members.contains(key)) {
+        entry.fail("source for '" + key + "', which is not a field of " + object.path() +
+                   "; sources are keyed by the name of a sibling field");
+      }
+      std::string text = entry.string();
+      if (text.empty()) entry.fail("expected a non-empty source (where the number comes from), got \"\"");
+      sources.emplace(key, std::move(text));
+    }
+  }
+  for (const auto& key : members) {
+    if (holds_number(object.raw().at(key)) && !sources.contains(key)) {
+      std::string what = "number without a source; every number needs an entry \"" + key + "\" in ";
+      what += object.path() == "/" ? "/sources" : object.path() + "/sources";
+      what += " saying where it comes from (docs/platform-schema.md)";
+      object.at(key).fail(what);
+    }
+  }
+  return sources;
+}
+
+// --- scalars --------------------------------------------------------------------------------------------------
+
+int checked_int(const JsonView& view, std::int64_t value) {
+  if (value > INT_MAX) {
+    view.fail("expected an integer of at most " + std::to_string(INT_MAX) + ", got " + std::to_string(value));
+  }
+  return static_cast<int>(value);
+}
+
+int positive_int(const JsonView& view) { return checked_int(view, view.positive_integer()); }
+
+int nonnegative_int(const JsonView& view) {
+  const std::int64_t value = view.integer();
+  if (value < 0) view.fail("expected a non-negative integer, got " + std::to_string(value));
+  return checked_int(view, value);
+}
+
+std::vector<int> positive_int_array(const JsonView& view) {
+  std::vector<int> values;
+  const std::size_t size = view.size();
+  if (size == 0) view.fail("expected a non-empty array of positive integers, got []");
+  for (std::size_t i = 0; i < size; ++i) values.push_back(positive_int(view.at(i)));
+  return values;
+}
+
+std::string nonempty_string(const JsonView& view) {
+  std::string value = view.string();
+  if (value.empty()) view.fail("expected a non-empty string, got \"\"");
+  return value;
+}
+
+// Names end up in file names, command lines and SimGrid host names: keep them to a safe alphabet.
+std::string entry_name(const JsonView& view) {
+  std::string value = nonempty_string(view);
+  for (char c : value) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+    if (!ok) view.fail("expected a name of letters, digits, '-', '_' and '.', got \"" + value + "\"");
+  }
+  return value;
+}
+
+template <typename Enum>
+Enum enum_value(const JsonView& view, const std::vector<std::string>& names) {
+  const std::string value = view.one_of(names);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i] == value) return static_cast<Enum>(i);
+  }
+  return static_cast<Enum>(0);  // unreachable: one_of threw
+}
+
+void expect_schema(const JsonView& root, std::string_view expected) {
+  const JsonView schema = root.at("schema");
+  const std::string value = schema.string();
+  if (value == expected) return;
+  if (value == kLinkSchema) schema.fail("this is a link description (schema \"dsgd-link/1\"), not a platform");
+  if (value == kPlatformSchema) schema.fail("this is a platform description, not a link (schema \"dsgd-link/1\")");
+  schema.fail("expected \"" + std::string(expected) + "\", got \"" + value + "\"");
+}
+
+// --- node parts -----------------------------------------------------------------------------------------------
+
+Memory parse_memory(const JsonView& view) {
+  view.allow_only({"name", "size_bytes", "bandwidth_Bps", "sources"});
+  Memory memory;
+  memory.name = nonempty_string(view.at("name"));
+  if (const auto size = view.find("size_bytes")) memory.size_bytes = size->positive();
+  memory.bandwidth_Bps = view.at("bandwidth_Bps").positive();
+  memory.sources = take_sources(view);
+  return memory;
+}
+
+Cpu parse_cpu(const JsonView& view) {
+  view.allow_only({"model", "sockets", "cores_per_socket", "clock_Hz", "vector_width_bits",
+                   "sp_flops_per_cycle_per_core", "peak_flops", "sources"});
+  Cpu cpu;
+  cpu.model = nonempty_string(view.at("model"));
+  cpu.sockets = positive_int(view.at("sockets"));
+  cpu.cores_per_socket = positive_int(view.at("cores_per_socket"));
+  cpu.clock_Hz = view.at("clock_Hz").positive();
+  cpu.vector_width_bits = positive_int(view.at("vector_width_bits"));
+  cpu.sp_flops_per_cycle_per_core = view.at("sp_flops_per_cycle_per_core").positive();
+  const JsonView peak = view.at("peak_flops");
+  cpu.peak_flops = peak.positive();
+  const double expected = cpu.cores() * cpu.clock_Hz * cpu.sp_flops_per_cycle_per_core;
+  if (std::abs(cpu.peak_flops - expected) > kPeakTolerance * expected) {
+    peak.fail(show(cpu.peak_flops) + " disagrees by more than 1% with sockets x cores_per_socket x clock_Hz x " +
+              "sp_flops_per_cycle_per_core = " + show(expected));
+  }
+  cpu.sources = take_sources(view);
+  return cpu;
+}
+
+DeviceGroup parse_device_group(const JsonView& view) {
+  view.allow_only({"model", "count", "peak_flops", "memory", "sources"});
+  DeviceGroup group;
+  group.model = nonempty_string(view.at("model"));
+  group.count = positive_int(view.at("count"));
+  group.peak_flops = view.at("peak_flops").positive();
+  group.memory = parse_memory(view.at("memory"));
+  group.sources = take_sources(view);
+  return group;
+}
+
+std::vector<MeshStop> parse_stops(const JsonView& view, const KnlMesh& mesh) {
+  std::vector<MeshStop> stops;
+  for (std::size_t i = 0; i < view.size(); ++i) {
+    const JsonView pair = view.at(i);
+    if (pair.size() != 2) pair.fail("expected an [x, y] pair of mesh coordinates");
+    const MeshStop stop{nonnegative_int(pair.at(std::size_t{0})), nonnegative_int(pair.at(std::size_t{1}))};
+    if (stop.x >= mesh.columns || stop.y >= mesh.rows) {
+      pair.fail("stop [" + std::to_string(stop.x) + ", " + std::to_string(stop.y) + "] is outside the " +
+                std::to_string(mesh.columns) + " x " + std::to_string(mesh.rows) + " mesh");
+    }
+    stops.push_back(stop);
+  }
+  return stops;
+}
+
+KnlMesh parse_knl_mesh(const JsonView& view, const Cpu& cpu) {
+  view.allow_only({"kind", "columns", "rows", "physical_tiles", "active_tiles", "cores_per_tile", "controllers",
+                   "cluster_mode", "mcdram_mode", "sources"});
+  KnlMesh mesh;
+  mesh.columns = positive_int(view.at("columns"));
+  mesh.rows = positive_int(view.at("rows"));
+
+  const JsonView controllers = view.at("controllers");
+  controllers.allow_only({"mcdram", "ddr4", "sources"});
+  mesh.mcdram_controllers = parse_stops(controllers.at("mcdram"), mesh);
+  mesh.ddr_controllers = parse_stops(controllers.at("ddr4"), mesh);
+  mesh.controller_sources = take_sources(controllers);
+  std::set<std::pair<int, int>> taken;
+  for (const auto& stop : mesh.mcdram_controllers) taken.insert({stop.x, stop.y});
+  for (const auto& stop : mesh.ddr_controllers) taken.insert({stop.x, stop.y});
+  const std::size_t controller_count = mesh.mcdram_controllers.size() + mesh.ddr_controllers.size();
+  if (taken.size() != controller_count) controllers.fail("two memory controllers share a mesh stop");
+
+  const JsonView physical = view.at("physical_tiles");
+  mesh.physical_tiles = positive_int(physical);
+  const int free_stops = mesh.columns * mesh.rows - static_cast<int>(controller_count);
+  if (mesh.physical_tiles > free_stops) {
+    physical.fail(std::to_string(mesh.physical_tiles) + " tiles do not fit in the " + std::to_string(free_stops) +
+                  " mesh stops left by the memory controllers");
+  }
+  const JsonView active = view.at("active_tiles");
+  mesh.active_tiles = positive_int(active);
+  if (mesh.active_tiles > mesh.physical_tiles) {
+    active.fail(std::to_string(mesh.active_tiles) + " active tiles exceed the " + std::to_string(mesh.physical_tiles) +
+                " physical tiles");
+  }
+  mesh.cores_per_tile = positive_int(view.at("cores_per_tile"));
+  if (mesh.active_tiles * mesh.cores_per_tile != cpu.cores()) {
+    active.fail("active_tiles x cores_per_tile = " + std::to_string(mesh.active_tiles * mesh.cores_per_tile) +
+                " does not match the CPU's " + std::to_string(cpu.cores()) + " cores");
+  }
+
+  const JsonView cluster_mode = view.at("cluster_mode");
+  mesh.cluster_mode = enum_value<ClusterMode>(cluster_mode, cluster_mode_names());
+  // Quadrant and SNC-4 tie each quarter of the chip to its own MCDRAM controllers (seed 000 sec. 2.1).
+  if (mesh.cluster_mode != ClusterMode::kAll2All && mesh.mcdram_controllers.size() % 4 != 0) {
+    cluster_mode.fail("'" + std::string(to_string(mesh.cluster_mode)) + "' splits the chip into 4 quadrants, but " +
+                      std::to_string(mesh.mcdram_controllers.size()) +
+                      " MCDRAM controllers do not split evenly into 4");
+  }
+  mesh.mcdram_mode = enum_value<McdramMode>(view.at("mcdram_mode"), mcdram_mode_names());
+  mesh.sources = take_sources(view);
+  return mesh;
+}
+
+PcieLink parse_pcie_link(const JsonView& view) {
+  view.allow_only({"lanes", "bandwidth_Bps", "sources"});
+  PcieLink link;
+  link.lanes = positive_int(view.at("lanes"));
+  link.bandwidth_Bps = view.at("bandwidth_Bps").positive();
+  link.sources = take_sources(view);
+  return link;
+}
+
+// Devices hanging from one attachment point (the host or a switch): `count` of them, each through `link`.
+std::optional<PcieLink> parse_device_attachment(const JsonView& parent, std::string_view count_field,
+                                                std::string_view link_field, int& count) {
+  count = 0;
+  if (const auto devices = parent.find(count_field)) count = nonnegative_int(*devices);
+  const auto link = parent.find(link_field);
+  if (count > 0 && !link) {
+    parent.fail("missing required field '" + std::string(link_field) + "' (needed when " + std::string(count_field) +
+                " > 0)");
+  }
+  if (count == 0 && link) {
+    link->fail("a device link without devices; set " + std::string(count_field) + " or remove it");
+  }
+  if (!link) return std::nullopt;
+  return parse_pcie_link(*link);
+}
+
+PcieTree parse_pcie_tree(const JsonView& view, int devices_per_node) {
+  view.allow_only({"kind", "host_lanes", "host_devices", "host_device_link", "switches", "sources"});
+  PcieTree tree;
+  if (const auto lanes = view.find("host_lanes")) tree.host_lanes = positive_int(*lanes);
+  tree.host_device_link = parse_device_attachment(view, "host_devices", "host_device_link", tree.host_devices);
+
+  const JsonView switches = view.at("switches");
+  std::map<std::string, std::size_t> index_of;
+  for (std::size_t i = 0; i < switches.size(); ++i) {
+    const JsonView item = switches.at(i);
+    item.allow_only({"name", "model", "parent", "lanes", "ports", "uplink", "devices", "device_link", "sources"});
+    PcieSwitch sw;
+    const JsonView name = item.at("name");
+    sw.name = entry_name(name);
+    if (sw.name == "host" || index_of.contains(sw.name)) {
+      name.fail("switch name '" + sw.name + "' is " + (sw.name == "host" ? "reserved for the root complex" : "taken"));
+    }
+    sw.model = nonempty_string(item.at("model"));
+    const JsonView parent = item.at("parent");
+    sw.parent = parent.string();
+    // Parents must be listed first: that keeps the tree acyclic without a separate check.
+    if (sw.parent != "host" && !index_of.contains(sw.parent)) {
+      parent.fail("unknown parent '" + sw.parent + "'; expected \"host\" or a switch listed before this one");
+    }
+    sw.lanes = positive_int(item.at("lanes"));
+    if (const auto ports = item.find("ports")) sw.ports = positive_int(*ports);
+    sw.uplink = parse_pcie_link(item.at("uplink"));
+    sw.device_link = parse_device_attachment(item, "devices", "device_link", sw.devices);
+    sw.sources = take_sources(item);
+    index_of.emplace(sw.name, i);
+    tree.switches.push_back(std::move(sw));
+  }
+
+  // Lane and port budgets: what hangs below a switch (plus its uplink) must fit in its lanes and ports.
+  for (std::size_t i = 0; i < tree.switches.size(); ++i) {
+    const PcieSwitch& sw = tree.switches[i];
+    int lanes = sw.uplink.lanes + (sw.device_link ? sw.devices * sw.device_link->lanes : 0);
+    int ports = 1 + sw.devices;
+    for (const auto& child : tree.switches) {
+      if (child.parent == sw.name) {
+        lanes += child.uplink.lanes;
+        ports += 1;
+      }
+    }
+    const JsonView item = switches.at(i);
+    if (lanes > sw.lanes) {
+      item.at("lanes").fail("switch '" + sw.name + "' needs " + std::to_string(lanes) +
+                            " lanes (uplink + devices + child switches) but has " + std::to_string(sw.lanes));
+    }
+    if (sw.ports && ports > *sw.ports) {
+      item.at("ports").fail("switch '" + sw.name + "' needs " + std::to_string(ports) +
+                            " ports (uplink + devices + child switches) but has " + std::to_string(*sw.ports));
+    }
+  }
+  if (tree.host_lanes) {
+    int lanes = tree.host_device_link ? tree.host_devices * tree.host_device_link->lanes : 0;
+    for (const auto& sw : tree.switches) {
+      if (sw.parent == "host") lanes += sw.uplink.lanes;
+    }
+    if (lanes > *tree.host_lanes) {
+      view.at("host_lanes")
+          .fail("the root complex needs " + std::to_string(lanes) + " lanes (host devices + switch uplinks) but has " +
+                std::to_string(*tree.host_lanes));
+    }
+  }
+
+  int attached = tree.host_devices;
+  for (const auto& sw : tree.switches) attached += sw.devices;
+  if (attached != devices_per_node) {
+    view.fail("the PCIe tree attaches " + std::to_string(attached) + " devices but the node has " +
+              std::to_string(devices_per_node) + " (sum of /nodes/devices/*/count)");
+  }
+  tree.sources = take_sources(view);
+  return tree;
+}
+
+IntraNode parse_intra_node(const JsonView& view, const Nodes& nodes) {
+  const std::string kind = view.at("kind").one_of({"none", "knl_mesh", "pcie_tree"});
+  if (kind == "knl_mesh") return parse_knl_mesh(view, nodes.cpu);
+  if (kind == "pcie_tree") return parse_pcie_tree(view, nodes.devices_per_node());
+  view.allow_only({"kind"});
+  return std::monostate{};
+}
+
+Nodes parse_nodes(const JsonView& view) {
+  view.allow_only({"count", "cpu", "memories", "devices", "intra_node", "sources"});
+  Nodes nodes;
+  nodes.count = positive_int(view.at("count"));
+  nodes.cpu = parse_cpu(view.at("cpu"));
+  const JsonView memories = view.at("memories");
+  for (std::size_t i = 0; i < memories.size(); ++i) nodes.memories.push_back(parse_memory(memories.at(i)));
+  if (const auto devices = view.find("devices")) {
+    for (std::size_t i = 0; i < devices->size(); ++i) nodes.devices.push_back(parse_device_group(devices->at(i)));
+  }
+  if (const auto intra = view.find("intra_node")) nodes.intra_node = parse_intra_node(*intra, nodes);
+  nodes.sources = take_sources(view);
+  return nodes;
+}
+
+// --- network --------------------------------------------------------------------------------------------------
+
+Link parse_link_fields(const JsonView& view, bool require_description) {
+  Link link;
+  link.name = entry_name(view.at("name"));
+  if (require_description) {
+    link.description = nonempty_string(view.at("description"));
+  } else if (const auto description = view.find("description")) {
+    link.description = description->string();
+  }
+  link.latency_s = view.at("latency_s").positive();
+  link.bandwidth_Bps = view.at("bandwidth_Bps").positive();
+  return link;
+}
+
+Topology parse_topology(const JsonView& view, int node_count) {
+  Topology topology;
+  const std::string kind = view.at("kind").one_of(topology_names());
+  if (kind == "star") {
+    view.allow_only({"kind", "link_bandwidth_Bps", "link_latency_s", "sources"});
+    topology.shape = StarTopology{};
+  } else if (kind == "fat_tree") {
+    view.allow_only({"kind", "levels", "down", "up", "link_counts", "link_bandwidth_Bps", "link_latency_s", "sources"});
+    FatTreeTopology tree;
+    const int levels = positive_int(view.at("levels"));
+    for (const auto& [field, values] : {std::pair<std::string_view, std::vector<int>*>{"down", &tree.down},
+                                        {"up", &tree.up},
+                                        {"link_counts", &tree.link_counts}}) {
+      const JsonView array = view.at(field);
+      *values = positive_int_array(array);
+      if (static_cast<int>(values->size()) != levels) {
+        array.fail("expected " + std::to_string(levels) + " values (one per level), got " +
+                   std::to_string(values->size()));
+      }
+    }
+    topology.shape = tree;
+  } else if (kind == "dragonfly") {
+    view.allow_only({"kind", "groups", "group_links", "chassis_per_group", "chassis_links", "routers_per_chassis",
+                     "router_links", "nodes_per_router", "link_bandwidth_Bps", "link_latency_s", "sources"});
+    DragonflyTopology fly;
+    const JsonView groups = view.at("groups");
+    fly.groups = positive_int(groups);
+    fly.group_links = positive_int(view.at("group_links"));
+    fly.chassis_per_group = positive_int(view.at("chassis_per_group"));
+    fly.chassis_links = positive_int(view.at("chassis_links"));
+    fly.routers_per_chassis = positive_int(view.at("routers_per_chassis"));
+    fly.router_links = positive_int(view.at("router_links"));
+    fly.nodes_per_router = positive_int(view.at("nodes_per_router"));
+    // SimGrid 3.32 attaches every inter-group (blue) link to a router of chassis 0, one router per remote group
+    // (DragonflyZone.hpp, "LIMITATIONS"); with more groups than routers per chassis it indexes past its arrays
+    // and crashes. Refuse the shape here, where the message can say why.
+    if (fly.groups > fly.routers_per_chassis) {
+      groups.fail(std::to_string(fly.groups) +
+                  " groups exceed routers_per_chassis = " + std::to_string(fly.routers_per_chassis) +
+                  "; SimGrid's dragonfly needs groups <= routers per chassis (it wires group g to router g of "
+                  "chassis 0)");
+    }
+    topology.shape = fly;
+  } else {
+    view.allow_only({"kind", "dimensions", "link_bandwidth_Bps", "link_latency_s", "sources"});
+    topology.shape = TorusTopology{positive_int_array(view.at("dimensions"))};
+  }
+  if (const auto bandwidth = view.find("link_bandwidth_Bps")) topology.link_bandwidth_Bps = bandwidth->positive();
+  if (const auto latency = view.find("link_latency_s")) topology.link_latency_s = latency->positive();
+  topology.sources = take_sources(view);
+
+  if (const auto capacity = topology_capacity(topology); capacity && *capacity < node_count) {
+    view.fail("the " + kind + " (" + simgrid_topology_string(topology) + ") holds " + std::to_string(*capacity) +
+              " nodes, fewer than /nodes/count = " + std::to_string(node_count));
+  }
+  return topology;
+}
+
+Network parse_network(const JsonView& view, int node_count) {
+  view.allow_only({"link", "topology", "sources"});
+  Network network;
+  const JsonView link = view.at("link");
+  link.allow_only({"name", "description", "latency_s", "bandwidth_Bps", "sources"});
+  network.link = parse_link_fields(link, false);
+  network.link.sources = take_sources(link);
+  network.topology = parse_topology(view.at("topology"), node_count);
+  take_sources(view);
+  return network;
+}
+
+// --- noise ----------------------------------------------------------------------------------------------------
+
+Noise parse_noise(const JsonView& view) {
+  Noise noise;
+  noise.distribution = enum_value<NoiseDistribution>(view.at("distribution"), noise_distribution_names());
+  auto spread_of = [&](std::string_view field, bool below_one) {
+    const JsonView value = view.at(field);
+    const double spread = value.nonnegative();
+    // A factor 1 - spread must stay positive for the distributions whose support is not already positive.
+    if (below_one && spread >= 1) value.fail("expected a value below 1 (a relative spread), got " + show(spread));
+    return spread;
+  };
+  switch (noise.distribution) {
+    case NoiseDistribution::kNone:
+      view.allow_only({"distribution", "description", "sources"});
+      break;
+    case NoiseDistribution::kNormal:
+      view.allow_only({"distribution", "relative_stddev", "description", "sources"});
+      noise.spread = spread_of("relative_stddev", true);
+      break;
+    case NoiseDistribution::kLognormal:
+      view.allow_only({"distribution", "sigma", "description", "sources"});
+      noise.spread = spread_of("sigma", false);
+      break;
+    case NoiseDistribution::kUniform:
+      view.allow_only({"distribution", "relative_half_width", "description", "sources"});
+      noise.spread = spread_of("relative_half_width", true);
+      break;
+  }
+  if (const auto description = view.find("description")) noise.description = description->string();
+  noise.sources = take_sources(view);
+  return noise;
+}
+
+// --- writing --------------------------------------------------------------------------------------------------
+
+void put_sources(Json& object, const Sources& sources) {
+  if (sources.empty()) return;
+  Json& out = object["sources"] = Json::object();
+  for (const auto& [key, text] : sources) out[key] = text;
+}
+
+Json memory_json(const Memory& memory) {
+  Json out = {{"name", memory.name}, {"bandwidth_Bps", memory.bandwidth_Bps}};
+  if (memory.size_bytes) out["size_bytes"] = *memory.size_bytes;
+  put_sources(out, memory.sources);
+  return out;
+}
+
+Json pcie_link_json(const PcieLink& link) {
+  Json out = {{"lanes", link.lanes}, {"bandwidth_Bps", link.bandwidth_Bps}};
+  put_sources(out, link.sources);
+  return out;
+}
+
+Json stops_json(const std::vector<MeshStop>& stops) {
+  Json out = Json::array();
+  for (const auto& stop : stops) out.push_back({stop.x, stop.y});
+  return out;
+}
+
+Json intra_node_json(const IntraNode& intra) {
+  if (const auto* mesh = std::get_if<KnlMesh>(&intra)) {
+    Json controllers = {{"mcdram", stops_json(mesh->mcdram_controllers)}, {"ddr4", stops_json(mesh->ddr_controllers)}};
+    put_sources(controllers, mesh->controller_sources);
+    Json out = {{"kind", "knl_mesh"},
+                {"columns", mesh->columns},
+                {"rows", mesh->rows},
+                {"physical_tiles", mesh->physical_tiles},
+                {"active_tiles", mesh->active_tiles},
+                {"cores_per_tile", mesh->cores_per_tile},
+                {"controllers", controllers},
+                {"cluster_mode", to_string(mesh->cluster_mode)},
+                {"mcdram_mode", to_string(mesh->mcdram_mode)}};
+    put_sources(out, mesh->sources);
+    return out;
+  }
+  if (const auto* tree = std::get_if<PcieTree>(&intra)) {
+    Json out = {{"kind", "pcie_tree"}, {"switches", Json::array()}};
+    if (tree->host_lanes) out["host_lanes"] = *tree->host_lanes;
+    if (tree->host_devices > 0) {
+      out["host_devices"] = tree->host_devices;
+      out["host_device_link"] = pcie_link_json(*tree->host_device_link);
+    }
+    for (const auto& sw : tree->switches) {
+      Json item = {{"name", sw.name},
+                   {"model", sw.model},
+                   {"parent", sw.parent},
+                   {"lanes", sw.lanes},
+                   {"uplink", pcie_link_json(sw.uplink)}};
+      if (sw.ports) item["ports"] = *sw.ports;
+      if (sw.devices > 0) {
+        item["devices"] = sw.devices;
+        item["device_link"] = pcie_link_json(*sw.device_link);
+      }
+      put_sources(item, sw.sources);
+      out["switches"].push_back(std::move(item));
+    }
+    put_sources(out, tree->sources);
+    return out;
+  }
+  return {{"kind", "none"}};
+}
+
+Json topology_json(const Topology& topology) {
+  Json out = {{"kind", to_string(topology.kind())}};
+  if (const auto* tree = std::get_if<FatTreeTopology>(&topology.shape)) {
+    out["levels"] = tree->down.size();
+    out["down"] = tree->down;
+    out["up"] = tree->up;
+    out["link_counts"] = tree->link_counts;
+  } else if (const auto* fly = std::get_if<DragonflyTopology>(&topology.shape)) {
+    out["groups"] = fly->groups;
+    out["group_links"] = fly->group_links;
+    out["chassis_per_group"] = fly->chassis_per_group;
+    out["chassis_links"] = fly->chassis_links;
+    out["routers_per_chassis"] = fly->routers_per_chassis;
+    out["router_links"] = fly->router_links;
+    out["nodes_per_router"] = fly->nodes_per_router;
+  } else if (const auto* torus = std::get_if<TorusTopology>(&topology.shape)) {
+    out["dimensions"] = torus->dimensions;
+  }
+  if (topology.link_bandwidth_Bps) out["link_bandwidth_Bps"] = *topology.link_bandwidth_Bps;
+  if (topology.link_latency_s) out["link_latency_s"] = *topology.link_latency_s;
+  put_sources(out, topology.sources);
+  return out;
+}
+
+Json link_fields_json(const Link& link) {
+  Json out = {{"name", link.name}, {"latency_s", link.latency_s}, {"bandwidth_Bps", link.bandwidth_Bps}};
+  if (!link.description.empty()) out["description"] = link.description;
+  put_sources(out, link.sources);
+  return out;
+}
+
+Json noise_json(const Noise& noise) {
+  Json out = {{"distribution", to_string(noise.distribution)}};
+  switch (noise.distribution) {
+    case NoiseDistribution::kNone:
+      break;
+    case NoiseDistribution::kNormal:
+      out["relative_stddev"] = noise.spread;
+      break;
+    case NoiseDistribution::kLognormal:
+      out["sigma"] = noise.spread;
+      break;
+    case NoiseDistribution::kUniform:
+      out["relative_half_width"] = noise.spread;
+      break;
+  }
+  if (!noise.description.empty()) out["description"] = noise.description;
+  put_sources(out, noise.sources);
+  return out;
+}
+
+}  // namespace
+
+Platform parse_platform(const Json& json, const std::string& source) {
+  const JsonView root(json, source);
+  expect_schema(root, kPlatformSchema);  // first: a link file given as a platform gets a message that says so
+  root.allow_only({"schema", "name", "description", "nodes", "network", "noise", "sources"});
+  Platform platform;
+  platform.name = entry_name(root.at("name"));
+  platform.description = nonempty_string(root.at("description"));
+  platform.nodes = parse_nodes(root.at("nodes"));
+  platform.network = parse_network(root.at("network"), platform.nodes.count);
+  if (const auto noise = root.find("noise")) platform.noise = parse_noise(*noise);
+  take_sources(root);
+  return platform;
+}
+
+Platform parse_platform_text(std::string_view text, const std::string& source) {
+  return parse_platform(parse_json(text, source), source);
+}
+
+Platform read_platform_file(const std::filesystem::path& path) {
+  return parse_platform_text(read_text_file(path), path.string());
+}
+
+Link parse_link(const Json& json, const std::string& source) {
+  const JsonView root(json, source);
+  expect_schema(root, kLinkSchema);
+  root.allow_only({"schema", "name", "description", "latency_s", "bandwidth_Bps", "sources"});
+  Link link = parse_link_fields(root, true);
+  link.sources = take_sources(root);
+  return link;
+}
+
+Json to_json(const Platform& platform) {
+  const Nodes& nodes = platform.nodes;
+  Json cpu = {{"model", nodes.cpu.model},
+              {"sockets", nodes.cpu.sockets},
+              {"cores_per_socket", nodes.cpu.cores_per_socket},
+              {"clock_Hz", nodes.cpu.clock_Hz},
+              {"vector_width_bits", nodes.cpu.vector_width_bits},
+              {"sp_flops_per_cycle_per_core", nodes.cpu.sp_flops_per_cycle_per_core},
+              {"peak_flops", nodes.cpu.peak_flops}};
+  put_sources(cpu, nodes.cpu.sources);
+  Json memories = Json::array();
+  for (const auto& memory : nodes.memories) memories.push_back(memory_json(memory));
+  Json devices = Json::array();
+  for (const auto& group : nodes.devices) {
+    Json item = {{"model", group.model},
+                 {"count", group.count},
+                 {"peak_flops", group.peak_flops},
+                 {"memory", memory_json(group.memory)}};
+    put_sources(item, group.sources);
+    devices.push_back(std::move(item));
+  }
+  Json nodes_json = {{"count", nodes.count},
+                     {"cpu", cpu},
+                     {"memories", memories},
+                     {"devices", devices},
+                     {"intra_node", intra_node_json(nodes.intra_node)}};
+  put_sources(nodes_json, nodes.sources);
+  return {{"schema", kPlatformSchema},
+          {"name", platform.name},
+          {"description", platform.description},
+          {"nodes", nodes_json},
+          {"network",
+           {{"link", link_fields_json(platform.network.link)}, {"topology", topology_json(platform.network.topology)}}},
+          {"noise", noise_json(platform.noise)}};
+}
+
+Json to_json(const Link& link) {
+  Json out = link_fields_json(link);
+  out["schema"] = kLinkSchema;
+  return out;
+}
+
+}  // namespace dsgd::platforms

@@ -1,0 +1,38 @@
+#pragma once
+// Reading and writing platform and link descriptions (docs/platform-schema.md). The loader validates
+// everything -- types, units' ranges, unknown fields, topology shapes SimGrid can build, PCIe lane budgets, and
+// that every number has a source -- and reports the first problem as one dsgd::InputError line:
+//   "FILE:LINE:COL: JSON syntax error: ..."      for malformed text,
+//   "FILE: /json/path: what was expected ..."   for a well-formed file with a wrong value.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "core/json.hpp"
+#include "platforms/platform.hpp"
+
+namespace dsgd::platforms {
+
+// The `schema` tags of the two kinds of description.
+inline constexpr std::string_view kPlatformSchema = "dsgd-platform/1";
+inline constexpr std::string_view kLinkSchema = "dsgd-link/1";
+
+// Validates a parsed platform description. `source` names it in errors (a path, or platforms/catalog/NAME.json).
+// Throws InputError on any problem.
+Platform parse_platform(const Json& json, const std::string& source);
+
+// Parses and validates platform text. Throws InputError (with line:column for syntax errors).
+Platform parse_platform_text(std::string_view text, const std::string& source);
+
+// Reads a platform file. Throws IoError if it cannot be read, InputError if it is not a valid platform.
+Platform read_platform_file(const std::filesystem::path& path);
+
+// Validates a link description (a file with schema dsgd-link/1). Throws InputError.
+Link parse_link(const Json& json, const std::string& source);
+
+// The JSON form of a platform or link; parse_platform(to_json(p)) gives back p.
+Json to_json(const Platform& platform);
+Json to_json(const Link& link);
+
+}  // namespace dsgd::platforms

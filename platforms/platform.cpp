@@ -1,0 +1,86 @@
+#include "platforms/platform.hpp"
+
+#include <numeric>
+
+namespace dsgd::platforms {
+
+namespace {
+
+template <typename Enum>
+std::string_view name_of(Enum value, const std::vector<std::string>& names) {
+  return names.at(static_cast<std::size_t>(value));
+}
+
+std::string join_ints(const std::vector<int>& values) {
+  std::string out;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(values[i]);
+  }
+  return out;
+}
+
+std::int64_t product(const std::vector<int>& values) {
+  return std::accumulate(values.begin(), values.end(), std::int64_t{1}, [](std::int64_t a, int b) { return a * b; });
+}
+
+}  // namespace
+
+// The name lists are indexed by the enums' values: keep them in declaration order.
+const std::vector<std::string>& cluster_mode_names() {
+  static const std::vector<std::string> names = {"all2all", "quadrant", "snc4"};
+  return names;
+}
+const std::vector<std::string>& mcdram_mode_names() {
+  static const std::vector<std::string> names = {"cache", "flat", "hybrid"};
+  return names;
+}
+const std::vector<std::string>& topology_names() {
+  static const std::vector<std::string> names = {"star", "fat_tree", "dragonfly", "torus"};
+  return names;
+}
+const std::vector<std::string>& noise_distribution_names() {
+  static const std::vector<std::string> names = {"none", "normal", "lognormal", "uniform"};
+  return names;
+}
+
+std::string_view to_string(ClusterMode mode) { return name_of(mode, cluster_mode_names()); }
+std::string_view to_string(McdramMode mode) { return name_of(mode, mcdram_mode_names()); }
+std::string_view to_string(TopologyKind kind) { return name_of(kind, topology_names()); }
+std::string_view to_string(NoiseDistribution distribution) { return name_of(distribution, noise_distribution_names()); }
+
+int Nodes::devices_per_node() const {
+  int total = 0;
+  for (const auto& group : devices) total += group.count;
+  return total;
+}
+
+double Nodes::peak_flops_per_node() const {
+  double total = cpu.peak_flops;
+  for (const auto& group : devices) total += group.count * group.peak_flops;
+  return total;
+}
+
+std::optional<std::int64_t> topology_capacity(const Topology& topology) {
+  if (const auto* tree = std::get_if<FatTreeTopology>(&topology.shape)) return product(tree->down);
+  if (const auto* fly = std::get_if<DragonflyTopology>(&topology.shape)) {
+    return std::int64_t{fly->groups} * fly->chassis_per_group * fly->routers_per_chassis * fly->nodes_per_router;
+  }
+  if (const auto* torus = std::get_if<TorusTopology>(&topology.shape)) return product(torus->dimensions);
+  return std::nullopt;
+}
+
+std::string simgrid_topology_string(const Topology& topology) {
+  if (const auto* tree = std::get_if<FatTreeTopology>(&topology.shape)) {
+    return std::to_string(tree->down.size()) + ";" + join_ints(tree->down) + ";" + join_ints(tree->up) + ";" +
+           join_ints(tree->link_counts);
+  }
+  if (const auto* fly = std::get_if<DragonflyTopology>(&topology.shape)) {
+    return join_ints({fly->groups, fly->group_links}) + ";" + join_ints({fly->chassis_per_group, fly->chassis_links}) +
+           ";" + join_ints({fly->routers_per_chassis, fly->router_links}) + ";" + std::to_string(fly->nodes_per_router);
+  }
+  if (const auto* torus = std::get_if<TorusTopology>(&topology.shape)) return join_ints(torus->dimensions);
+  return "";
+}
+
+}  // namespace dsgd::platforms

@@ -1,0 +1,238 @@
+#pragma once
+// The in-memory form of a platform description: what a cluster is made of (nodes, their CPU, memories and
+// devices, the topology inside a node), how its nodes are networked, and how noisy compute times are.
+// docs/platform-schema.md documents the JSON form field by field; platforms/loader.hpp reads and writes it.
+//
+// Units are in the names (`bandwidth_Bps`, `latency_s`, `clock_Hz`, `size_bytes`); FLOP rates are single
+// precision FLOP/s (`peak_flops`). Every number read from a file carries its source in the `sources` map of the
+// object that holds it (field name -> citation); the loader rejects a number without one.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace dsgd::platforms {
+
+// Where the numbers of one JSON object come from: sibling field name -> citation ("seed 000 Table 2", a
+// datasheet, "derived: a x b"). Kept in memory so that `dsgd platforms show` and reports can cite them.
+using Sources = std::map<std::string, std::string>;
+
+// One kind of memory of a node or a device (MCDRAM, DDR4, GDDR5).
+struct Memory {
+  std::string name;
+  std::optional<double> size_bytes;  // absent when no source gives the size
+  double bandwidth_Bps = 0;          // sustained if the source is a measurement, else vendor peak (see sources)
+  Sources sources;
+};
+
+// The host processor(s) of a node. `peak_flops` is the whole node's single-precision peak (all sockets).
+struct Cpu {
+  std::string model;
+  int sockets = 1;
+  int cores_per_socket = 0;
+  double clock_Hz = 0;
+  int vector_width_bits = 0;
+  double sp_flops_per_cycle_per_core = 0;  // vector lanes x vector units x 2 if FMA
+  double peak_flops = 0;
+  Sources sources;
+
+  int cores() const { return sockets * cores_per_socket; }
+};
+
+// `count` identical accelerators of a node (for example 4 GK210 halves = 2 Tesla K80 boards).
+struct DeviceGroup {
+  std::string model;
+  int count = 0;
+  double peak_flops = 0;  // per device, single precision
+  Memory memory;          // per device
+  Sources sources;
+};
+
+// --- intra-node topology ------------------------------------------------------------------------------------------
+
+enum class ClusterMode { kAll2All, kQuadrant, kSnc4 };
+enum class McdramMode { kCache, kFlat, kHybrid };
+
+// A stop of the KNL mesh, column x (0 = left), row y (0 = top).
+struct MeshStop {
+  int x = 0;
+  int y = 0;
+  friend bool operator==(const MeshStop&, const MeshStop&) = default;
+};
+
+// Knights Landing's on-chip 2-D mesh: `columns` x `rows` stops, of which the memory controllers take the listed
+// ones and tiles (2 cores sharing an L2) take the others in row-major order; `active_tiles` of the
+// `physical_tiles` are enabled on a given SKU (34 of 38 on the 7250).
+struct KnlMesh {
+  int columns = 0;
+  int rows = 0;
+  int physical_tiles = 0;
+  int active_tiles = 0;
+  int cores_per_tile = 0;
+  std::vector<MeshStop> mcdram_controllers;
+  std::vector<MeshStop> ddr_controllers;
+  ClusterMode cluster_mode = ClusterMode::kQuadrant;
+  McdramMode mcdram_mode = McdramMode::kCache;
+  Sources sources;             // of the mesh object's numbers
+  Sources controller_sources;  // of the controller position lists
+};
+
+// One PCIe connection: `lanes` wide, `bandwidth_Bps` per direction.
+struct PcieLink {
+  int lanes = 0;
+  double bandwidth_Bps = 0;
+  Sources sources;
+};
+
+// A PCIe switch. `parent` is "host" (the CPU's root complex) or the name of another switch. Its `devices`
+// accelerators hang directly below it, each through `device_link`.
+struct PcieSwitch {
+  std::string name;
+  std::string model;
+  std::string parent;
+  int lanes = 0;
+  std::optional<int> ports;  // switch ports (uplink included), where the source gives them
+  PcieLink uplink;
+  int devices = 0;
+  std::optional<PcieLink> device_link;  // present iff devices > 0
+  Sources sources;
+};
+
+// The PCIe tree of a multi-GPU node. Devices are numbered 0.. in order: first those attached to the host
+// directly, then those below each switch in the order the switches are listed.
+struct PcieTree {
+  std::optional<int> host_lanes;  // lanes of the root complex, where known; checked against what hangs from it
+  int host_devices = 0;
+  std::optional<PcieLink> host_device_link;  // present iff host_devices > 0
+  std::vector<PcieSwitch> switches;
+  Sources sources;
+};
+
+// The topology inside a node: none described (monostate), a KNL mesh, or a PCIe tree.
+using IntraNode = std::variant<std::monostate, KnlMesh, PcieTree>;
+
+// `count` identical nodes.
+struct Nodes {
+  int count = 0;
+  Cpu cpu;
+  std::vector<Memory> memories;
+  std::vector<DeviceGroup> devices;
+  IntraNode intra_node;
+  Sources sources;
+
+  int devices_per_node() const;
+  // CPU peak plus every device's peak, FLOP/s.
+  double peak_flops_per_node() const;
+};
+
+// --- network --------------------------------------------------------------------------------------------------
+
+// An alpha-beta point-to-point link model: a message of n bytes between two nodes takes
+// latency_s + n / bandwidth_Bps (beta = 1 / bandwidth_Bps seconds per byte). End to end, as a ping-pong measures
+// it; how a SimGrid builder splits it over hops is simulate/'s business.
+struct Link {
+  std::string name;
+  std::string description;
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+  Sources sources;
+};
+
+// Every node on its own link to one switch (SimGrid's flat cluster).
+struct StarTopology {
+  friend bool operator==(const StarTopology&, const StarTopology&) = default;
+};
+
+// SimGrid's fat tree "levels;down;up;link_counts": per level, children per switch, parents per switch, and
+// parallel links between a switch and each parent.
+struct FatTreeTopology {
+  std::vector<int> down;
+  std::vector<int> up;
+  std::vector<int> link_counts;
+  friend bool operator==(const FatTreeTopology&, const FatTreeTopology&) = default;
+};
+
+// SimGrid's dragonfly "groups,group_links;chassis,chassis_links;routers,router_links;nodes" (Cray's blue, black
+// and green levels). SimGrid 3.32 attaches every blue link to chassis 0, so groups <= routers_per_chassis.
+struct DragonflyTopology {
+  int groups = 0;
+  int group_links = 0;
+  int chassis_per_group = 0;
+  int chassis_links = 0;
+  int routers_per_chassis = 0;
+  int router_links = 0;
+  int nodes_per_router = 0;
+  friend bool operator==(const DragonflyTopology&, const DragonflyTopology&) = default;
+};
+
+// A torus of the given dimensions, one node per position.
+struct TorusTopology {
+  std::vector<int> dimensions;
+  friend bool operator==(const TorusTopology&, const TorusTopology&) = default;
+};
+
+enum class TopologyKind { kStar, kFatTree, kDragonfly, kTorus };
+
+struct Topology {
+  std::variant<StarTopology, FatTreeTopology, DragonflyTopology, TorusTopology> shape;
+  // The fabric's own links (switch to switch, router to router; for a star, the shared backbone). Absent: the
+  // fabric is not a bottleneck and adds no latency beyond the node link's.
+  std::optional<double> link_bandwidth_Bps;
+  std::optional<double> link_latency_s;
+  Sources sources;  // of every number in the topology object (shape parameters included)
+
+  TopologyKind kind() const { return static_cast<TopologyKind>(shape.index()); }
+};
+
+struct Network {
+  Link link;  // per node: end-to-end alpha and bandwidth between two nodes
+  Topology topology;
+};
+
+// --- noise ------------------------------------------------------------------------------------------------------
+
+enum class NoiseDistribution { kNone, kNormal, kLognormal, kUniform };
+
+// Run-to-run spread of compute times: each compute step's duration is multiplied by a factor of mean 1.
+//   normal:    factor ~ N(1, spread^2), spread = relative standard deviation (JSON `relative_stddev`)
+//   lognormal: factor = exp(N(-spread^2/2, spread^2)), spread = sigma of log(factor) (JSON `sigma`)
+//   uniform:   factor ~ U(1 - spread, 1 + spread) (JSON `relative_half_width`)
+struct Noise {
+  NoiseDistribution distribution = NoiseDistribution::kNone;
+  double spread = 0;
+  std::string description;
+  Sources sources;
+};
+
+// --- the platform -----------------------------------------------------------------------------------------------
+
+struct Platform {
+  std::string name;
+  std::string description;
+  Nodes nodes;
+  Network network;
+  Noise noise;
+};
+
+// Names used in files and messages ("quadrant", "dragonfly", ...), and the full lists for "valid values are".
+std::string_view to_string(ClusterMode mode);
+std::string_view to_string(McdramMode mode);
+std::string_view to_string(TopologyKind kind);
+std::string_view to_string(NoiseDistribution distribution);
+const std::vector<std::string>& cluster_mode_names();
+const std::vector<std::string>& mcdram_mode_names();
+const std::vector<std::string>& topology_names();
+const std::vector<std::string>& noise_distribution_names();
+
+// How many nodes the topology can hold; nullopt for a star (any number).
+std::optional<std::int64_t> topology_capacity(const Topology& topology);
+
+// The topology in SimGrid's string form ("16,16;6,3;16,1;4" for a dragonfly, "2;4,4;1,2;1,2" for a fat tree,
+// "4,4,4" for a torus, "" for a star), for simulate/'s builder and for messages.
+std::string simgrid_topology_string(const Topology& topology);
+
+}  // namespace dsgd::platforms

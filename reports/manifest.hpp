@@ -1,0 +1,87 @@
+#pragma once
+// A reproduction manifest: the experiments `dsgd reproduce` runs and how each one's results become tables and
+// figures. It is data (JSON, docs/manifest-schema.md), so later work adds an experiment by adding an entry, and
+// reports/ never needs to know how a result was produced: it reads results files named <experiment id>.json.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.hpp"
+#include "reports/figure.hpp"
+#include "reports/results.hpp"
+#include "reports/table.hpp"
+
+namespace dsgd::reports {
+
+// Which value of a results entry a column or axis shows: "name", one of the dsgd fields ("executor", "model",
+// "ranks", ...), "real_time", or a prefixed key: "counter:KEY", "label:KEY", "breakdown:CATEGORY", "option:KEY".
+struct FieldRef {
+  std::string text;  // as written, for messages
+  // The value as text (numbers through the column's format), or nullopt when the entry lacks it.
+  std::optional<std::string> text_of(const Entry& entry) const;
+  // The numeric value, or nullopt when the entry lacks it or it is not a number.
+  std::optional<double> number_of(const Entry& entry) const;
+};
+
+// Parses and checks a field reference; `view` locates errors.
+FieldRef parse_field_ref(const JsonView& view);
+
+struct ColumnSpec {
+  std::string header;
+  FieldRef field;
+  double scale = 1.0;        // numbers are multiplied by this before formatting
+  std::string format;        // "" (text as is), "int" (rounded, thousands separated), or a printf "%.Nf"/"%.Ng"/"%.Ne"
+};
+
+struct TableSpec {
+  std::string id;
+  std::string title;
+  std::vector<ColumnSpec> columns;
+  std::vector<std::string> notes;
+};
+
+struct FigureSpec {
+  std::string id;
+  std::string title;
+  std::string x_label;
+  std::string y_label;
+  PlotStyle style = PlotStyle::kLinesPoints;
+  bool log_x = false;
+  bool log_y = false;
+  FieldRef x;                      // bars: the category label; otherwise a number (unused with `curve`)
+  FieldRef y;                      // unused with `curve`
+  std::optional<FieldRef> series_by;  // groups entries into series (title of each series)
+  std::string curve;               // if set: each entry's curve of this name is one series
+};
+
+struct Experiment {
+  std::string id;  // also the results file name: <id>.json
+  std::string title;
+  std::string description;
+  // The dsgd command that produces the results, with "{results}" standing for the results file path.
+  std::vector<std::string> command;
+  std::vector<TableSpec> tables;
+  std::vector<FigureSpec> figures;
+};
+
+struct Manifest {
+  std::string name;
+  std::string title;
+  std::vector<Experiment> experiments;
+};
+
+// Parses and validates a manifest (unknown fields, bad formats, unknown styles, duplicate ids are InputErrors).
+Manifest parse_manifest(const Json& json, const std::string& source);
+Manifest read_manifest(const std::filesystem::path& path);
+// The manifest embedded in dsgd: what `dsgd reproduce` runs with no arguments.
+Manifest default_manifest();
+
+// Formats one value as a column specifies; "—" when the entry lacks it.
+std::string format_cell(const ColumnSpec& column, const Entry& entry);
+// Builds a table or a figure from results.
+Table build_table(const TableSpec& spec, const Results& results);
+Figure build_figure(const FigureSpec& spec, const Results& results);
+
+}  // namespace dsgd::reports

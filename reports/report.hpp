@@ -1,0 +1,23 @@
+#pragma once
+// Turns results files into a report folder: index.md with every experiment's tables (Markdown, plus CSV and LaTeX
+// files) and figures (PNG and PDF through gnuplot). Reads results only; never runs anything but gnuplot.
+
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "reports/manifest.hpp"
+
+namespace dsgd::reports {
+
+// Called once per experiment as it is rendered (for progress output).
+using ReportProgress = std::function<void(const Experiment&)>;
+
+// Reads <results_dir>/<experiment id>.json for each experiment of `manifest` and writes into `out_dir`:
+// index.md, tables/<experiment>-<table>.{md,csv,tex}, figures/<experiment>-<figure>.{dat,gp,png,pdf}.
+// Throws InputError naming a missing or malformed results file; index.md is written last, so a failed render
+// leaves no index.
+void render_report(const Manifest& manifest, const std::filesystem::path& results_dir,
+                   const std::filesystem::path& out_dir, const ReportProgress& progress = {});
+
+}  // namespace dsgd::reports

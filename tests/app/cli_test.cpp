@@ -1,0 +1,142 @@
+#include "app/cli.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/json.hpp"
+#include "core/subprocess.hpp"
+
+namespace dsgd::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome dsgd(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(AppCli, VersionFromTheRealExecutable) {
+  const auto result = run_process({std::string(DSGD_BINARY_DIR) + "/app/dsgd", "--version"}, std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "dsgd 0.1.0 (commit ")) << result.output;
+  EXPECT_TRUE(contains(result.output, "SimGrid 3.")) << result.output;
+}
+
+TEST(AppCli, UnknownCommandExitsTwoAndListsTheValidOnes) {
+  const auto result = run_process({std::string(DSGD_BINARY_DIR) + "/app/dsgd", "simulat"}, std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, kExitUsage);
+  EXPECT_TRUE(contains(result.output, "unknown command 'simulat'; valid values are: ")) << result.output;
+  EXPECT_TRUE(contains(result.output, "models")) << result.output;
+  EXPECT_TRUE(contains(result.output, "reproduce")) << result.output;
+}
+
+TEST(AppCli, UnknownModelAndPlatformNamesListTheValidOnes) {
+  auto outcome = dsgd({"models", "show", "resnet5"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "unknown model 'resnet5'; valid values are: ")) << outcome.err;
+  EXPECT_TRUE(contains(outcome.err, "resnet50")) << outcome.err;
+
+  outcome = dsgd({"platforms", "show", "cori-knl-typo"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "unknown platform or link 'cori-knl-typo'; valid values are: ")) << outcome.err;
+}
+
+TEST(AppCli, UsageErrorsExitTwo) {
+  EXPECT_EQ(dsgd({}).code, kExitUsage);
+  EXPECT_EQ(dsgd({"models", "--frobnicate"}).code, kExitUsage);
+  EXPECT_EQ(dsgd({"models", "show"}).code, kExitUsage);
+}
+
+TEST(AppCli, EverySubcommandHasHelp) {
+  for (const char* command : {"models", "platforms", "report", "reproduce"}) {
+    const auto outcome = dsgd({command, "--help"});
+    EXPECT_EQ(outcome.code, 0) << command;
+    EXPECT_TRUE(contains(outcome.out, command)) << outcome.out;
+  }
+}
+
+TEST(AppCli, ModelsPrintsTheZooTable) {
+  const auto outcome = dsgd({"models"});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  EXPECT_TRUE(contains(outcome.out, "vgg16")) << outcome.out;
+  EXPECT_TRUE(contains(outcome.out, "138,357,544")) << outcome.out;  // VGG-16's published count, in its column
+  const auto layers = dsgd({"models", "show", "lenet"});
+  ASSERT_EQ(layers.code, 0) << layers.err;
+  EXPECT_TRUE(contains(layers.out, "431080 parameters")) << layers.out;
+}
+
+TEST(AppCli, PlatformsListsAndShows) {
+  const auto list = dsgd({"platforms"});
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_TRUE(contains(list.out, "dragonfly")) << list.out;
+}
+
+class AppReproduce : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("dsgd-reproduce-test-" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(AppReproduce, WritesTheReportWithModelAndPlatformTables) {
+  const auto out = dir_ / "report";
+  const auto outcome = dsgd({"reproduce", "--out", out.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const std::string index = read_text_file(out / "index.md");
+  EXPECT_TRUE(contains(index, "## Model zoo")) << index;
+  EXPECT_TRUE(contains(index, "## Platform catalog")) << index;
+  EXPECT_TRUE(contains(index, "| resnet50 |")) << index;
+  EXPECT_TRUE(fs::exists(out / "tables" / "models-totals.csv"));
+  EXPECT_TRUE(fs::exists(out / "figures" / "models-flops-per-parameter.png"));
+  EXPECT_TRUE(fs::exists(out / "figures" / "models-flops-per-parameter.pdf"));
+  EXPECT_TRUE(fs::exists(out / "results" / "models.json"));
+  for (const auto& item : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(item.path().filename(), "report") << "left behind: " << item.path();
+  }
+}
+
+TEST_F(AppReproduce, AFailingExperimentLeavesThePreviousReportUntouched) {
+  const auto out = dir_ / "report";
+  write_file_atomically(out / "index.md", "previous report\n");
+  const auto manifest = dir_ / "m.json";
+  write_file_atomically(manifest, R"({"name": "m", "title": "M", "experiments": [
+      {"id": "ok", "title": "ok", "description": "", "command": ["models", "--results", "{results}"]},
+      {"id": "bad", "title": "bad", "description": "", "command": ["models", "show", "nosuch", "{results}"]}]})");
+  const auto outcome = dsgd({"reproduce", "--out", out.string(), "--manifest", manifest.string()});
+  EXPECT_EQ(outcome.code, 1) << outcome.err;
+  EXPECT_TRUE(contains(outcome.err, "experiment 'bad' failed")) << outcome.err;
+  EXPECT_EQ(read_text_file(out / "index.md"), "previous report\n");
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& item : fs::directory_iterator(dir_)) ++entries;
+  EXPECT_EQ(entries, 2U) << "only report/ and m.json remain";
+}
+
+TEST_F(AppReproduce, MalformedManifestIsAnInputError) {
+  const auto manifest = dir_ / "m.json";
+  write_file_atomically(manifest, "{\"name\": \"m\",\n \"title\": }");
+  const auto outcome = dsgd({"reproduce", "--out", (dir_ / "r").string(), "--manifest", manifest.string()});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, manifest.string() + ":2:")) << outcome.err;
+}
+
+}  // namespace
+}  // namespace dsgd::app

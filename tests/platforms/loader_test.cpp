@@ -1,0 +1,278 @@
+// The platform loader: what it accepts, and that every rejection is one line naming the file, the position
+// (line:column or JSON path) and what was expected.
+#include "platforms/loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <regex>
+#include <string>
+
+#include "core/error.hpp"
+#include "platforms/catalog.hpp"
+
+namespace dsgd::platforms {
+namespace {
+
+std::string data_dir() { return std::string(DSGD_TEST_DATA_DIR) + "/platforms"; }
+
+Json minimal() { return read_json_file(data_dir() + "/minimal.json"); }
+Json catalog_json(std::string_view name) { return parse_json(catalog_text(name), std::string(name)); }
+Json::json_pointer ptr(const std::string& path) { return Json::json_pointer(path); }
+
+// The message of the InputError that parsing `json` throws, checked to be a single line containing `parts`.
+std::string rejection(const Json& json, std::initializer_list<std::string_view> parts) {
+  std::string message;
+  try {
+    parse_platform(json, "test.json");
+    ADD_FAILURE() << "accepted: " << json.dump();
+    return "";
+  } catch (const InputError& error) {
+    message = error.what();
+  }
+  EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
+  EXPECT_EQ(message.rfind("test.json: ", 0), 0u) << "does not start with the file name: " << message;
+  for (const auto part : parts) {
+    EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
+  }
+  return message;
+}
+
+TEST(PlatformsLoader, AcceptsMinimalFile) {
+  const Platform platform = read_platform_file(data_dir() + "/minimal.json");
+  EXPECT_EQ(platform.name, "minimal");
+  EXPECT_EQ(platform.nodes.count, 8);
+  EXPECT_EQ(platform.nodes.cpu.cores(), 4);
+  EXPECT_EQ(platform.network.topology.kind(), TopologyKind::kStar);
+  EXPECT_FALSE(topology_capacity(platform.network.topology).has_value());
+  EXPECT_EQ(platform.noise.distribution, NoiseDistribution::kNone);  // noise is optional
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(platform.nodes.intra_node));
+}
+
+TEST(PlatformsLoader, SyntaxErrorNamesFileLineAndColumn) {
+  const std::string path = data_dir() + "/syntax_error.json";
+  try {
+    read_platform_file(path);
+    FAIL() << "accepted a malformed file";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    // The missing comma is noticed at the next member, line 5.
+    EXPECT_TRUE(std::regex_search(message, std::regex(R"(syntax_error\.json:5:[0-9]+: JSON syntax error)"))) << message;
+  }
+}
+
+TEST(PlatformsLoader, SyntaxErrorInTextNamesSource) {
+  try {
+    parse_platform_text("{\n  \"name\": ,\n}", "inline.json");
+    FAIL() << "accepted malformed text";
+  } catch (const InputError& error) {
+    EXPECT_TRUE(std::regex_search(std::string(error.what()), std::regex(R"(^inline\.json:2:[0-9]+: )")))
+        << error.what();
+  }
+}
+
+TEST(PlatformsLoader, MissingFieldNamesJsonPath) {
+  Json json = minimal();
+  json[ptr("/nodes/cpu")].erase("clock_Hz");
+  rejection(json, {"/nodes/cpu", "missing required field 'clock_Hz'"});
+}
+
+TEST(PlatformsLoader, WrongTypeNamesExpectedType) {
+  Json json = minimal();
+  json[ptr("/nodes/cpu/clock_Hz")] = "fast";
+  rejection(json, {"/nodes/cpu/clock_Hz", "expected a number", "string"});
+}
+
+TEST(PlatformsLoader, NegativeBandwidthRejected) {
+  Json json = minimal();
+  json[ptr("/network/link/bandwidth_Bps")] = -5e9;
+  rejection(json, {"/network/link/bandwidth_Bps", "expected a positive number"});
+}
+
+TEST(PlatformsLoader, ZeroMemoryBandwidthRejected) {
+  Json json = catalog_json("cori-knl");
+  json[ptr("/nodes/memories/0/bandwidth_Bps")] = 0;
+  rejection(json, {"/nodes/memories/0/bandwidth_Bps", "positive"});
+}
+
+TEST(PlatformsLoader, UnknownTopologyListsValidOnes) {
+  const std::string path = data_dir() + "/unknown_topology.json";
+  try {
+    read_platform_file(path);
+    FAIL() << "accepted an unknown topology";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    EXPECT_NE(message.find("unknown_topology.json: /network/topology/kind"), std::string::npos) << message;
+    EXPECT_NE(message.find("'hypercube'"), std::string::npos) << message;
+    EXPECT_NE(message.find("star, fat_tree, dragonfly, torus"), std::string::npos) << message;
+  }
+}
+
+TEST(PlatformsLoader, UnknownFieldRejected) {
+  Json json = minimal();
+  json[ptr("/network/link/bandwith_Bps")] = 1e9;  // the typo the check exists for
+  rejection(json, {"/network/link", "unknown field 'bandwith_Bps'", "bandwidth_Bps"});
+}
+
+TEST(PlatformsLoader, NumberWithoutSourceRejected) {
+  Json json = minimal();
+  json[ptr("/nodes/cpu/sources")].erase("clock_Hz");
+  rejection(json, {"/nodes/cpu/clock_Hz", "number without a source", "/nodes/cpu/sources"});
+}
+
+TEST(PlatformsLoader, NumberArrayWithoutSourceRejected) {
+  Json json = catalog_json("cori-knl");
+  json[ptr("/nodes/intra_node/controllers/sources")].erase("mcdram");
+  rejection(json, {"/nodes/intra_node/controllers/mcdram", "number without a source"});
+}
+
+TEST(PlatformsLoader, ObjectWithoutSourcesMapRejected) {
+  Json json = minimal();
+  json[ptr("/network/link")].erase("sources");
+  rejection(json, {"/network/link/", "number without a source"});
+}
+
+TEST(PlatformsLoader, EmptySourceRejected) {
+  Json json = minimal();
+  json[ptr("/nodes/sources/count")] = "";
+  rejection(json, {"/nodes/sources/count", "non-empty source"});
+}
+
+TEST(PlatformsLoader, SourceOfAbsentFieldRejected) {
+  Json json = minimal();
+  json[ptr("/nodes/cpu/sources/turbo_Hz")] = "someone's blog";
+  rejection(json, {"/nodes/cpu/sources/turbo_Hz", "not a field of /nodes/cpu"});
+}
+
+TEST(PlatformsLoader, SourceOfTextFieldAllowed) {
+  Json json = minimal();
+  json[ptr("/nodes/cpu/sources/model")] = "vendor sheet";
+  EXPECT_EQ(parse_platform(json, "test.json").nodes.cpu.sources.at("model"), "vendor sheet");
+}
+
+TEST(PlatformsLoader, PeakInconsistentWithCoresAndClockRejected) {
+  Json json = minimal();
+  json[ptr("/nodes/cpu/peak_flops")] = 128e9;  // half of 4 x 2e9 x 32
+  rejection(json, {"/nodes/cpu/peak_flops", "disagrees", "2.56e+11"});
+}
+
+TEST(PlatformsLoader, InvalidDragonflyShapeRejected) {
+  Json json = catalog_json("cori-knl");
+  json[ptr("/network/topology/groups")] = 34;  // Cori's real group count: more than 16 routers per chassis
+  json[ptr("/nodes/count")] = 64;
+  rejection(json, {"/network/topology/groups", "routers_per_chassis = 16", "SimGrid"});
+}
+
+TEST(PlatformsLoader, NodesBeyondTopologyCapacityRejected) {
+  Json json = catalog_json("cori-knl");
+  json[ptr("/nodes/count")] = 9688;
+  rejection(json, {"/network/topology", "holds 6144 nodes", "9688"});
+}
+
+TEST(PlatformsLoader, FatTreeAndTorusShapes) {
+  Json json = minimal();
+  json[ptr("/network/topology")] = {
+      {"kind", "fat_tree"},
+      {"levels", 2},
+      {"down", {4, 2}},
+      {"up", {1, 2}},
+      {"link_counts", {1, 1}},
+      {"sources", {{"levels", "test"}, {"down", "test"}, {"up", "test"}, {"link_counts", "test"}}}};
+  const Platform tree = parse_platform(json, "test.json");
+  EXPECT_EQ(topology_capacity(tree.network.topology), 8);
+  EXPECT_EQ(simgrid_topology_string(tree.network.topology), "2;4,2;1,2;1,1");
+
+  json[ptr("/network/topology/up")] = {1};
+  rejection(json, {"/network/topology/up", "expected 2 values"});
+
+  json[ptr("/network/topology")] = {
+      {"kind", "torus"}, {"dimensions", {2, 2, 2}}, {"sources", {{"dimensions", "test"}}}};
+  const Platform torus = parse_platform(json, "test.json");
+  EXPECT_EQ(topology_capacity(torus.network.topology), 8);
+  EXPECT_EQ(simgrid_topology_string(torus.network.topology), "2,2,2");
+
+  json[ptr("/network/topology/dimensions")] = {2, 0, 2};
+  rejection(json, {"/network/topology/dimensions/1", "positive integer"});
+}
+
+TEST(PlatformsLoader, TopologyParameterOfAnotherKindRejected) {
+  Json json = minimal();
+  json[ptr("/network/topology/groups")] = 4;  // a dragonfly parameter on a star
+  rejection(json, {"/network/topology", "unknown field 'groups'"});
+}
+
+TEST(PlatformsLoader, PcieBudgetsChecked) {
+  Json lanes = catalog_json("m40-cluster");
+  lanes[ptr("/nodes/intra_node/switches/0/device_link/lanes")] = 32;  // 16 + 4 x 32 > 96
+  rejection(lanes, {"/nodes/intra_node/switches/0/lanes", "needs 144 lanes", "has 96"});
+
+  Json host = catalog_json("m40-cluster");
+  host[ptr("/nodes/intra_node/host_lanes")] = 16;  // two x16 uplinks
+  rejection(host, {"/nodes/intra_node/host_lanes", "needs 32 lanes"});
+
+  Json count = catalog_json("m40-cluster");
+  count[ptr("/nodes/devices/0/count")] = 7;
+  rejection(count, {"/nodes/intra_node", "attaches 8 devices but the node has 7"});
+
+  Json parent = catalog_json("m40-cluster");
+  parent[ptr("/nodes/intra_node/switches/0/parent")] = "m40-group-1";  // listed after: would allow cycles
+  rejection(parent, {"/nodes/intra_node/switches/0/parent", "unknown parent 'm40-group-1'"});
+}
+
+TEST(PlatformsLoader, KnlMeshChecked) {
+  Json cores = catalog_json("cori-knl");
+  cores[ptr("/nodes/intra_node/active_tiles")] = 36;
+  rejection(cores, {"/nodes/intra_node/active_tiles", "72", "68 cores"});
+
+  Json outside = catalog_json("cori-knl");
+  outside[ptr("/nodes/intra_node/controllers/ddr4/1")] = {6, 3};
+  rejection(outside, {"/nodes/intra_node/controllers/ddr4/1", "outside the 6 x 8 mesh"});
+
+  Json mode = catalog_json("cori-knl");
+  mode[ptr("/nodes/intra_node/cluster_mode")] = "snc2";
+  rejection(mode, {"/nodes/intra_node/cluster_mode", "all2all, quadrant, snc4"});
+}
+
+TEST(PlatformsLoader, NoiseDistributions) {
+  Json json = minimal();
+  json["noise"] = {{"distribution", "lognormal"}, {"sigma", 0.05}, {"sources", {{"sigma", "test"}}}};
+  const Platform platform = parse_platform(json, "test.json");
+  EXPECT_EQ(platform.noise.distribution, NoiseDistribution::kLognormal);
+  EXPECT_DOUBLE_EQ(platform.noise.spread, 0.05);
+
+  json["noise"] = {
+      {"distribution", "uniform"}, {"relative_half_width", 1.5}, {"sources", {{"relative_half_width", "t"}}}};
+  rejection(json, {"/noise/relative_half_width", "below 1"});
+
+  json["noise"] = {{"distribution", "normal"}, {"relative_stddev", 0.1}};
+  rejection(json, {"/noise/relative_stddev", "number without a source"});
+
+  json["noise"] = {{"distribution", "normal"}, {"sigma", 0.1}, {"sources", {{"sigma", "t"}}}};
+  rejection(json, {"/noise", "unknown field 'sigma'", "relative_stddev"});
+
+  json["noise"] = {{"distribution", "pareto"}};
+  rejection(json, {"/noise/distribution", "none, normal, lognormal, uniform"});
+}
+
+TEST(PlatformsLoader, LinkIsNotAPlatform) {
+  rejection(catalog_json("ib-fdr-56"), {"/schema", "link description"});
+  EXPECT_THROW(parse_link(catalog_json("cori-knl"), "test.json"), InputError);
+}
+
+TEST(PlatformsLoader, RoundTripsThroughJson) {
+  for (const auto& name : catalog_names()) {
+    SCOPED_TRACE(name);
+    const Platform platform = catalog_platform(name);
+    const Json once = to_json(platform);
+    EXPECT_EQ(to_json(parse_platform(once, name)), once);
+  }
+  for (const auto& name : catalog_link_names()) {
+    const Json once = to_json(catalog_link(name));
+    EXPECT_EQ(to_json(parse_link(once, name)), once);
+  }
+}
+
+}  // namespace
+}  // namespace dsgd::platforms

@@ -1,0 +1,123 @@
+#include "reports/manifest.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+
+namespace dsgd::reports {
+namespace {
+
+Json minimal_manifest() {
+  return parse_json(R"json({
+    "name": "t", "title": "T",
+    "experiments": [{
+      "id": "e1", "title": "E1", "description": "d",
+      "command": ["models", "--results", "{results}"],
+      "tables": [{"id": "t", "title": "tt", "columns": [
+        {"header": "model", "field": "name"},
+        {"header": "params (M)", "field": "counter:parameters", "scale": 1e-6, "format": "%.2f"},
+        {"header": "n", "field": "counter:parameters", "format": "int"},
+        {"header": "wait", "field": "breakdown:wait", "format": "%.1f"},
+        {"header": "eta", "field": "option:eta"}]}],
+      "figures": [{"id": "f", "title": "f", "x_label": "x", "y_label": "y", "style": "linespoints",
+                   "x": "ranks", "y": "real_time", "series_by": "algorithm"}]
+    }]})json",
+                    "inline");
+}
+
+Entry entry(std::string name, std::string algorithm, std::int64_t ranks, double seconds) {
+  Entry e;
+  e.name = std::move(name);
+  e.algorithm = std::move(algorithm);
+  e.ranks = ranks;
+  e.real_time = seconds;
+  return e;
+}
+
+TEST(ReportsManifest, DefaultManifestParsesAndNamesModelsAndPlatforms) {
+  const Manifest manifest = default_manifest();
+  std::vector<std::string> ids;
+  for (const auto& e : manifest.experiments) ids.push_back(e.id);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "models"), ids.end());
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "platforms"), ids.end());
+}
+
+TEST(ReportsManifest, FormatsCellsByColumnSpec) {
+  const Manifest manifest = parse_manifest(minimal_manifest(), "inline");
+  const auto& columns = manifest.experiments[0].tables[0].columns;
+  Entry e = entry("vgg16", "", 0, 0);
+  e.counters["parameters"] = 138357544;
+  e.algorithm_options = {{"eta", 0.05}};
+  EXPECT_EQ(format_cell(columns[0], e), "vgg16");
+  EXPECT_EQ(format_cell(columns[1], e), "138.36");
+  EXPECT_EQ(format_cell(columns[2], e), "138,357,544");
+  EXPECT_EQ(format_cell(columns[3], e), "—") << "absent breakdown shows a dash";
+  EXPECT_EQ(format_cell(columns[4], e), "0.05");
+}
+
+TEST(ReportsManifest, BuildsSeriesGroupedByAField) {
+  const Manifest manifest = parse_manifest(minimal_manifest(), "inline");
+  Results results;
+  results.benchmarks = {entry("a", "sync", 2, 1.0), entry("b", "async", 2, 1.5), entry("c", "sync", 4, 1.1)};
+  const Figure figure = build_figure(manifest.experiments[0].figures[0], results);
+  ASSERT_EQ(figure.series.size(), 2U);
+  EXPECT_EQ(figure.series[0].title, "sync");
+  EXPECT_EQ(figure.series[0].points, (std::vector<std::pair<double, double>>{{2, 1.0}, {4, 1.1}}));
+  EXPECT_EQ(figure.series[1].title, "async");
+}
+
+TEST(ReportsManifest, CurveFiguresTakeOneSeriesPerEntry) {
+  Json json = minimal_manifest();
+  json["experiments"][0]["figures"][0] = {{"id", "c"}, {"title", "acc"}, {"x_label", "s"}, {"y_label", "acc"},
+                                          {"style", "lines"}, {"curve", "test_accuracy"}, {"series_by", "name"}};
+  const Manifest manifest = parse_manifest(json, "inline");
+  Results results;
+  Entry e = entry("run1", "sync", 4, 1);
+  e.curves = {Curve{"test_accuracy", "time_s", "accuracy", {{0, 0.1}, {1, 0.9}}}, Curve{"loss", "s", "l", {{0, 2}}}};
+  results.benchmarks = {e};
+  const Figure figure = build_figure(manifest.experiments[0].figures[0], results);
+  ASSERT_EQ(figure.series.size(), 1U);
+  EXPECT_EQ(figure.series[0].title, "run1");
+  EXPECT_EQ(figure.series[0].points.size(), 2U);
+}
+
+// Each malformed manifest is rejected with the JSON path of the culprit.
+struct BadCase {
+  const char* what;
+  const char* pointer;
+  Json value;
+  const char* expected_in_message;
+};
+
+TEST(ReportsManifest, RejectsMalformedManifestsWithTheirPath) {
+  const std::vector<BadCase> cases = {
+      {"unknown field", "/experiments/0/tables/0/columns/0/field", "countr:x", "/experiments/0/tables/0/columns/0/field"},
+      {"bad format", "/experiments/0/tables/0/columns/1/format", "%s", "printf format"},
+      {"two conversions", "/experiments/0/tables/0/columns/1/format", "%f %f", "printf format"},
+      {"bad style", "/experiments/0/figures/0/style", "pie", "valid values are: lines"},
+      {"no placeholder", "/experiments/0/command", Json::array({"models"}), "{results}"},
+      {"bad id", "/experiments/0/id", "Bad Id", "file-name-safe"},
+      {"unknown plain field", "/experiments/0/figures/0/x", "cores", "valid values are: name"},
+  };
+  for (const auto& bad : cases) {
+    Json json = minimal_manifest();
+    json[Json::json_pointer(bad.pointer)] = bad.value;
+    try {
+      parse_manifest(json, "m.json");
+      ADD_FAILURE() << bad.what << ": accepted";
+    } catch (const InputError& e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find("m.json: "), std::string::npos) << bad.what << ": " << message;
+      EXPECT_NE(message.find(bad.expected_in_message), std::string::npos) << bad.what << ": " << message;
+    }
+  }
+}
+
+TEST(ReportsManifest, RejectsDuplicateExperimentIds) {
+  Json json = minimal_manifest();
+  json["experiments"].push_back(json["experiments"][0]);
+  EXPECT_THROW(parse_manifest(json, "m.json"), InputError);
+}
+
+}  // namespace
+}  // namespace dsgd::reports
