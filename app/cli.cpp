@@ -43,6 +43,16 @@ reports::Results new_results(const Context& context) {
   return results;
 }
 
+reports::Entry catalog_entry(const std::string& name, const std::string& kind, const std::string& description) {
+  reports::Entry entry;
+  entry.name = name;
+  entry.executor = "catalog";
+  entry.fidelity = "static";
+  entry.labels["kind"] = kind;
+  entry.labels["description"] = description;
+  return entry;
+}
+
 void print_manifest_table(std::ostream& out, std::string_view experiment_id, std::string_view table_id,
                           const reports::Results& results) {
   const auto manifest = reports::default_manifest();
@@ -58,9 +68,12 @@ void print_manifest_table(std::ostream& out, std::string_view experiment_id, std
   throw InternalError("the default manifest lacks table " + std::string(experiment_id) + "/" + std::string(table_id));
 }
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  std::string command_line;
-  for (const auto& arg : args) command_line += (command_line.empty() ? "" : " ") + arg;
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        const std::string& shown_command) {
+  std::string command_line = shown_command;
+  if (command_line.empty()) {
+    for (const auto& arg : args) command_line += (command_line.empty() ? "" : " ") + arg;
+  }
   Context context{out, err, command_line};
 
   CLI::App app{"dsgd: measure distributed SGD natively, simulate it at scale, report it for papers", "dsgd"};

@@ -14,6 +14,9 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitInternal = 3;
 
 // Runs dsgd with `args` (without the program name), printing to `out` and `err`. Never throws.
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+// `shown_command` is the command line recorded in results' provenance (default: `args` joined); `reproduce` sets
+// it so results name their final path rather than the staging folder they were written in.
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+        const std::string& shown_command = "");
 
 }  // namespace dsgd::app

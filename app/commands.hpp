@@ -26,6 +26,9 @@ void register_reproduce_command(CLI::App& app, Context& context);
 // An empty results document with this run's provenance, executable and CPU count.
 reports::Results new_results(const Context& context);
 
+// A results entry for a description (a model, a platform, a link): executor "catalog", fidelity "static".
+reports::Entry catalog_entry(const std::string& name, const std::string& kind, const std::string& description);
+
 // Prints table `table_id` of experiment `experiment_id` of the embedded default manifest, filled from `results`,
 // as fixed-width text: commands print exactly what the report shows.
 void print_manifest_table(std::ostream& out, std::string_view experiment_id, std::string_view table_id,

@@ -21,12 +21,8 @@ std::string fixed(double value, int digits) {
 }
 
 reports::Entry model_entry(const ModelSpec& model) {
-  reports::Entry entry;
-  entry.name = model.name;
+  reports::Entry entry = catalog_entry(model.name, "model", model.description);
   entry.model = model.name;
-  entry.executor = "catalog";
-  entry.fidelity = "static";
-  entry.labels["description"] = model.description;
   entry.labels["input"] = shape_text(model.input);
   entry.labels["published_source"] = model.published.source;
   const auto parameters = static_cast<double>(model.parameters());

@@ -23,12 +23,8 @@ std::string intra_node_text(const platforms::Platform& platform) {
 
 reports::Entry platform_entry(const platforms::Platform& platform) {
   const auto summary = platforms::summarize(platform);
-  reports::Entry entry;
-  entry.name = summary.name;
+  reports::Entry entry = catalog_entry(summary.name, "platform", summary.description);
   entry.platform = summary.name;
-  entry.executor = "catalog";
-  entry.fidelity = "static";
-  entry.labels["description"] = summary.description;
   entry.labels["topology"] = summary.topology;
   const std::string shape = platforms::simgrid_topology_string(platform.network.topology);
   if (!shape.empty()) entry.labels["topology"] += " " + shape;
@@ -40,6 +36,15 @@ reports::Entry platform_entry(const platforms::Platform& platform) {
   entry.counters["peak_flops_per_node"] = summary.peak_flops_per_node;
   entry.counters["latency_s"] = summary.latency_s;
   entry.counters["bandwidth_Bps"] = summary.bandwidth_Bps;
+  return entry;
+}
+
+// A network of the catalog (seed 000 Table 2's links), alpha-beta only.
+reports::Entry link_entry(const platforms::Link& link) {
+  reports::Entry entry = catalog_entry(link.name, "link", link.description);
+  entry.counters["latency_s"] = link.latency_s;
+  entry.counters["bandwidth_Bps"] = link.bandwidth_Bps;
+  entry.counters["beta_s_per_B"] = 1.0 / link.bandwidth_Bps;
   return entry;
 }
 
@@ -68,11 +73,13 @@ void register_platforms_command(CLI::App& app, Context& context) {
     for (const auto& platform_name : platforms::catalog_names()) {
       results.benchmarks.push_back(platform_entry(platforms::catalog_platform(platform_name)));
     }
+    for (const auto& link_name : platforms::catalog_link_names()) {
+      results.benchmarks.push_back(link_entry(platforms::catalog_link(link_name)));
+    }
     if (!results_path->empty()) reports::write_results(*results_path, results);
     print_manifest_table(context.out, "platforms", "catalog", results);
-    context.out << "\nLinks for `N servers × G GPUs on link L` platforms: ";
-    for (const auto& link : platforms::catalog_link_names()) context.out << link << ' ';
     context.out << '\n';
+    print_manifest_table(context.out, "platforms", "links", results);
   });
 }
 

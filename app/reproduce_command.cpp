@@ -91,12 +91,15 @@ void register_reproduce_command(CLI::App& app, Context& context) {
         if (experiment.command.front() == "reproduce") {
           throw InputError("experiment '" + experiment.id + "': a manifest command cannot be `reproduce`");
         }
-        const auto args = substitute(experiment.command, (results_dir / (experiment.id + ".json")).string());
+        const std::string file = experiment.id + ".json";
+        const auto args = substitute(experiment.command, (results_dir / file).string());
         std::string shown;
-        for (const auto& arg : args) shown += " " + arg;
-        context.err << "[" << i + 1 << "/" << total << "] " << experiment.id << ": dsgd" << shown << std::endl;
+        for (const auto& arg : substitute(experiment.command, (target / "results" / file).string())) {
+          shown += (shown.empty() ? "" : " ") + arg;
+        }
+        context.err << "[" << i + 1 << "/" << total << "] " << experiment.id << ": dsgd " << shown << std::endl;
         const auto start = std::chrono::steady_clock::now();
-        const int code = run(args, null_out, context.err);
+        const int code = run(args, null_out, context.err, shown);
         const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
         if (code != kExitOk) {
           throw Error("experiment '" + experiment.id + "' failed (exit code " + std::to_string(code) + ")");

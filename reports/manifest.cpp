@@ -1,5 +1,6 @@
 #include "reports/manifest.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -46,6 +47,17 @@ std::vector<std::string> string_list(const JsonView& view) {
   return out;
 }
 
+RowFilter parse_filter(const std::optional<JsonView>& view) {
+  RowFilter filter;
+  if (!view) return filter;
+  for (const auto& key : view->keys()) {
+    const JsonView value = view->at(key);
+    // The key names the field; errors point at the value, whose path carries the key.
+    filter.equals.emplace_back(parse_field_ref(key, value), value.string());
+  }
+  return filter;
+}
+
 ColumnSpec parse_column(const JsonView& view) {
   view.allow_only({"header", "field", "scale", "format"});
   ColumnSpec column{view.at("header").string(), parse_field_ref(view.at("field")), 1.0, ""};
@@ -62,8 +74,8 @@ ColumnSpec parse_column(const JsonView& view) {
 }
 
 TableSpec parse_table(const JsonView& view) {
-  view.allow_only({"id", "title", "columns", "notes"});
-  TableSpec table{view.at("id").string(), view.at("title").string(), {}, {}};
+  view.allow_only({"id", "title", "where", "columns", "notes"});
+  TableSpec table{view.at("id").string(), view.at("title").string(), parse_filter(view.find("where")), {}, {}};
   const JsonView columns = view.at("columns");
   if (columns.size() == 0) columns.fail("expected at least one column");
   for (std::size_t i = 0; i < columns.size(); ++i) table.columns.push_back(parse_column(columns.at(i)));
@@ -72,10 +84,12 @@ TableSpec parse_table(const JsonView& view) {
 }
 
 FigureSpec parse_figure(const JsonView& view) {
-  view.allow_only({"id", "title", "x_label", "y_label", "style", "log_x", "log_y", "x", "y", "series_by", "curve"});
+  view.allow_only(
+      {"id", "title", "where", "x_label", "y_label", "style", "log_x", "log_y", "x", "y", "series_by", "curve"});
   FigureSpec figure;
   figure.id = view.at("id").string();
   figure.title = view.at("title").string();
+  figure.where = parse_filter(view.find("where"));
   figure.x_label = view.at("x_label").string();
   figure.y_label = view.at("y_label").string();
   const JsonView style = view.at("style");
@@ -132,8 +146,9 @@ std::string series_title(const FigureSpec& spec, const Entry& entry) {
 
 }  // namespace
 
-FieldRef parse_field_ref(const JsonView& view) {
-  const std::string text = view.string();
+FieldRef parse_field_ref(const JsonView& view) { return parse_field_ref(view.string(), view); }
+
+FieldRef parse_field_ref(const std::string& text, const JsonView& view) {
   const auto colon = text.find(':');
   if (colon == std::string::npos) {
     if (std::find(kPlainFields.begin(), kPlainFields.end(), text) == kPlainFields.end()) {
@@ -148,6 +163,11 @@ FieldRef parse_field_ref(const JsonView& view) {
     }
   }
   return FieldRef{text};
+}
+
+bool RowFilter::accepts(const Entry& entry) const {
+  return std::all_of(equals.begin(), equals.end(),
+                     [&](const auto& condition) { return condition.first.text_of(entry) == condition.second; });
 }
 
 std::optional<std::string> FieldRef::text_of(const Entry& entry) const {
@@ -251,6 +271,7 @@ Table build_table(const TableSpec& spec, const Results& results) {
     table.columns.push_back({column.header, column.format.empty() ? Align::kLeft : Align::kRight});
   }
   for (const auto& entry : results.benchmarks) {
+    if (!spec.where.accepts(entry)) continue;
     std::vector<std::string> cells;
     for (const auto& column : spec.columns) cells.push_back(format_cell(column, entry));
     table.add_row(std::move(cells));
@@ -258,8 +279,12 @@ Table build_table(const TableSpec& spec, const Results& results) {
   return table;
 }
 
-Figure build_figure(const FigureSpec& spec, const Results& results) {
+Figure build_figure(const FigureSpec& spec, const Results& all) {
   Figure figure{spec.title, spec.x_label, spec.y_label, spec.style, spec.log_x, spec.log_y, {}, {}};
+  Results results;
+  for (const auto& entry : all.benchmarks) {
+    if (spec.where.accepts(entry)) results.benchmarks.push_back(entry);
+  }
   if (spec.style == PlotStyle::kBars) {
     for (const auto& entry : results.benchmarks) {
       const auto value = spec.y.number_of(entry);

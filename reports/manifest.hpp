@@ -25,8 +25,10 @@ struct FieldRef {
   std::optional<double> number_of(const Entry& entry) const;
 };
 
-// Parses and checks a field reference; `view` locates errors.
+// Parses and checks a field reference written as the string `view`.
 FieldRef parse_field_ref(const JsonView& view);
+// Parses and checks `text` as a field reference; errors are reported at `view`.
+FieldRef parse_field_ref(const std::string& text, const JsonView& view);
 
 struct ColumnSpec {
   std::string header;
@@ -35,9 +37,16 @@ struct ColumnSpec {
   std::string format;        // "" (text as is), "int" (rounded, thousands separated), or a printf "%.Nf"/"%.Ng"/"%.Ne"
 };
 
+// Selects entries: each (field, value) pair must match the field's text exactly. Empty: every entry.
+struct RowFilter {
+  std::vector<std::pair<FieldRef, std::string>> equals;
+  bool accepts(const Entry& entry) const;
+};
+
 struct TableSpec {
   std::string id;
   std::string title;
+  RowFilter where;
   std::vector<ColumnSpec> columns;
   std::vector<std::string> notes;
 };
@@ -45,6 +54,7 @@ struct TableSpec {
 struct FigureSpec {
   std::string id;
   std::string title;
+  RowFilter where;
   std::string x_label;
   std::string y_label;
   PlotStyle style = PlotStyle::kLinesPoints;

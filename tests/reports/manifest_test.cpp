@@ -113,6 +113,26 @@ TEST(ReportsManifest, RejectsMalformedManifestsWithTheirPath) {
   }
 }
 
+TEST(ReportsManifest, WhereSelectsRowsByFieldText) {
+  Json json = minimal_manifest();
+  json["experiments"][0]["tables"][0]["where"] = {{"algorithm", "sync"}};
+  const Manifest manifest = parse_manifest(json, "inline");
+  Results results;
+  results.benchmarks = {entry("a", "sync", 2, 1.0), entry("b", "async", 2, 1.5), entry("c", "sync", 4, 1.1)};
+  const Table table = build_table(manifest.experiments[0].tables[0], results);
+  ASSERT_EQ(table.rows.size(), 2U);
+  EXPECT_EQ(table.rows[0][0], "a");
+  EXPECT_EQ(table.rows[1][0], "c");
+
+  json["experiments"][0]["tables"][0]["where"] = {{"algoritm", "sync"}};
+  try {
+    parse_manifest(json, "m.json");
+    FAIL() << "an unknown field in where was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/experiments/0/tables/0/where/algoritm"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ReportsManifest, RejectsDuplicateExperimentIds) {
   Json json = minimal_manifest();
   json["experiments"].push_back(json["experiments"][0]);
