@@ -61,6 +61,9 @@ Json parse_json(std::string_view text, const std::string& source) {
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
+  // A file the user named that is not there is an input error (exit 2); one that is there but unreadable is not.
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path.string() + ": no such file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path.string() + ": cannot open for reading");
   std::ostringstream buffer;

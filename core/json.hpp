@@ -21,10 +21,10 @@ using Json = nlohmann::json;
 // "source:line:column: JSON syntax error: ..." on malformed text.
 Json parse_json(std::string_view text, const std::string& source);
 
-// Reads and parses a file. Throws IoError if it cannot be read, InputError if it is malformed.
+// Reads and parses a file. Throws InputError if it does not exist or is malformed, IoError if it cannot be read.
 Json read_json_file(const std::filesystem::path& path);
 
-// Reads a whole file into a string. Throws IoError naming the path.
+// Reads a whole file into a string. Throws InputError if it does not exist, IoError if it cannot be read.
 std::string read_text_file(const std::filesystem::path& path);
 
 // A read-only view of one JSON value that knows where it came from, for validating loaders.

@@ -37,7 +37,7 @@ Link catalog_link(std::string_view name);
 std::string catalog_text(std::string_view name);
 
 // A platform named on a command line: a file if `name_or_path` contains '/' or ends in ".json", else a catalog
-// name. Throws IoError for an unreadable file, InputError for an invalid one or an unknown name.
+// name. Throws InputError for a missing or invalid file or an unknown name, IoError for an unreadable file.
 Platform load_platform(std::string_view name_or_path);
 
 // "N servers x G GPUs on link L": `servers` nodes of the catalog platform `node_template` (its CPU, memories and

@@ -25,7 +25,7 @@ Platform parse_platform(const Json& json, const std::string& source);
 // Parses and validates platform text. Throws InputError (with line:column for syntax errors).
 Platform parse_platform_text(std::string_view text, const std::string& source);
 
-// Reads a platform file. Throws IoError if it cannot be read, InputError if it is not a valid platform.
+// Reads a platform file. Throws InputError if it is missing or not a valid platform, IoError if unreadable.
 Platform read_platform_file(const std::filesystem::path& path);
 
 // Validates a link description (a file with schema dsgd-link/1). Throws InputError.

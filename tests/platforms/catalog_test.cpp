@@ -194,7 +194,7 @@ TEST(PlatformsCatalog, UnknownNameListsValidNames) {
 TEST(PlatformsCatalog, LoadPlatformTakesNameOrPath) {
   EXPECT_EQ(load_platform("k80-cluster").name, "k80-cluster");
   EXPECT_EQ(load_platform(data_dir() + "/minimal.json").name, "minimal");
-  EXPECT_THROW(load_platform("missing.json"), IoError);  // ends in .json: a path, not a name
+  EXPECT_THROW(load_platform("missing.json"), InputError);  // ends in .json: a path, not a name
   EXPECT_THROW(load_platform("missing"), UnknownNameError);
 }
 

@@ -158,12 +158,12 @@ TEST_F(ReportsResults, AtomicWriteReplacesWholeAndLeavesNoTemporaries) {
   EXPECT_EQ(files, 1U);
 }
 
-TEST_F(ReportsResults, MissingFileIsAnIoErrorNamingIt) {
+TEST_F(ReportsResults, MissingFileIsAnInputErrorNamingIt) {
   try {
     read_results(dir_ / "absent.json");
     FAIL();
-  } catch (const IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("absent.json"), std::string::npos);
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("absent.json: no such file"), std::string::npos) << e.what();
   }
 }
 
