@@ -1,0 +1,301 @@
+#include "core/collectives.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <vector>
+
+namespace dsgd {
+
+namespace {
+
+// A float buffer that exists only when the comm carries payloads.
+class Scratch {
+ public:
+  Scratch(const Comm& comm, std::size_t count) : count_(count) {
+    if (comm.has_payload()) storage_.resize(count);
+  }
+  Floats floats() { return {storage_.empty() ? nullptr : storage_.data(), count_}; }
+
+ private:
+  std::size_t count_;
+  std::vector<float> storage_;
+};
+
+Floats slice(Floats buffer, std::size_t offset, std::size_t count) {
+  return {buffer.data ? buffer.data + offset : nullptr, count};
+}
+
+void send(Comm& comm, int peer, Floats what, const CollectiveOptions& options) {
+  comm.send(peer, options.tag, what.data, what.bytes(), options.category);
+}
+
+void recv(Comm& comm, int peer, Floats into, const CollectiveOptions& options) {
+  comm.recv(peer, options.tag, into.data, into.bytes(), options.category);
+}
+
+// Sends `out` to and receives `in` from `peer` at once (both posted before either waits, so pairs cannot
+// deadlock however the executor buffers).
+void exchange(Comm& comm, int peer, Floats out, Floats in, const CollectiveOptions& options) {
+  auto receive = comm.irecv(peer, options.tag, in.data, in.bytes(), options.category);
+  auto sending = comm.isend(peer, options.tag, out.data, out.bytes(), options.category);
+  receive->wait();
+  sending->wait();
+}
+
+// target += source, as a compute step charged to the collective's category.
+void accumulate(Comm& comm, Floats target, Floats source, const CollectiveOptions& options) {
+  ComputeStep step;
+  step.flops = static_cast<double>(target.count);
+  step.kernel_class = "elementwise";
+  step.category = options.category;
+  if (target.data && source.data) {
+    step.kernel = [target, source] {
+      for (std::size_t i = 0; i < target.count; ++i) target.data[i] += source.data[i];
+    };
+  }
+  comm.compute(step);
+}
+
+void copy(Floats target, Floats source) {
+  if (target.data && source.data) std::copy_n(source.data, source.count, target.data);
+}
+
+// Rank order relative to the root, for the binomial trees.
+int relative(int rank, int root, int size) { return (rank - root + size) % size; }
+int absolute(int relative_rank, int root, int size) { return (relative_rank + root) % size; }
+
+// Thakur et al.'s treatment of a non-power-of-two world for recursive doubling and Rabenseifner: with
+// P' = 2^floor(log2 P) and r = P - P', the first 2r ranks pair up (even sends to odd, odd reduces), leaving P'
+// active ranks numbered 0..P'-1. Returns this rank's number among them, or -1 if it sat out.
+struct Fold {
+  int active = 0;     // P'
+  int excess = 0;     // r
+  int new_rank = -1;  // among the active ranks, or -1
+  int real_rank(int new_rank_of_peer) const {
+    return new_rank_of_peer < excess ? 2 * new_rank_of_peer + 1 : new_rank_of_peer + excess;
+  }
+};
+
+Fold fold_in(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  const int rank = comm.rank();
+  Fold fold;
+  fold.active = static_cast<int>(std::bit_floor(static_cast<unsigned>(comm.size())));
+  fold.excess = comm.size() - fold.active;
+  if (rank < 2 * fold.excess) {
+    if (rank % 2 == 0) {
+      send(comm, rank + 1, buffer, options);
+    } else {
+      Scratch incoming(comm, buffer.count);
+      recv(comm, rank - 1, incoming.floats(), options);
+      accumulate(comm, buffer, incoming.floats(), options);
+      fold.new_rank = rank / 2;
+    }
+  } else {
+    fold.new_rank = rank - fold.excess;
+  }
+  return fold;
+}
+
+// The ranks that sat out get the result from their partner.
+void fold_out(Comm& comm, Floats buffer, const Fold& fold, const CollectiveOptions& options) {
+  const int rank = comm.rank();
+  if (rank >= 2 * fold.excess) return;
+  if (rank % 2 == 0) {
+    recv(comm, rank + 1, buffer, options);
+  } else {
+    send(comm, rank - 1, buffer, options);
+  }
+}
+
+void allreduce_recursive_doubling(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  const Fold fold = fold_in(comm, buffer, options);
+  if (fold.new_rank >= 0) {
+    Scratch incoming(comm, buffer.count);
+    for (int mask = 1; mask < fold.active; mask <<= 1) {
+      const int peer = fold.real_rank(fold.new_rank ^ mask);
+      exchange(comm, peer, buffer, incoming.floats(), options);
+      accumulate(comm, buffer, incoming.floats(), options);
+    }
+  }
+  fold_out(comm, buffer, fold, options);
+}
+
+// Rabenseifner: reduce-scatter by recursive halving, then allgather by recursive doubling.
+void allreduce_rabenseifner(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  const Fold fold = fold_in(comm, buffer, options);
+  if (fold.new_rank >= 0) {
+    struct Range {
+      std::size_t begin, end;
+    };
+    std::vector<Range> history;  // the range held before each halving step
+    Range mine{0, buffer.count};
+    Scratch incoming(comm, buffer.count);
+    for (int mask = fold.active / 2; mask >= 1; mask /= 2) {
+      const int peer = fold.real_rank(fold.new_rank ^ mask);
+      const std::size_t middle = mine.begin + (mine.end - mine.begin) / 2;
+      const bool keep_lower = (fold.new_rank & mask) == 0;
+      const Range keep = keep_lower ? Range{mine.begin, middle} : Range{middle, mine.end};
+      const Range give = keep_lower ? Range{middle, mine.end} : Range{mine.begin, middle};
+      history.push_back(mine);
+      exchange(comm, peer, slice(buffer, give.begin, give.end - give.begin),
+               slice(incoming.floats(), 0, keep.end - keep.begin), options);
+      accumulate(comm, slice(buffer, keep.begin, keep.end - keep.begin),
+                 slice(incoming.floats(), 0, keep.end - keep.begin), options);
+      mine = keep;
+    }
+    for (int mask = 1; mask < fold.active; mask <<= 1) {
+      const int peer = fold.real_rank(fold.new_rank ^ mask);
+      const Range whole = history.back();
+      history.pop_back();
+      const Range theirs = mine.begin == whole.begin ? Range{mine.end, whole.end} : Range{whole.begin, mine.begin};
+      exchange(comm, peer, slice(buffer, mine.begin, mine.end - mine.begin),
+               slice(buffer, theirs.begin, theirs.end - theirs.begin), options);
+      mine = whole;
+    }
+  }
+  fold_out(comm, buffer, fold, options);
+}
+
+// Ring: P-1 reduce-scatter steps and P-1 allgather steps, each moving one of P nearly equal chunks.
+void allreduce_ring(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  const int size = comm.size();
+  const int rank = comm.rank();
+  const auto chunk_begin = [&](int chunk) {
+    return buffer.count * static_cast<std::size_t>(chunk) / static_cast<std::size_t>(size);
+  };
+  const auto chunk = [&](int index) {
+    const int c = ((index % size) + size) % size;
+    return slice(buffer, chunk_begin(c), chunk_begin(c + 1) - chunk_begin(c));
+  };
+  const int right = (rank + 1) % size;
+  const int left = (rank - 1 + size) % size;
+  Scratch incoming(comm, buffer.count / static_cast<std::size_t>(size) + 1);
+  for (int step = 0; step < size - 1; ++step) {
+    const Floats out = chunk(rank - step);
+    const Floats in = chunk(rank - step - 1);
+    auto receive = comm.irecv(left, options.tag, incoming.floats().data, in.bytes(), options.category);
+    auto sending = comm.isend(right, options.tag, out.data, out.bytes(), options.category);
+    receive->wait();
+    sending->wait();
+    accumulate(comm, in, slice(incoming.floats(), 0, in.count), options);
+  }
+  for (int step = 0; step < size - 1; ++step) {
+    const Floats out = chunk(rank + 1 - step);
+    const Floats in = chunk(rank - step);
+    auto receive = comm.irecv(left, options.tag, in.data, in.bytes(), options.category);
+    auto sending = comm.isend(right, options.tag, out.data, out.bytes(), options.category);
+    receive->wait();
+    sending->wait();
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(AllreduceAlgorithm algorithm) {
+  switch (algorithm) {
+    case AllreduceAlgorithm::kRing: return "ring";
+    case AllreduceAlgorithm::kRecursiveDoubling: return "recursive_doubling";
+    case AllreduceAlgorithm::kRabenseifner: return "rabenseifner";
+    case AllreduceAlgorithm::kReduceBroadcast: return "reduce_broadcast";
+  }
+  return "?";
+}
+
+AllreduceAlgorithm allreduce_algorithm_from_string(std::string_view name) {
+  std::vector<std::string> valid;
+  for (const auto algorithm : kAllreduceAlgorithms) {
+    if (to_string(algorithm) == name) return algorithm;
+    valid.emplace_back(to_string(algorithm));
+  }
+  throw UnknownNameError("allreduce algorithm", name, valid);
+}
+
+void broadcast(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
+  const int size = comm.size();
+  const int me = relative(comm.rank(), root, size);
+  int mask = 1;
+  // Receive from the parent: the rank that differs in my lowest set bit.
+  while (mask < size) {
+    if (me & mask) {
+      recv(comm, absolute(me - mask, root, size), buffer, options);
+      break;
+    }
+    mask <<= 1;
+  }
+  // Send to the children, largest subtree first.
+  for (mask >>= 1; mask > 0; mask >>= 1) {
+    if (me + mask < size) send(comm, absolute(me + mask, root, size), buffer, options);
+  }
+}
+
+void reduce(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
+  const int size = comm.size();
+  const int me = relative(comm.rank(), root, size);
+  // The root sums in place; inner nodes sum into a copy so their input stays intact; leaves send as is.
+  Scratch partial_storage(comm, me == 0 ? 0 : buffer.count);
+  Floats partial = me == 0 ? buffer : partial_storage.floats();
+  bool copied = me == 0;
+  Scratch incoming(comm, buffer.count);
+  for (int mask = 1; mask < size; mask <<= 1) {
+    if (me & mask) {
+      send(comm, absolute(me - mask, root, size), copied ? partial : buffer, options);
+      return;
+    }
+    if (me + mask < size) {
+      if (!copied) {
+        copy(partial, buffer);
+        copied = true;
+      }
+      recv(comm, absolute(me + mask, root, size), incoming.floats(), options);
+      accumulate(comm, partial, incoming.floats(), options);
+    }
+  }
+}
+
+void allreduce(Comm& comm, Floats buffer, AllreduceAlgorithm algorithm, const CollectiveOptions& options) {
+  if (comm.size() == 1) return;
+  switch (algorithm) {
+    case AllreduceAlgorithm::kRing: allreduce_ring(comm, buffer, options); return;
+    case AllreduceAlgorithm::kRecursiveDoubling: allreduce_recursive_doubling(comm, buffer, options); return;
+    case AllreduceAlgorithm::kRabenseifner: allreduce_rabenseifner(comm, buffer, options); return;
+    case AllreduceAlgorithm::kReduceBroadcast:
+      reduce(comm, buffer, 0, options);
+      broadcast(comm, buffer, 0, options);
+      return;
+  }
+}
+
+void round_robin_gather(Comm& comm, int master, Floats buffer, bool reply, const ReceiveHandler& on_receive,
+                        const CollectiveOptions& options) {
+  if (comm.rank() != master) {
+    send(comm, master, buffer, options);
+    if (reply) recv(comm, master, buffer, options);
+    return;
+  }
+  Scratch incoming(comm, buffer.count);
+  for (int worker = 0; worker < comm.size(); ++worker) {
+    if (worker == master) continue;
+    recv(comm, worker, incoming.floats(), options);
+    on_receive(worker, incoming.floats().span());
+    if (reply) send(comm, worker, buffer, options);
+  }
+}
+
+void serve_parameter_server(Comm& comm, std::size_t push_count, std::size_t reply_count, std::size_t requests,
+                            const PushHandler& handler, const CollectiveOptions& options) {
+  Scratch pushed(comm, push_count);
+  Scratch reply(comm, reply_count);
+  for (std::size_t served = 0; served < requests; ++served) {
+    const Status status = comm.recv(kAnySource, options.tag, pushed.floats().data, push_count * sizeof(float),
+                                    options.category);
+    handler(status.source, pushed.floats().span(), reply.floats().span());
+    send(comm, status.source, reply.floats(), options);
+  }
+}
+
+void parameter_server_exchange(Comm& comm, int server, Floats push, Floats pull, const CollectiveOptions& options) {
+  send(comm, server, push, options);
+  recv(comm, server, pull, options);
+}
+
+}  // namespace dsgd

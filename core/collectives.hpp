@@ -1,0 +1,70 @@
+#pragma once
+// Collectives written once over Comm's point-to-point messages, so every executor has them and the simulated
+// schedule is the real one. Costs in the alpha-beta-gamma model are in simulate/collective_costs.hpp;
+// algorithms/README.md tabulates them. Reductions are sums of floats; each local reduction is a compute step
+// ("elementwise", 1 FLOP per element) of the collective's category, so simulation charges it at the host's rate.
+//
+// Buffers may be size-only (data == nullptr) when comm.has_payload() is false: the messages and compute steps
+// happen with their sizes, and no arithmetic.
+
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <span>
+
+#include "core/comm.hpp"
+
+namespace dsgd {
+
+// A float buffer of `count` elements; `data` may be null only on a comm without payloads.
+struct Floats {
+  float* data = nullptr;
+  std::size_t count = 0;
+  std::size_t bytes() const { return count * sizeof(float); }
+  std::span<float> span() const { return data ? std::span<float>(data, count) : std::span<float>(); }
+};
+
+// Tags at and above this are reserved for collectives; algorithms use smaller ones.
+inline constexpr Tag kFirstCollectiveTag = 1 << 20;
+
+struct CollectiveOptions {
+  Category category = Category::kGpuGpuPara;
+  Tag tag = kFirstCollectiveTag;  // collectives running at the same time need different tags
+};
+
+enum class AllreduceAlgorithm { kRing, kRecursiveDoubling, kRabenseifner, kReduceBroadcast };
+std::string_view to_string(AllreduceAlgorithm algorithm);
+// Parses "ring", "recursive_doubling", "rabenseifner", "reduce_broadcast"; UnknownNameError lists them.
+AllreduceAlgorithm allreduce_algorithm_from_string(std::string_view name);
+inline constexpr std::array<AllreduceAlgorithm, 4> kAllreduceAlgorithms = {
+    AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling, AllreduceAlgorithm::kRabenseifner,
+    AllreduceAlgorithm::kReduceBroadcast};
+
+// Binomial-tree broadcast of root's buffer into everyone's: ceil(log2 P) rounds.
+void broadcast(Comm& comm, Floats buffer, int root, const CollectiveOptions& options = {});
+
+// Binomial-tree sum into root's buffer; other ranks' buffers are left as they were.
+void reduce(Comm& comm, Floats buffer, int root, const CollectiveOptions& options = {});
+
+// Sum over all ranks, result in every rank's buffer.
+void allreduce(Comm& comm, Floats buffer, AllreduceAlgorithm algorithm, const CollectiveOptions& options = {});
+
+// Original EASGD's pattern: the master talks to one worker at a time, in rank order. Each worker sends `buffer`
+// to the master; the master calls on_receive(worker, received) (an empty span without payloads) and, if `reply`,
+// sends its `buffer` back after the call, which the worker receives into its `buffer`.
+using ReceiveHandler = std::function<void(int worker, std::span<const float> received)>;
+void round_robin_gather(Comm& comm, int master, Floats buffer, bool reply, const ReceiveHandler& on_receive,
+                        const CollectiveOptions& options = {});
+
+// A parameter server, first come first served (ps-lite's KVServer with a pluggable request handle): the server
+// serves `requests` pushes of `push_count` floats from any workers in arrival order, answering each with
+// `reply_count` floats that the handler fills (spans are empty without payloads). Async SGD, Async EASGD and
+// momentum differ only in the handler.
+using PushHandler = std::function<void(int worker, std::span<const float> pushed, std::span<float> reply)>;
+void serve_parameter_server(Comm& comm, std::size_t push_count, std::size_t reply_count, std::size_t requests,
+                            const PushHandler& handler, const CollectiveOptions& options = {});
+// The worker side: pushes `push` and receives the server's reply into `pull`.
+void parameter_server_exchange(Comm& comm, int server, Floats push, Floats pull,
+                               const CollectiveOptions& options = {});
+
+}  // namespace dsgd

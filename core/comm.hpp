@@ -1,0 +1,149 @@
+#pragma once
+// The communication interface every SGD algorithm is written against (DESIGN.md "The one idea"), after gloo's
+// transport interface: an algorithm sees one worker's Comm -- rank, size, clock, point-to-point messages, compute
+// steps, shared vectors -- and never which executor runs it. Three executors implement it with parallel file
+// layouts: measure/threads/, measure/mpi/ and simulate/simgrid/ (executor.hpp + comm.hpp in each).
+//
+// Semantics every executor keeps (tests/core/collectives_test.cpp and the executor tests hold them to it):
+//  * Messages between one (source, destination, tag) triple arrive in the order they were sent; a receive matches
+//    the first such message (MPI's non-overtaking rule). kAnySource matches any source, first come first served.
+//  * A message has a declared size in bytes. Its payload is optional: an executor without payloads (SimGrid in
+//    size-only mode, for thousands of workers) accepts null data and delivers none; has_payload() says which.
+//  * A receive whose declared size differs from the message's is an error (CommError naming both sizes).
+//  * Every blocking wait gives up after the world's timeout (default 60 s; simulated seconds in simulation) with a
+//    TimeoutError naming who waited for whom. Nothing hangs.
+//  * Every step carries a time-breakdown category (core/breakdown.hpp); the time a worker spends in a step is
+//    charged to it. Natively that is wall time inside the call; in simulation, simulated time.
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "core/breakdown.hpp"
+#include "core/error.hpp"
+
+namespace dsgd {
+
+using Tag = std::int32_t;
+inline constexpr int kAnySource = -1;
+
+// Time per category, in the executor's seconds.
+struct Breakdown {
+  std::array<double, kCategoryNames.size()> seconds{};
+  void add(Category category, double s) { seconds[static_cast<std::size_t>(category)] += s; }
+  double operator[](Category category) const { return seconds[static_cast<std::size_t>(category)]; }
+  double total() const;
+};
+
+// A communication failed: a size mismatch, a rank out of range, a peer that died.
+class CommError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A blocking wait ran past the world's timeout. The message names the waiting rank, the awaited peer and tag.
+class TimeoutError : public CommError {
+ public:
+  using CommError::CommError;
+};
+
+// What a receive found.
+struct Status {
+  int source = 0;
+  Tag tag = 0;
+  std::size_t bytes = 0;
+};
+
+// A pending send or receive. wait() blocks until it is done and returns the status (for a send: destination and
+// size). Destroying a request that was not waited for waits for it (a send's buffer must outlive the transfer).
+class Request {
+ public:
+  virtual ~Request() = default;
+  virtual Status wait() = 0;
+};
+using RequestPtr = std::unique_ptr<Request>;
+
+// One step of computation. Natively the kernel runs and is timed. In simulation the worker's clock advances by
+// flops / (the host's rate for kernel_class), and the kernel also runs if the simulation carries payloads
+// (numeric mode), so results stay exact.
+struct ComputeStep {
+  double flops = 0;
+  std::string_view kernel_class = "gemm";  // a rate class of the platform: "gemm", "conv", "elementwise", ...
+  Category category = Category::kForwardBackward;
+  std::function<void()> kernel;  // may be empty (pure cost)
+};
+
+// A vector of floats shared by all workers of a world and updated without locks, for Hogwild-style algorithms.
+// Concurrent add()s may interleave element by element and lose updates, as Hogwild's do on real hardware, but
+// never race in the C++ memory model (natively: relaxed atomics).
+class SharedVector {
+ public:
+  virtual ~SharedVector() = default;
+  virtual std::size_t size() const = 0;
+  // Copies elements [offset, offset + out.size()) into out (no snapshot guarantee across elements).
+  virtual void read(std::size_t offset, std::span<float> out, Category category) = 0;
+  // Adds scale * delta element-wise at [offset, offset + delta.size()), each element as a separate load and store.
+  virtual void add(std::size_t offset, std::span<const float> delta, float scale, Category category) = 0;
+};
+
+// One worker's view of a world of size() workers.
+class Comm {
+ public:
+  virtual ~Comm() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Seconds since the world started: wall clock natively, simulated clock in simulation.
+  virtual double now_s() const = 0;
+  // "threads", "mpi" or "simgrid".
+  virtual std::string_view executor() const = 0;
+  // False when messages carry only sizes (data pointers may be null; compute kernels do not run).
+  virtual bool has_payload() const = 0;
+
+  // Starts sending `bytes` bytes from `data` (null allowed iff !has_payload()) to `destination`.
+  virtual RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) = 0;
+  // Starts receiving a message of exactly `bytes` bytes from `source` (or kAnySource) into `data`.
+  virtual RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) = 0;
+
+  Status send(int destination, Tag tag, const void* data, std::size_t bytes, Category category) {
+    return isend(destination, tag, data, bytes, category)->wait();
+  }
+  Status recv(int source, Tag tag, void* data, std::size_t bytes, Category category) {
+    return irecv(source, tag, data, bytes, category)->wait();
+  }
+
+  virtual void compute(const ComputeStep& step) = 0;
+
+  // Collective: every worker calls it with the same name and count; the vector starts as rank 0's `initial`
+  // (which may be empty for zeros). Returns the world's shared vector of that name.
+  virtual std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
+                                                      std::span<const float> initial) = 0;
+
+  const Breakdown& breakdown() const { return breakdown_; }
+  // Charges `seconds` to `category` (executors call this; algorithms may charge their own bookkeeping).
+  void charge(Category category, double seconds) { breakdown_.add(category, seconds); }
+
+ protected:
+  // Throws CommError unless 0 <= peer < size() (or peer is kAnySource where `any_allowed`).
+  void check_peer(int peer, bool any_allowed, std::string_view operation) const;
+
+ private:
+  Breakdown breakdown_;
+};
+
+// What every executor's world takes.
+struct WorldOptions {
+  int size = 1;
+  double timeout_s = 60;  // for every blocking wait
+  bool payload = true;    // simulation only: false runs size-only (no buffers, no kernels)
+};
+
+// The body of a worker: called once per rank, on its own thread / process / actor.
+using WorkerFunction = std::function<void(Comm&)>;
+
+}  // namespace dsgd

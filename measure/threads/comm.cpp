@@ -1,0 +1,268 @@
+#include "measure/threads/comm.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <sstream>
+
+namespace dsgd::measure::threads {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// "60" or "0.3": the timeout as the user wrote it.
+std::string seconds_text(double seconds) {
+  std::ostringstream out;
+  out << seconds;
+  return out.str();
+}
+
+std::string peer_text(int source) { return source == kAnySource ? "any rank" : "rank " + std::to_string(source); }
+
+std::string mismatch_text(int receiver, int source, Tag tag, std::size_t expected, std::size_t actual) {
+  return "rank " + std::to_string(receiver) + " expected " + std::to_string(expected) + " bytes from rank " +
+         std::to_string(source) + " (tag " + std::to_string(tag) + ") but the message has " + std::to_string(actual) +
+         " bytes";
+}
+
+bool matches(const PostedReceive& receive, int source, Tag tag) {
+  return receive.tag == tag && (receive.source == kAnySource || receive.source == source);
+}
+
+// Fills a posted receive from a message (or records the size mismatch for the receiver to throw).
+void deliver(PostedReceive& receive, int receiver, int source, Tag tag, const std::byte* data, std::size_t bytes) {
+  receive.status = {source, tag, bytes};
+  if (bytes != receive.bytes) {
+    receive.error = mismatch_text(receiver, source, tag, receive.bytes, bytes);
+  } else if (bytes > 0) {
+    std::memcpy(receive.data, data, bytes);
+  }
+  receive.done = true;
+}
+
+// A send: eager, so it is complete when created; wait() only charges the time.
+class SendRequest final : public Request {
+ public:
+  explicit SendRequest(Status status) : status_(status) {}
+  Status wait() override { return status_; }
+
+ private:
+  Status status_;
+};
+
+class ReceiveRequest final : public Request {
+ public:
+  ReceiveRequest(Hub& hub, ThreadsComm& comm, std::shared_ptr<PostedReceive> posted, Category category)
+      : hub_(hub), comm_(comm), posted_(std::move(posted)), category_(category) {}
+  ~ReceiveRequest() override {
+    if (!waited_) {
+      try {
+        wait();
+      } catch (...) {  // a destructor must not throw; the failure surfaces through the world's abort
+      }
+    }
+  }
+
+  Status wait() override {
+    if (waited_) return posted_->status;
+    waited_ = true;
+    const auto start = std::chrono::steady_clock::now();
+    Mailbox& box = hub_.mailbox(comm_.rank());
+    std::unique_lock lock(box.mutex);
+    const bool ready = box.arrived.wait_until(lock, hub_.deadline(), [&] { return posted_->done || hub_.aborted(); });
+    comm_.charge(category_, seconds_since(start));
+    if (!posted_->done) {
+      box.posted.remove(posted_);
+      if (hub_.aborted()) {
+        throw CommError("rank " + std::to_string(comm_.rank()) + " stopped waiting for a message from " +
+                        peer_text(posted_->source) + ": " + hub_.abort_reason());
+      }
+      (void)ready;
+      throw TimeoutError("rank " + std::to_string(comm_.rank()) + " waited " +
+                         seconds_text(hub_.options().timeout_s) + " s for a message from " +
+                         peer_text(posted_->source) + " (tag " + std::to_string(posted_->tag) + ", " +
+                         std::to_string(posted_->bytes) + " bytes)");
+    }
+    if (!posted_->error.empty()) throw CommError(posted_->error);
+    return posted_->status;
+  }
+
+ private:
+  Hub& hub_;
+  ThreadsComm& comm_;
+  std::shared_ptr<PostedReceive> posted_;
+  Category category_;
+  bool waited_ = false;
+};
+
+// Hogwild's shared model: every element a relaxed atomic, so concurrent adds may lose updates (a load and a
+// store, not a fetch_add) but never race.
+class ThreadsSharedVector final : public SharedVector {
+ public:
+  ThreadsSharedVector(std::size_t count, std::span<const float> initial) : values_(count) {
+    for (std::size_t i = 0; i < count; ++i) values_[i].store(i < initial.size() ? initial[i] : 0.0F, std::memory_order_relaxed);
+  }
+  std::size_t size() const override { return values_.size(); }
+  void read(std::size_t offset, std::span<float> out, Category) override {
+    check(offset, out.size());
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = values_[offset + i].load(std::memory_order_relaxed);
+  }
+  void add(std::size_t offset, std::span<const float> delta, float scale, Category) override {
+    check(offset, delta.size());
+    for (std::size_t i = 0; i < delta.size(); ++i) {
+      auto& value = values_[offset + i];
+      value.store(value.load(std::memory_order_relaxed) + scale * delta[i], std::memory_order_relaxed);
+    }
+  }
+
+ private:
+  void check(std::size_t offset, std::size_t count) const {
+    if (offset + count > values_.size()) {
+      throw CommError("shared vector access [" + std::to_string(offset) + ", " + std::to_string(offset + count) +
+                      ") is out of range [0, " + std::to_string(values_.size()) + ")");
+    }
+  }
+  std::vector<std::atomic<float>> values_;
+};
+
+}  // namespace
+
+// --- Hub ------------------------------------------------------------------------------------------------------
+
+Hub::Hub(const WorldOptions& options) : options_(options), start_(std::chrono::steady_clock::now()) {
+  for (int i = 0; i < options.size; ++i) mailboxes_.push_back(std::make_unique<Mailbox>());
+}
+
+double Hub::now_s() const { return seconds_since(start_); }
+
+std::chrono::steady_clock::time_point Hub::deadline() const {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options_.timeout_s));
+}
+
+void Hub::abort(const std::string& reason) {
+  {
+    std::lock_guard lock(state_mutex_);
+    if (aborted_) return;
+    abort_reason_ = reason;
+    aborted_ = true;
+  }
+  state_changed_.notify_all();
+  for (auto& box : mailboxes_) {
+    std::lock_guard lock(box->mutex);  // so no waiter misses the flag between its check and its sleep
+    box->arrived.notify_all();
+  }
+}
+
+bool Hub::aborted() const { return aborted_.load(); }
+
+std::string Hub::abort_reason() const {
+  std::lock_guard lock(state_mutex_);
+  return abort_reason_;
+}
+
+void Hub::barrier(int rank, const std::string& what) {
+  std::unique_lock lock(state_mutex_);
+  const long generation = barrier_generation_;
+  if (++barrier_arrived_ == options_.size) {
+    barrier_arrived_ = 0;
+    ++barrier_generation_;
+    state_changed_.notify_all();
+    return;
+  }
+  const bool passed = state_changed_.wait_until(lock, deadline(), [&] { return barrier_generation_ != generation || aborted_; });
+  if (aborted_) throw CommError("rank " + std::to_string(rank) + " stopped waiting in " + what + ": " + abort_reason_);
+  if (!passed) {
+    throw TimeoutError("rank " + std::to_string(rank) + " waited " + seconds_text(options_.timeout_s) +
+                       " s in " + what + " for all " + std::to_string(options_.size) + " ranks");
+  }
+}
+
+std::shared_ptr<SharedVector> Hub::shared_vector(int rank, const std::string& name, std::size_t count,
+                                                 std::span<const float> initial) {
+  if (rank == 0) {
+    std::lock_guard lock(state_mutex_);
+    shared_[name] = std::make_shared<ThreadsSharedVector>(count, initial);
+  }
+  barrier(rank, "shared_vector('" + name + "')");  // rank 0 has created it; nobody reads before that
+  std::shared_ptr<SharedVector> vector;
+  {
+    std::lock_guard lock(state_mutex_);
+    vector = shared_.at(name);
+  }
+  if (vector->size() != count) {
+    throw CommError("rank " + std::to_string(rank) + ": shared_vector('" + name + "') asked for " +
+                    std::to_string(count) + " floats, rank 0 created " + std::to_string(vector->size()));
+  }
+  return vector;
+}
+
+// --- ThreadsComm ----------------------------------------------------------------------------------------------
+
+ThreadsComm::ThreadsComm(Hub& hub, int rank) : hub_(hub), rank_(rank) {}
+
+int ThreadsComm::size() const { return hub_.options().size; }
+
+double ThreadsComm::now_s() const { return hub_.now_s(); }
+
+RequestPtr ThreadsComm::isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) {
+  check_peer(destination, false, "send to");
+  if (data == nullptr && bytes > 0) throw CommError("rank " + std::to_string(rank_) + ": send of " + std::to_string(bytes) + " bytes without data");
+  const auto start = std::chrono::steady_clock::now();
+  const auto* bytes_in = static_cast<const std::byte*>(data);
+  Mailbox& box = hub_.mailbox(destination);
+  {
+    std::lock_guard lock(box.mutex);
+    const auto found = std::find_if(box.posted.begin(), box.posted.end(),
+                                    [&](const auto& posted) { return matches(*posted, rank_, tag); });
+    if (found != box.posted.end()) {
+      deliver(**found, destination, rank_, tag, bytes_in, bytes);
+      box.posted.erase(found);
+    } else {
+      box.unexpected.push_back({rank_, tag, std::vector<std::byte>(bytes_in, bytes_in + bytes)});
+    }
+  }
+  box.arrived.notify_all();
+  charge(category, seconds_since(start));
+  return std::make_unique<SendRequest>(Status{destination, tag, bytes});
+}
+
+RequestPtr ThreadsComm::irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) {
+  check_peer(source, true, "receive from");
+  if (data == nullptr && bytes > 0) throw CommError("rank " + std::to_string(rank_) + ": receive of " + std::to_string(bytes) + " bytes without a buffer");
+  auto posted = std::make_shared<PostedReceive>();
+  posted->source = source;
+  posted->tag = tag;
+  posted->data = data;
+  posted->bytes = bytes;
+  Mailbox& box = hub_.mailbox(rank_);
+  {
+    std::lock_guard lock(box.mutex);
+    const auto found = std::find_if(box.unexpected.begin(), box.unexpected.end(), [&](const Message& message) {
+      return message.tag == tag && (source == kAnySource || message.source == source);
+    });
+    if (found != box.unexpected.end()) {
+      deliver(*posted, rank_, found->source, tag, found->payload.data(), found->payload.size());
+      box.unexpected.erase(found);
+    } else {
+      box.posted.push_back(posted);
+    }
+  }
+  return std::make_unique<ReceiveRequest>(hub_, *this, std::move(posted), category);
+}
+
+void ThreadsComm::compute(const ComputeStep& step) {
+  const auto start = std::chrono::steady_clock::now();
+  if (step.kernel) step.kernel();
+  charge(step.category, seconds_since(start));
+}
+
+std::shared_ptr<SharedVector> ThreadsComm::shared_vector(const std::string& name, std::size_t count,
+                                                         std::span<const float> initial) {
+  return hub_.shared_vector(rank_, name, count, initial);
+}
+
+}  // namespace dsgd::measure::threads

@@ -1,0 +1,107 @@
+#pragma once
+// One worker's Comm in the threads executor, and the hub the workers of a world share.
+//
+// Matching follows MPI: a receive is posted to the receiver's mailbox; a send first looks for a posted receive
+// that matches (source or any, tag) in posting order, else queues as an unexpected message; a receive first looks
+// at unexpected messages in arrival order. So order between one (source, destination, tag) is kept. Sends are
+// eager: the payload is copied at once and the send completes, as MPI's eager protocol does for small messages.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/comm.hpp"
+
+namespace dsgd::measure::threads {
+
+class Hub;
+
+class ThreadsComm final : public Comm {
+ public:
+  ThreadsComm(Hub& hub, int rank);
+
+  int rank() const override { return rank_; }
+  int size() const override;
+  double now_s() const override;
+  std::string_view executor() const override { return "threads"; }
+  bool has_payload() const override { return true; }
+
+  RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override;
+  RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;
+  void compute(const ComputeStep& step) override;
+  std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
+                                              std::span<const float> initial) override;
+
+ private:
+  Hub& hub_;
+  int rank_;
+};
+
+// A receive waiting in a mailbox, filled by a matching send.
+struct PostedReceive {
+  int source = kAnySource;
+  Tag tag = 0;
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  bool done = false;
+  Status status;
+  std::string error;  // set instead of data on a size mismatch
+};
+
+struct Message {
+  int source = 0;
+  Tag tag = 0;
+  std::vector<std::byte> payload;
+};
+
+struct Mailbox {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::deque<Message> unexpected;
+  std::list<std::shared_ptr<PostedReceive>> posted;
+};
+
+// The state the workers of one world share.
+class Hub {
+ public:
+  explicit Hub(const WorldOptions& options);
+
+  const WorldOptions& options() const { return options_; }
+  double now_s() const;
+  Mailbox& mailbox(int rank) { return *mailboxes_[static_cast<std::size_t>(rank)]; }
+  std::chrono::steady_clock::time_point deadline() const;
+
+  // Wakes every waiting worker and makes its wait fail with `reason`.
+  void abort(const std::string& reason);
+  bool aborted() const;
+  std::string abort_reason() const;
+
+  // Blocks until all workers arrived (or timeout / abort). `what` names the operation in errors.
+  void barrier(int rank, const std::string& what);
+
+  std::shared_ptr<SharedVector> shared_vector(int rank, const std::string& name, std::size_t count,
+                                              std::span<const float> initial);
+
+ private:
+  WorldOptions options_;
+  std::chrono::steady_clock::time_point start_;
+  std::vector<std::unique_ptr<Mailbox>> mailboxes_;
+
+  mutable std::mutex state_mutex_;
+  std::condition_variable state_changed_;
+  std::atomic<bool> aborted_{false};
+  std::string abort_reason_;
+  int barrier_arrived_ = 0;
+  long barrier_generation_ = 0;
+  std::map<std::string, std::shared_ptr<SharedVector>> shared_;
+};
+
+}  // namespace dsgd::measure::threads

@@ -1,0 +1,136 @@
+#pragma once
+// One body of collective checks that every executor's test runs (threads, MPI under mpirun, SimGrid), so all
+// executors are held to the same results. Inputs are small integers in float -- rank r, element i holds
+// (r + 1) * (i % 13 + 1) -- whose sums are exact in any order (nccl-tests' verifiable inputs), so every check is
+// an exact comparison. Without payloads (size-only simulation) the same operations run and nothing is compared.
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/collectives.hpp"
+
+namespace dsgd::testing {
+
+inline float input_value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * static_cast<int>(i % 13 + 1)); }
+
+inline float sum_value(int size, std::size_t i) {
+  return static_cast<float>(static_cast<int>(i % 13 + 1) * size * (size + 1) / 2);
+}
+
+inline std::vector<float> inputs(int rank, std::size_t count) {
+  std::vector<float> values(count);
+  for (std::size_t i = 0; i < count; ++i) values[i] = input_value(rank, i);
+  return values;
+}
+
+// Throws std::runtime_error naming rank, operation, element, value and expectation on the first difference.
+inline void expect_values(const Comm& comm, const std::string& what, const std::vector<float>& actual,
+                          const std::vector<float>& expected) {
+  if (!comm.has_payload()) return;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    if (actual[i] != expected[i]) {
+      throw std::runtime_error("rank " + std::to_string(comm.rank()) + " of " + std::to_string(comm.size()) + ": " +
+                               what + " (" + std::to_string(expected.size()) + " floats): element " +
+                               std::to_string(i) + " is " + std::to_string(actual[i]) + ", expected " +
+                               std::to_string(expected[i]));
+    }
+  }
+}
+
+// A buffer that is real only when the comm carries payloads.
+struct TestBuffer {
+  TestBuffer(const Comm& comm, std::vector<float> values) : count(values.size()) {
+    if (comm.has_payload()) storage = std::move(values);
+  }
+  Floats floats() { return {storage.empty() ? nullptr : storage.data(), count}; }
+  std::size_t count;
+  std::vector<float> storage;
+};
+
+// Runs every collective of core/collectives.hpp on `count` floats and checks each result exactly.
+inline void check_collectives(Comm& comm, std::size_t count) {
+  const int rank = comm.rank();
+  const int size = comm.size();
+  std::vector<float> sums(count);
+  for (std::size_t i = 0; i < count; ++i) sums[i] = sum_value(size, i);
+  Tag tag = kFirstCollectiveTag;
+  auto next = [&tag](Category category = Category::kGpuGpuPara) { return CollectiveOptions{category, tag++}; };
+
+  for (const int root : {0, size - 1, size / 2}) {
+    TestBuffer buffer(comm, rank == root ? inputs(root, count) : std::vector<float>(count, -1.0F));
+    broadcast(comm, buffer.floats(), root, next());
+    expect_values(comm, "broadcast from " + std::to_string(root), buffer.storage, inputs(root, count));
+
+    TestBuffer partial(comm, inputs(rank, count));
+    reduce(comm, partial.floats(), root, next(Category::kCpuGpuPara));
+    expect_values(comm, "reduce to " + std::to_string(root), partial.storage, rank == root ? sums : inputs(rank, count));
+  }
+
+  for (const auto algorithm : kAllreduceAlgorithms) {
+    TestBuffer buffer(comm, inputs(rank, count));
+    allreduce(comm, buffer.floats(), algorithm, next());
+    expect_values(comm, "allreduce " + std::string(to_string(algorithm)), buffer.storage, sums);
+  }
+
+  for (const bool reply : {false, true}) {
+    const int master = 0;
+    TestBuffer buffer(comm, inputs(rank, count));
+    std::vector<int> order;
+    round_robin_gather(
+        comm, master, buffer.floats(), reply,
+        [&](int worker, std::span<const float> received) {
+          order.push_back(worker);
+          expect_values(comm, "round-robin gather from " + std::to_string(worker),
+                        std::vector<float>(received.begin(), received.end()), inputs(worker, count));
+        },
+        next(Category::kCpuGpuPara));
+    if (rank == master) {
+      for (int worker = 1; worker < size; ++worker) {
+        if (order.size() != static_cast<std::size_t>(size - 1) || order[static_cast<std::size_t>(worker - 1)] != worker) {
+          throw std::runtime_error("round-robin gather: workers not served in rank order");
+        }
+      }
+    }
+    const bool got_reply = reply && rank != master;
+    expect_values(comm, std::string("round-robin gather") + (reply ? " reply" : ""), buffer.storage,
+                  inputs(got_reply ? master : rank, count));
+  }
+
+  // Parameter server on rank 0; each worker pushes twice and gets back twice what it pushed.
+  if (size > 1) {
+    constexpr int kRounds = 2;
+    const CollectiveOptions options = next(Category::kCpuGpuPara);
+    if (rank == 0) {
+      std::vector<double> total(count, 0.0);
+      serve_parameter_server(
+          comm, count, count, static_cast<std::size_t>(kRounds * (size - 1)),
+          [&](int, std::span<const float> pushed, std::span<float> reply) {
+            for (std::size_t i = 0; i < pushed.size(); ++i) {
+              total[i] += pushed[i];
+              reply[i] = 2 * pushed[i];
+            }
+          },
+          options);
+      if (comm.has_payload()) {
+        for (std::size_t i = 0; i < count; ++i) {
+          const double expected = kRounds * (static_cast<double>(sums[i]) - input_value(0, i));
+          if (total[i] != expected) throw std::runtime_error("parameter server: pushes lost or duplicated");
+        }
+      }
+    } else {
+      for (int round = 0; round < kRounds; ++round) {
+        TestBuffer push(comm, inputs(rank, count));
+        TestBuffer pull(comm, std::vector<float>(count, 0.0F));
+        parameter_server_exchange(comm, 0, push.floats(), pull.floats(), options);
+        std::vector<float> twice = inputs(rank, count);
+        for (auto& v : twice) v *= 2;
+        expect_values(comm, "parameter server reply", pull.storage, twice);
+      }
+    }
+  }
+}
+
+}  // namespace dsgd::testing

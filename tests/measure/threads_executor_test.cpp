@@ -1,0 +1,159 @@
+#include "measure/threads/executor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "tests/core/collective_checks.hpp"
+
+namespace dsgd::measure::threads {
+namespace {
+
+struct Case {
+  int ranks;
+  std::size_t count;
+};
+
+class MeasureThreadsCollectives : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MeasureThreadsCollectives, AreExact) {
+  const auto [ranks, count] = GetParam();
+  WorldOptions options;
+  options.size = ranks;
+  options.timeout_s = 60;
+  run_threads(options, [count = count](Comm& comm) { dsgd::testing::check_collectives(comm, count); });
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const int ranks : {1, 2, 3, 4, 7, 8, 16}) {
+    for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{1001}, std::size_t{262144}}) {
+      out.push_back({ranks, count});
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(RanksBySizes, MeasureThreadsCollectives, ::testing::ValuesIn(cases()),
+                         [](const auto& param_info) {
+                           return std::to_string(param_info.param.ranks) + "ranks_" + std::to_string(param_info.param.count) +
+                                  "floats";
+                         });
+
+WorldOptions two_ranks(double timeout_s) {
+  WorldOptions options;
+  options.size = 2;
+  options.timeout_s = timeout_s;
+  return options;
+}
+
+std::string failure_of(const WorldOptions& options, const WorkerFunction& worker) {
+  try {
+    run_threads(options, worker);
+  } catch (const CommError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(MeasureThreadsErrors, ASilentPeerTimesOutNamingWhoWaitedForWhom) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string message = failure_of(two_ranks(0.3), [](Comm& comm) {
+    float x = 0;
+    if (comm.rank() == 1) comm.recv(0, 7, &x, sizeof x, Category::kNetwork);
+  });
+  EXPECT_EQ(message, "rank 1 waited 0.3 s for a message from rank 0 (tag 7, 4 bytes)");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+}
+
+TEST(MeasureThreadsErrors, SizeMismatchNamesBothSizes) {
+  const std::string message = failure_of(two_ranks(10), [](Comm& comm) {
+    float data[4] = {1, 2, 3, 4};
+    if (comm.rank() == 0) comm.send(1, 3, data, sizeof data, Category::kNetwork);
+    if (comm.rank() == 1) comm.recv(0, 3, data, 2 * sizeof(float), Category::kNetwork);
+  });
+  EXPECT_EQ(message, "rank 1 expected 8 bytes from rank 0 (tag 3) but the message has 16 bytes");
+}
+
+TEST(MeasureThreadsErrors, RankOutOfRangeIsACommError) {
+  const std::string message = failure_of(two_ranks(10), [](Comm& comm) {
+    float x = 0;
+    if (comm.rank() == 0) comm.send(2, 0, &x, sizeof x, Category::kNetwork);
+  });
+  EXPECT_EQ(message, "rank 0: send to rank 2 is out of range [0, 2)");
+}
+
+TEST(MeasureThreadsErrors, AFailingWorkerWakesTheOthersAndItsErrorIsRethrown) {
+  // Rank 1 waits for a message that rank 0 will never send because it fails first: rank 1 must not sit out
+  // its 60 s timeout.
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run_threads(two_ranks(60), [](Comm& comm) {
+      if (comm.rank() == 0) throw InputError("bad hyper-parameter");
+      float x = 0;
+      comm.recv(0, 1, &x, sizeof x, Category::kNetwork);
+    });
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "bad hyper-parameter");
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
+}
+
+TEST(MeasureThreadsComm, KeepsOrderPerSourceAndTagAndMatchesAnySource) {
+  WorldOptions options;
+  options.size = 3;
+  run_threads(options, [](Comm& comm) {
+    if (comm.rank() != 0) {
+      for (int i = 0; i < 50; ++i) {
+        const int value = comm.rank() * 1000 + i;
+        comm.send(0, 5, &value, sizeof value, Category::kNetwork);
+      }
+      return;
+    }
+    int next[3] = {0, 0, 0};
+    for (int i = 0; i < 100; ++i) {
+      int value = 0;
+      const Status status = comm.recv(kAnySource, 5, &value, sizeof value, Category::kNetwork);
+      ASSERT_EQ(value, status.source * 1000 + next[status.source]) << "overtaken";
+      ++next[status.source];
+    }
+  });
+}
+
+TEST(MeasureThreadsComm, ChargesTimeToTheStepsCategory) {
+  WorldOptions options;
+  options.size = 1;
+  const auto result = run_threads(options, [](Comm& comm) {
+    ComputeStep step;
+    step.category = Category::kForwardBackward;
+    step.kernel = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+    comm.compute(step);
+  });
+  EXPECT_GE(result.per_rank[0][Category::kForwardBackward], 0.019);
+  EXPECT_EQ(result.per_rank[0][Category::kWait], 0.0);
+}
+
+TEST(MeasureThreadsComm, SharedVectorAddsFromEveryWorker) {
+  // Each of 4 workers adds 1 to its own quarter: disjoint elements, so no update can be lost.
+  WorldOptions options;
+  options.size = 4;
+  std::atomic<int> checked{0};
+  run_threads(options, [&](Comm& comm) {
+    const std::vector<float> initial(8, 10.0F);
+    auto shared = comm.shared_vector("w", 8, comm.rank() == 0 ? std::span<const float>(initial) : std::span<const float>());
+    const std::vector<float> ones(2, 1.0F);
+    shared->add(static_cast<std::size_t>(2 * comm.rank()), ones, 0.5F, Category::kGpuUpdate);
+    // shared_vector is collective, so a second call is a barrier of sorts: after it everyone has added.
+    comm.shared_vector("barrier", 1, {});
+    std::vector<float> out(8);
+    shared->read(0, out, Category::kGpuUpdate);
+    for (float v : out) EXPECT_EQ(v, 10.5F);
+    ++checked;
+  });
+  EXPECT_EQ(checked.load(), 4);
+}
+
+}  // namespace
+}  // namespace dsgd::measure::threads
