@@ -81,6 +81,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   app.set_version_flag("--version", std::function<std::string()>(version_text), "Print version, commit and back ends");
   app.footer("Run `dsgd COMMAND --help` for a command's options. Exit codes: 0 ok, 1 failure, 2 usage or input "
              "error, 3 internal error.");
+  register_calibrate_command(app, context);
   register_models_command(app, context);
   register_platforms_command(app, context);
   register_report_command(app, context);

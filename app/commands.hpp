@@ -18,6 +18,7 @@ struct Context {
   std::string command_line;  // e.g. "models --results report/results/models.json"
 };
 
+void register_calibrate_command(CLI::App& app, Context& context);
 void register_models_command(CLI::App& app, Context& context);
 void register_platforms_command(CLI::App& app, Context& context);
 void register_report_command(CLI::App& app, Context& context);

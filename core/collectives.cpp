@@ -2,23 +2,25 @@
 
 #include <algorithm>
 #include <bit>
+#include <memory>
 #include <vector>
 
 namespace dsgd {
 
 namespace {
 
-// A float buffer that exists only when the comm carries payloads.
+// A float buffer that exists only when the comm carries payloads. Left uninitialised: every use writes it before
+// reading it, and zero-filling a full-size buffer per call cost up to 20% of a large allreduce.
 class Scratch {
  public:
   Scratch(const Comm& comm, std::size_t count) : count_(count) {
-    if (comm.has_payload()) storage_.resize(count);
+    if (comm.has_payload() && count > 0) storage_.reset(new float[count]);
   }
-  Floats floats() { return {storage_.empty() ? nullptr : storage_.data(), count_}; }
+  Floats floats() { return {storage_.get(), count_}; }
 
  private:
   std::size_t count_;
-  std::vector<float> storage_;
+  std::unique_ptr<float[]> storage_;
 };
 
 Floats slice(Floats buffer, std::size_t offset, std::size_t count) {
@@ -50,7 +52,11 @@ void accumulate(Comm& comm, Floats target, Floats source, const CollectiveOption
   step.category = options.category;
   if (target.data && source.data) {
     step.kernel = [target, source] {
-      for (std::size_t i = 0; i < target.count; ++i) target.data[i] += source.data[i];
+      float* __restrict out = target.data;
+      const float* __restrict in = source.data;
+      // GCC -O2 leaves this loop scalar; the pragma (with -fopenmp-simd) vectorises it.
+#pragma omp simd
+      for (std::size_t i = 0; i < target.count; ++i) out[i] += in[i];
     };
   }
   comm.compute(step);

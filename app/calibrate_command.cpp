@@ -1,0 +1,212 @@
+// `dsgd calibrate`: measures this machine's MPI ping-pong with the dsgd-mpi worker (under mpirun, since dsgd itself
+// links SimGrid and never OpenMPI), fits alpha and beta per message-size segment, and writes a platform file the
+// simulator can load (DESIGN.md "Calibration, prediction, validation").
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <cstdio>
+#include <sstream>
+
+#include "app/commands.hpp"
+#include "core/error.hpp"
+#include "core/subprocess.hpp"
+#include "measure/calibration.hpp"
+#include "measure/mpi/launch.hpp"
+#include "platforms/loader.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+struct CalibrateOptions {
+  int ranks = 2;
+  std::string out = "platforms/this-machine.json";
+  std::string name = "this-machine";
+  double min_bytes = 8;
+  double max_bytes = 64.0 * 1024 * 1024;
+  int rounds = 15;
+  // Where the time per byte changes here: Open MPI's eager protocol up to 4040 B, rendezvous from 4048 B; above
+  // 64 KiB the copy costs dominate; from 4 MiB messages no longer fit in the caches (2 MiB L2 per core, 32 MiB L3
+  // shared by sender and receiver) and run at memory speed, the regime of large gradients.
+  std::vector<double> boundaries = {4044, 65536, 4194304};
+  int nodes = 0;
+  std::string weighting = "relative";
+  std::string results;  // keep dsgd-mpi's ping-pong results here
+  std::string worker;   // dsgd-mpi; default: beside this executable
+  int timeout_s = 600;
+};
+
+std::string number_text(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", value);
+  return text;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string text;
+  for (const auto& word : words) text += (text.empty() ? "" : " ") + word;
+  return text;
+}
+
+// The lines a failed dsgd-mpi printed about itself ("dsgd-mpi: rank R: ..."), else the output's last line.
+std::string failure_summary(const std::string& output) {
+  std::istringstream in(output);
+  std::string summary;
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("dsgd-mpi:", 0) == 0) summary += (summary.empty() ? "" : "; ") + line;
+    if (!line.empty()) last = line;
+  }
+  return summary.empty() ? last : summary;
+}
+
+// Deletes a temporary file when the command ends, however it ends.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(std::filesystem::path path) : path_(std::move(path)) {}
+  ~TemporaryFile() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+std::vector<measure::PingPongPoint> pingpong_points(const reports::Results& results, const std::string& source) {
+  std::vector<measure::PingPongPoint> points;
+  for (const auto& entry : results.benchmarks) {
+    if (entry.name.rfind("pingpong/", 0) != 0) continue;
+    const auto bytes = entry.counters.find("bytes");
+    const auto round_trip = entry.counters.find("round_trip_s");
+    if (bytes == entry.counters.end() || round_trip == entry.counters.end()) {
+      throw InputError(source + ": entry '" + entry.name + "' lacks the bytes or round_trip_s counter");
+    }
+    points.push_back({bytes->second, round_trip->second});
+  }
+  if (points.empty()) throw InputError(source + ": no pingpong/* entries");
+  return points;
+}
+
+// Each measured size beside its segment's fit, then the fit per segment.
+void print_fit(std::ostream& out, std::vector<measure::PingPongPoint> points,
+               const std::vector<measure::SegmentFit>& segments, const std::string& weighting) {
+  std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  char line[160];
+  std::snprintf(line, sizeof line, "%12s %16s %14s %10s\n", "bytes", "one way us", "fitted us", "error");
+  out << line;
+  for (const auto& point : points) {
+    const auto segment = std::find_if(segments.begin(), segments.end(), [&](const auto& s) {
+      return point.bytes >= s.from_bytes && point.bytes < s.to_bytes;
+    });
+    const double measured = point.round_trip_s / 2;
+    if (segment == segments.end()) {
+      std::snprintf(line, sizeof line, "%12.0f %16.3f %14s %10s\n", point.bytes, measured * 1e6, "-", "-");
+    } else {
+      const double fitted = segment->one_way_s(point.bytes);
+      std::snprintf(line, sizeof line, "%12.0f %16.3f %14.3f %9.1f%%\n", point.bytes, measured * 1e6, fitted * 1e6,
+                    100 * (fitted - measured) / measured);
+    }
+    out << line;
+  }
+  out << "alpha-beta fit per segment (" << weighting << " least squares, round trip = 2 alpha + 2 n beta):\n";
+  for (const auto& segment : segments) out << "  " << measure::describe(segment) << '\n';
+}
+
+void calibrate(Context& context, const CalibrateOptions& options) {
+  if (options.ranks < 2) {
+    throw InputError("calibrate: --ranks must be at least 2 (the ping-pong needs two), got " +
+                     std::to_string(options.ranks));
+  }
+  if (options.nodes < 0) throw InputError("calibrate: --nodes must be positive");
+  const auto weighting =
+      options.weighting == "absolute" ? measure::FitWeighting::kAbsolute : measure::FitWeighting::kRelative;
+  if (options.weighting != "absolute" && options.weighting != "relative") {
+    throw UnknownNameError("fit weighting", options.weighting, {"absolute", "relative"});
+  }
+  const std::string worker = options.worker.empty() ? measure::mpi::worker_executable().string() : options.worker;
+  const std::filesystem::path results_path =
+      options.results.empty() ? std::filesystem::temp_directory_path() /
+                                    ("dsgd-calibrate-" + std::to_string(::getpid()) + ".json")
+                              : std::filesystem::path(options.results);
+  std::optional<TemporaryFile> temporary;
+  if (options.results.empty()) temporary.emplace(results_path);
+
+  std::vector<std::string> worker_args = {worker, "pingpong", "--results", results_path.string(),
+                                          "--min-bytes", number_text(options.min_bytes),
+                                          "--max-bytes", number_text(options.max_bytes),
+                                          "--rounds", std::to_string(options.rounds), "--quiet"};
+  const auto command = measure::mpi::mpirun_command(options.ranks, worker_args);
+  context.err << "calibrate: running " << joined(command) << '\n';
+  const auto run = run_process(command, std::chrono::seconds(options.timeout_s));
+  if (run.timed_out) {
+    throw Error("calibrate: the ping-pong did not finish within " + std::to_string(options.timeout_s) +
+                " s (--timeout): " + joined(command));
+  }
+  if (run.exit_code != 0) {
+    throw Error("calibrate: the ping-pong failed (mpirun exit code " + std::to_string(run.exit_code) +
+                "): " + failure_summary(run.output));
+  }
+  const auto results = reports::read_results(results_path);
+  const auto points = pingpong_points(results, results_path.string());
+  const auto segments = measure::fit_alpha_beta(points, options.boundaries, weighting);
+
+  measure::CalibrationInput input;
+  input.name = options.name;
+  input.host = results.provenance.host_name;
+  input.date = results.provenance.date;
+  for (const auto& entry : results.benchmarks) {
+    if (const auto transport = entry.labels.find("transport"); transport != entry.labels.end()) {
+      input.transport = transport->second;
+      break;
+    }
+  }
+  input.ranks = options.ranks;
+  input.nodes = options.nodes;
+  input.cpu = measure::read_cpu_facts();
+  input.segments = segments;
+  const auto platform = measure::calibrated_platform(input);
+  measure::write_platform_file(options.out, platform);
+
+  print_fit(context.out, points, segments, options.weighting);
+  char line[256];
+  std::snprintf(line, sizeof line, "wrote %s: %d hosts, link latency %.3g us, bandwidth %.3g GB/s, peak %.3g GFLOP/s per host\n",
+                options.out.c_str(), platform.nodes.count, platform.network.link.latency_s * 1e6,
+                platform.network.link.bandwidth_Bps / 1e9, platform.nodes.cpu.peak_flops / 1e9);
+  context.out << line;
+}
+
+}  // namespace
+
+void register_calibrate_command(CLI::App& app, Context& context) {
+  auto options = std::make_shared<CalibrateOptions>();
+  auto boundaries = std::make_shared<std::vector<double>>(options->boundaries);
+  auto* command = app.add_subcommand(
+      "calibrate", "Measure MPI ping-pong on this machine (dsgd-mpi under mpirun), fit alpha-beta, write a platform");
+  command->add_option("--ranks", options->ranks, "MPI ranks to start (ping-pong between ranks 0 and 1)")
+      ->capture_default_str();
+  command->add_option("--out", options->out, "Platform file to write")->capture_default_str();
+  command->add_option("--name", options->name, "The platform's name")->capture_default_str();
+  command->add_option("--min-bytes", options->min_bytes, "Smallest ping-pong message")->capture_default_str();
+  command->add_option("--max-bytes", options->max_bytes, "Largest ping-pong message")->capture_default_str();
+  command->add_option("--rounds", options->rounds, "Timed sweeps over all sizes")->capture_default_str();
+  command->add_option("--boundaries", *boundaries, "Segment boundaries in bytes (a fit per segment)")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--nodes", options->nodes, "Hosts in the platform (default: this machine's physical cores)");
+  command->add_option("--weighting", options->weighting, "Least squares on 'relative' or 'absolute' error")
+      ->capture_default_str();
+  command->add_option("--results", options->results, "Also keep the ping-pong results (JSON) here");
+  command->add_option("--dsgd-mpi", options->worker, "The dsgd-mpi executable (default: beside dsgd)");
+  command->add_option("--timeout", options->timeout_s, "Seconds before the ping-pong run is killed")
+      ->capture_default_str();
+  command->callback([&context, options, boundaries] {
+    options->boundaries = *boundaries;
+    calibrate(context, *options);
+  });
+}
+
+}  // namespace dsgd::app

@@ -1,0 +1,105 @@
+#include "simulate/collective_costs.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "core/error.hpp"
+
+namespace dsgd::simulate {
+
+namespace {
+
+void check_ranks(int ranks) {
+  if (ranks < 1) throw InputError("a collective needs at least 1 rank, got " + std::to_string(ranks));
+}
+
+// ceil(log2 P): the rounds of a binomial tree.
+int tree_rounds(int ranks) { return static_cast<int>(std::bit_width(static_cast<unsigned>(ranks - 1))); }
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+double bytes_of(std::size_t count) { return static_cast<double>(count * sizeof(float)); }
+
+// Thakur's fold for P not a power of two: even ranks of the first 2(P - P') send their buffer to the odd
+// neighbour, which adds it (in); at the end the odd ones send the result back (out).
+double fold_time(const AlphaBetaGamma& model, int ranks, std::size_t count) {
+  if (std::has_single_bit(static_cast<unsigned>(ranks))) return 0;
+  return 2 * model.message_s(bytes_of(count)) + model.reduce_s(static_cast<double>(count));
+}
+
+}  // namespace
+
+AlphaBetaGamma alpha_beta_gamma(const platforms::Platform& platform) {
+  const auto& link = platform.network.link;
+  const auto& topology = platform.network.topology;
+  AlphaBetaGamma model;
+  model.latency_s = link.latency_s;
+  model.bandwidth_Bps = link.bandwidth_Bps;
+  model.flops = platform.nodes.cpu.peak_flops;
+  if (topology.kind() == platforms::TopologyKind::kStar) {
+    // A star's backbone is one more hop on every message (simulate/simgrid/platform_builder.hpp).
+    model.latency_s += topology.link_latency_s.value_or(0.0);
+    if (topology.link_bandwidth_Bps) model.bandwidth_Bps = std::min(model.bandwidth_Bps, *topology.link_bandwidth_Bps);
+  }
+  return model;
+}
+
+double broadcast_time(const AlphaBetaGamma& model, int ranks, std::size_t count) {
+  check_ranks(ranks);
+  // Every rank's subtree is served largest first, so the root's L sequential sends are the critical path.
+  return tree_rounds(ranks) * model.message_s(bytes_of(count));
+}
+
+double reduce_time(const AlphaBetaGamma& model, int ranks, std::size_t count) {
+  check_ranks(ranks);
+  // A child at distance 2^i is ready after its own i rounds, exactly when its parent reaches round i.
+  return tree_rounds(ranks) * (model.message_s(bytes_of(count)) + model.reduce_s(static_cast<double>(count)));
+}
+
+double allreduce_time(const AlphaBetaGamma& model, AllreduceAlgorithm algorithm, int ranks, std::size_t count) {
+  check_ranks(ranks);
+  if (ranks == 1) return 0;  // core's allreduce returns at once
+  const double p = ranks;
+  const double n = bytes_of(count);
+  const double c = static_cast<double>(count);
+  switch (algorithm) {
+    case AllreduceAlgorithm::kRing: {
+      // P-1 reduce-scatter steps (send a chunk, receive a chunk, add it), then P-1 allgather steps. Chunks differ
+      // by one float when P does not divide the count; the largest sets the pace of every step.
+      const double chunk = static_cast<double>(ceil_div(count, static_cast<std::size_t>(ranks)));
+      return (p - 1) * (2 * model.message_s(chunk * sizeof(float)) + model.reduce_s(chunk));
+    }
+    case AllreduceAlgorithm::kRecursiveDoubling: {
+      const int steps = std::bit_width(static_cast<unsigned>(ranks)) - 1;  // log2 P'
+      return steps * (model.message_s(n) + model.reduce_s(c)) + fold_time(model, ranks, count);
+    }
+    case AllreduceAlgorithm::kRabenseifner: {
+      // Recursive halving exchanges and adds c/2, c/4, ..., c/P' floats; recursive doubling sends them back. An odd
+      // range splits into halves one float apart; the larger, ceil(c / 2^i), sets the pace of step i.
+      const int steps = std::bit_width(static_cast<unsigned>(ranks)) - 1;
+      double total = fold_time(model, ranks, count);
+      for (int step = 1; step <= steps; ++step) {
+        const double half = static_cast<double>(ceil_div(count, std::size_t{1} << step));
+        total += 2 * model.message_s(half * sizeof(float)) + model.reduce_s(half);
+      }
+      return total;
+    }
+    case AllreduceAlgorithm::kReduceBroadcast:
+      return reduce_time(model, ranks, count) + broadcast_time(model, ranks, count);
+  }
+  return 0;
+}
+
+double round_robin_gather_time(const AlphaBetaGamma& model, int ranks, std::size_t count, bool reply) {
+  check_ranks(ranks);
+  return (ranks - 1) * (reply ? 2 : 1) * model.message_s(bytes_of(count));
+}
+
+double parameter_server_time(const AlphaBetaGamma& model, std::size_t push_count, std::size_t reply_count,
+                             std::size_t requests) {
+  return static_cast<double>(requests) *
+         (model.message_s(bytes_of(push_count)) + model.message_s(bytes_of(reply_count)));
+}
+
+}  // namespace dsgd::simulate

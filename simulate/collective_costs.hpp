@@ -1,0 +1,63 @@
+#pragma once
+// Closed-form alpha-beta-gamma times of the collectives in core/collectives.hpp: the "analytic" fidelity level
+// (DESIGN.md), microseconds where replaying every message in SimGrid takes seconds at thousands of ranks.
+//
+// Model (Thakur, Rabenseifner and Gropp 2005, "Optimization of collective communication operations in MPICH"):
+// a message of n bytes between two ranks takes alpha + n * beta, every rank sends and receives at the same time
+// on separate links (full duplex, no contention in a star), and a local reduction of c floats takes c * gamma.
+// Each form follows the exact schedule of core/collectives.cpp (which rank waits for which message), not the
+// textbook algorithm, so it equals the SimGrid executor's time on a flat alpha-beta star (tests/simulate holds the
+// two within 1%). P is the number of ranks, n the buffer's bytes, c its floats, P' = 2^floor(log2 P), and
+// L = ceil(log2 P):
+//
+//   broadcast             L (alpha + n beta)                          the root sends L times, one after the other
+//   reduce                L (alpha + n beta + c gamma)                each round: receive, then add
+//   allreduce ring        2 (P-1) alpha + 2 (P-1)/P n beta + (P-1)/P c gamma
+//   allreduce recursive   log2 P' (alpha + n beta + c gamma) + fold
+//     doubling
+//   allreduce             2 log2 P' alpha + 2 (P'-1)/P' n beta + (P'-1)/P' c gamma + fold
+//     Rabenseifner
+//   allreduce reduce +    reduce + broadcast                          the broadcast starts when the root has the sum
+//     broadcast
+//   fold (P != P')        2 alpha + 2 n beta + c gamma                 Thakur's pairing of the first 2 (P - P') ranks:
+//                                                                      in before, and the result back out after
+//   round-robin gather    (P-1) (alpha + n beta), x 2 with a reply      the master serves one worker at a time
+//   parameter server      requests (2 alpha + (push + reply bytes) beta)  one server, always busy
+//
+// Ring and Rabenseifner cut the buffer into whole floats: chunks of c/P (halves of c/2^i) are rounded up, since the
+// largest piece sets the pace of each step; the forms above are the limit of divisible counts.
+//
+// The gather's and the server's handlers are the caller's code and cost nothing here. With P = 1 every
+// collective costs 0.
+
+#include <cstddef>
+
+#include "core/collectives.hpp"
+#include "platforms/platform.hpp"
+
+namespace dsgd::simulate {
+
+// The three parameters of the model.
+struct AlphaBetaGamma {
+  double latency_s = 0;      // alpha
+  double bandwidth_Bps = 0;  // 1 / beta
+  double flops = 0;          // 1 / gamma: a float added per FLOP at this rate; 0 or infinity: reductions are free
+
+  double message_s(double bytes) const { return latency_s + bytes / bandwidth_Bps; }
+  double reduce_s(double floats) const { return flops > 0 ? floats / flops : 0.0; }
+};
+
+// The model of `platform`: alpha and bandwidth of its node link (plus the backbone of a star that has one: its
+// latency added, its bandwidth if lower), gamma from the CPU peak, as simulate/simgrid builds the platform.
+AlphaBetaGamma alpha_beta_gamma(const platforms::Platform& platform);
+
+// Seconds for `ranks` ranks to run the collective on `count` floats. Throws InputError for ranks < 1.
+double broadcast_time(const AlphaBetaGamma& model, int ranks, std::size_t count);
+double reduce_time(const AlphaBetaGamma& model, int ranks, std::size_t count);
+double allreduce_time(const AlphaBetaGamma& model, AllreduceAlgorithm algorithm, int ranks, std::size_t count);
+double round_robin_gather_time(const AlphaBetaGamma& model, int ranks, std::size_t count, bool reply);
+// The server's time to serve `requests` pushes of push_count floats, each answered with reply_count floats.
+double parameter_server_time(const AlphaBetaGamma& model, std::size_t push_count, std::size_t reply_count,
+                             std::size_t requests);
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,513 @@
+#include "simulate/simgrid/comm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+
+namespace dsgd::simulate {
+
+namespace s4u = simgrid::s4u;
+
+// What travels through a mailbox. The receiver owns it once the transfer completed.
+struct SimMessage {
+  int source = 0;
+  Tag tag = 0;
+  std::size_t bytes = 0;
+  std::vector<std::byte> payload;  // empty without payloads
+};
+
+namespace {
+
+std::string rank_text(int rank) { return rank == kAnySource ? "any rank" : "rank " + std::to_string(rank); }
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return text;
+}
+
+std::string message_text(Tag tag, std::size_t bytes) {
+  return "(tag " + std::to_string(tag) + ", " + std::to_string(bytes) + " bytes)";
+}
+
+// One irecv()'s side of matching: the source it accepts and, once matched, its message.
+struct ReceiveSlot {
+  int source = kAnySource;
+  std::unique_ptr<SimMessage> message;
+  bool accepts(const SimMessage& candidate) const { return source == kAnySource || source == candidate.source; }
+};
+
+}  // namespace
+
+std::string describe(const Waiting& waiting) {
+  switch (waiting.kind) {
+    case Waiting::Kind::kReceive:
+      return "a message from " + rank_text(waiting.peer) + " " + message_text(waiting.tag, waiting.bytes);
+    case Waiting::Kind::kSend:
+      return rank_text(waiting.peer) + " to receive its message " + message_text(waiting.tag, waiting.bytes);
+    case Waiting::Kind::kSharedVector:
+      return "every rank to open shared vector '" + waiting.name + "'";
+    case Waiting::Kind::kNothing:
+      break;
+  }
+  return "nothing";
+}
+
+// --- Inbox: the messages of one (rank, tag) ------------------------------------------------------------------------
+
+class Inbox {
+ public:
+  explicit Inbox(s4u::Mailbox* mailbox) : mailbox_(mailbox) {}
+
+  // Matches `slot` from the stash if a stashed message accepts it, else queues it and makes sure one more SimGrid
+  // receive is posted, so that the transfer can start as soon as a sender is there.
+  void post(ReceiveSlot* slot) {
+    const auto stashed = std::find_if(stash_.begin(), stash_.end(), [&](const auto& m) { return slot->accepts(*m); });
+    if (stashed != stash_.end()) {
+      slot->message = std::move(*stashed);
+      stash_.erase(stashed);
+      return;
+    }
+    posted_.push_back(slot);
+    top_up();
+  }
+
+  // Forgets an unmatched slot (its request is being destroyed while the actor unwinds).
+  void withdraw(const ReceiveSlot* slot) { std::erase(posted_, slot); }
+
+  // Takes arrivals, oldest SimGrid receive first, until `slot` is matched. Throws simgrid::TimeoutException once
+  // `timeout` simulated seconds have passed (-1: never).
+  void wait(const ReceiveSlot* slot, double timeout) {
+    const double deadline = timeout < 0 ? -1 : s4u::Engine::get_clock() + timeout;
+    while (!slot->message) {
+      DSGD_ENFORCE(!gets_.empty(), "an unmatched receive has no SimGrid receive posted");
+      Get& oldest = *gets_.front();
+      try {
+        oldest.activity->wait_for(deadline < 0 ? -1 : std::max(0.0, deadline - s4u::Engine::get_clock()));
+      } catch (const simgrid::Exception&) {
+        gets_.pop_front();  // SimGrid ended this receive (timed out, failed): a later wait needs a fresh one
+        throw;
+      }
+      std::unique_ptr<SimMessage> arrived(oldest.message);
+      gets_.pop_front();
+      deliver(std::move(arrived));
+      top_up();
+    }
+  }
+
+  // Cancels SimGrid receives beyond those that posted slots need (left by withdrawn slots).
+  void cancel_surplus() {
+    while (gets_.size() > posted_.size()) {
+      gets_.back()->activity->cancel();
+      gets_.pop_back();
+    }
+  }
+
+ private:
+  struct Get {
+    s4u::CommPtr activity;
+    SimMessage* message = nullptr;  // written by SimGrid when the transfer completes
+  };
+
+  // An arrival goes to the oldest posted slot that accepts it (MPI's matching order), else to the stash.
+  void deliver(std::unique_ptr<SimMessage> message) {
+    const auto taker =
+        std::find_if(posted_.begin(), posted_.end(), [&](const ReceiveSlot* s) { return s->accepts(*message); });
+    if (taker == posted_.end()) {
+      stash_.push_back(std::move(message));
+      return;
+    }
+    (*taker)->message = std::move(message);
+    posted_.erase(taker);
+  }
+
+  void top_up() {
+    while (gets_.size() < posted_.size()) {
+      auto get = std::make_unique<Get>();
+      get->activity = mailbox_->get_async<SimMessage>(&get->message);
+      gets_.push_back(std::move(get));
+    }
+  }
+
+  s4u::Mailbox* mailbox_;
+  std::deque<std::unique_ptr<SimMessage>> stash_;  // arrived, not yet asked for; arrival order
+  std::deque<std::unique_ptr<Get>> gets_;          // posted SimGrid receives; posting order
+  std::deque<ReceiveSlot*> posted_;                // unmatched slots; posting order
+};
+
+// --- shared vectors ------------------------------------------------------------------------------------------
+
+namespace {
+
+struct SharedStorage {
+  std::size_t count = 0;
+  std::vector<float> values;  // empty without payloads
+};
+
+// One rank's handle on a shared vector: the storage is the world's, the time is charged to this rank.
+class SimSharedVector final : public SharedVector {
+ public:
+  SimSharedVector(std::shared_ptr<SharedStorage> storage, SimgridComm& comm, std::string name)
+      : storage_(std::move(storage)), comm_(comm), name_(std::move(name)) {}
+
+  std::size_t size() const override { return storage_->count; }
+
+  void read(std::size_t offset, std::span<float> out, Category category) override {
+    check(offset, out.size());
+    if (!storage_->values.empty() && out.data() != nullptr) {
+      std::copy_n(storage_->values.begin() + static_cast<std::ptrdiff_t>(offset), out.size(), out.begin());
+    }
+    charge(static_cast<double>(out.size_bytes()), category);
+  }
+
+  void add(std::size_t offset, std::span<const float> delta, float scale, Category category) override {
+    check(offset, delta.size());
+    if (!storage_->values.empty() && delta.data() != nullptr) {
+      for (std::size_t i = 0; i < delta.size(); ++i) storage_->values[offset + i] += scale * delta[i];
+    }
+    charge(2.0 * static_cast<double>(delta.size_bytes()), category);  // a load and a store per element
+  }
+
+ private:
+  void check(std::size_t offset, std::size_t count) const {
+    if (offset > storage_->count || count > storage_->count - offset) {
+      throw CommError("rank " + std::to_string(comm_.rank()) + ": shared vector '" + name_ + "' access [" +
+                      std::to_string(offset) + ", " + std::to_string(offset + count) + ") is out of range [0, " +
+                      std::to_string(storage_->count) + ")");
+    }
+  }
+
+  void charge(double bytes, Category category) {
+    const double bandwidth = comm_.world().memory_bandwidth_Bps();
+    if (bandwidth > 0) comm_.spend(bytes / bandwidth, category);
+  }
+
+  std::shared_ptr<SharedStorage> storage_;
+  SimgridComm& comm_;
+  std::string name_;
+};
+
+}  // namespace
+
+// The world's shared vectors and the barrier that makes shared_vector() collective.
+// Actors run one at a time, but every SimGrid call may let others run before it returns: state shared between
+// actors is changed only between SimGrid calls.
+struct SharedVectors {
+  std::map<std::string, std::shared_ptr<SharedStorage>> storage;
+  // The barrier's gate. A semaphore, not a mutex and condition variable: a killed actor unwinds out of its wait,
+  // and must not release a mutex it does not hold. Created by maestro with the World, before any actor runs.
+  s4u::SemaphorePtr gate = s4u::Semaphore::create(0);
+  int arrived = 0;
+
+  // Blocks until every rank arrived (or the world's timeout); `name` is for messages. The last rank to arrive
+  // opens the gate once for each waiting rank; those are all blocked in acquire() by then, so a token cannot go to
+  // a rank that already hurries to the next barrier.
+  void barrier(SimgridComm& comm, const std::string& name) {
+    World& world = comm.world();
+    if (++arrived == world.size()) {
+      arrived = 0;
+      for (int waiter = 1; waiter < world.size(); ++waiter) gate->release();
+      return;
+    }
+    Waiting waiting;
+    waiting.kind = Waiting::Kind::kSharedVector;
+    waiting.name = name;
+    world.set_waiting(comm.rank(), waiting);
+    const double timeout = world.simgrid_timeout();
+    if (timeout < 0) {
+      gate->acquire();
+    } else if (gate->acquire_timeout(timeout)) {
+      throw TimeoutError("rank " + std::to_string(comm.rank()) + " waited " + seconds_text(timeout) + " s for " +
+                         describe(waiting) + " (" + std::to_string(arrived) + " of " + std::to_string(world.size()) +
+                         " arrived)");
+    }
+    world.clear_waiting(comm.rank());
+  }
+};
+
+// --- World ----------------------------------------------------------------------------------------------------
+
+World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, double memory_bandwidth_Bps)
+    : options_(options),
+      hosts_(std::move(hosts)),
+      memory_bandwidth_Bps_(memory_bandwidth_Bps),
+      waiting_(static_cast<std::size_t>(options.size)),
+      shared_(std::make_unique<SharedVectors>()) {
+  DSGD_ENFORCE_EQ(hosts_.size(), static_cast<std::size_t>(options.size));
+  comms_.reserve(hosts_.size());
+  for (int rank = 0; rank < options.size; ++rank) comms_.push_back(std::make_unique<SimgridComm>(*this, rank));
+}
+
+World::~World() = default;
+
+double World::simgrid_timeout() const { return std::isfinite(options_.timeout_s) ? options_.timeout_s : -1.0; }
+
+s4u::Mailbox* World::mailbox(int destination, Tag tag) {
+  const std::uint64_t key =
+      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(destination)) << 32) | static_cast<std::uint32_t>(tag);
+  if (const auto found = mailboxes_.find(key); found != mailboxes_.end()) return found->second;
+  // by_name() is a simcall: other actors run before it returns, and may look up (and insert) the same mailbox. So
+  // nothing is inserted before it returns; the same name gives the same mailbox, whoever inserts it.
+  auto* mailbox = s4u::Mailbox::by_name(std::to_string(destination) + "/" + std::to_string(tag));
+  mailboxes_.emplace(key, mailbox);
+  return mailbox;
+}
+
+void World::fail(int rank, std::exception_ptr error) {
+  if (first_error_) return;
+  first_error_ = std::move(error);
+  first_error_rank_ = rank;
+  // The others would only time out waiting for this rank: end them now (they unwind; none records an error).
+  s4u::Actor::kill_all();
+}
+
+void World::on_deadlock() {
+  if (first_error_) return;
+  std::string report = "deadlock: every remaining rank waits forever";
+  int listed = 0;
+  int unlisted = 0;
+  for (std::size_t rank = 0; rank < waiting_.size(); ++rank) {
+    if (waiting_[rank].kind == Waiting::Kind::kNothing) continue;
+    if (listed == 8) {
+      ++unlisted;
+      continue;
+    }
+    report += (listed++ == 0 ? ": " : "; ") + std::string("rank ") + std::to_string(rank) + " waits for " +
+              describe(waiting_[rank]);
+  }
+  if (unlisted > 0) report += "; and " + std::to_string(unlisted) + " more";
+  first_error_ = std::make_exception_ptr(CommError(report));
+}
+
+void World::bury(std::unique_ptr<SimMessage> message) { graveyard_.push_back(std::move(message)); }
+
+// --- requests ---------------------------------------------------------------------------------------------------
+
+namespace {
+
+// Destroying a request that was not waited for waits for it (core/comm.hpp), except while the actor unwinds:
+// blocking then would be wrong (and SimGrid forbids it for a killed actor). A failure in that wait cannot leave a
+// destructor, so the comm keeps it for finish() -- a kill included, which must end the actor.
+template <typename PendingRequest>
+void wait_in_destructor(PendingRequest& request, SimgridComm& comm) {
+  try {
+    request.wait();
+  } catch (...) {
+    comm.defer_error(std::current_exception());
+  }
+}
+
+class SendRequest final : public Request {
+ public:
+  SendRequest(SimgridComm& comm, int destination, Tag tag, std::unique_ptr<SimMessage> message, Category category)
+      : comm_(comm), destination_(destination), tag_(tag), bytes_(message->bytes), category_(category) {
+    message_ = message.release();  // SimGrid hands the pointer to the receiver, who owns it from then on
+    activity_ = comm.world().mailbox(destination, tag)->put_async(message_, bytes_);
+  }
+
+  ~SendRequest() override {
+    if (!done_ && std::uncaught_exceptions() == 0) wait_in_destructor(*this, comm_);
+  }
+
+  Status wait() override {
+    const Status status{destination_, tag_, bytes_};
+    if (done_) return status;
+    done_ = true;
+    World& world = comm_.world();
+    const double begin = comm_.now_s();
+    Waiting waiting;
+    waiting.kind = Waiting::Kind::kSend;
+    waiting.peer = destination_;
+    waiting.tag = tag_;
+    waiting.bytes = bytes_;
+    world.set_waiting(comm_.rank(), waiting);
+    try {
+      activity_->wait_for(world.simgrid_timeout());
+    } catch (const simgrid::TimeoutException&) {
+      world.bury(std::unique_ptr<SimMessage>(message_));  // never delivered
+      throw TimeoutError("rank " + std::to_string(comm_.rank()) + " waited " + seconds_text(world.simgrid_timeout()) +
+                         " s for " + describe(waiting));
+    } catch (const simgrid::Exception& failure) {  // network or host failure, cancelled transfer
+      throw CommError("rank " + std::to_string(comm_.rank()) + ": send to " + describe(waiting) +
+                      " failed: " + failure.what());
+    }
+    world.clear_waiting(comm_.rank());
+    comm_.charge(category_, comm_.now_s() - begin);
+    return status;
+  }
+
+ private:
+  SimgridComm& comm_;
+  int destination_;
+  Tag tag_;
+  std::size_t bytes_;
+  Category category_;
+  SimMessage* message_ = nullptr;
+  s4u::CommPtr activity_;
+  bool done_ = false;
+};
+
+class RecvRequest final : public Request {
+ public:
+  RecvRequest(SimgridComm& comm, int source, Tag tag, void* data, std::size_t bytes, Category category)
+      : comm_(comm), inbox_(comm.inbox(tag)), tag_(tag), data_(data), bytes_(bytes), category_(category) {
+    slot_.source = source;
+    inbox_.post(&slot_);
+  }
+
+  ~RecvRequest() override {
+    if (!done_ && std::uncaught_exceptions() == 0) wait_in_destructor(*this, comm_);
+    inbox_.withdraw(&slot_);  // the inbox must not keep a pointer to this slot, whatever happened
+  }
+
+  Status wait() override {
+    if (done_) return status_;
+    done_ = true;
+    World& world = comm_.world();
+    const double begin = comm_.now_s();
+    if (!slot_.message) {
+      Waiting waiting;
+      waiting.kind = Waiting::Kind::kReceive;
+      waiting.peer = slot_.source;
+      waiting.tag = tag_;
+      waiting.bytes = bytes_;
+      world.set_waiting(comm_.rank(), waiting);
+      try {
+        inbox_.wait(&slot_, world.simgrid_timeout());
+      } catch (const simgrid::TimeoutException&) {
+        inbox_.withdraw(&slot_);
+        throw TimeoutError("rank " + std::to_string(comm_.rank()) + " waited " + seconds_text(world.simgrid_timeout()) +
+                           " s for " + describe(waiting));
+      } catch (const simgrid::Exception& failure) {
+        inbox_.withdraw(&slot_);
+        throw CommError("rank " + std::to_string(comm_.rank()) + ": receive of " + describe(waiting) +
+                        " failed: " + failure.what());
+      }
+      world.clear_waiting(comm_.rank());
+    }
+    const std::unique_ptr<SimMessage> message = std::move(slot_.message);
+    if (message->bytes != bytes_) {
+      throw CommError("rank " + std::to_string(comm_.rank()) + " expected " + std::to_string(bytes_) + " bytes from " +
+                      rank_text(slot_.source) + " (tag " + std::to_string(tag_) + ") but rank " +
+                      std::to_string(message->source) + " sent " + std::to_string(message->bytes) + " bytes");
+    }
+    if (data_ != nullptr && !message->payload.empty()) std::memcpy(data_, message->payload.data(), bytes_);
+    status_ = Status{message->source, message->tag, message->bytes};
+    comm_.charge(category_, comm_.now_s() - begin);
+    return status_;
+  }
+
+ private:
+  SimgridComm& comm_;
+  Inbox& inbox_;
+  Tag tag_;
+  void* data_;
+  std::size_t bytes_;
+  Category category_;
+  ReceiveSlot slot_;
+  Status status_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+// --- SimgridComm --------------------------------------------------------------------------------------------------
+
+SimgridComm::SimgridComm(World& world, int rank) : world_(world), rank_(rank) {}
+
+SimgridComm::~SimgridComm() = default;
+
+double SimgridComm::now_s() const { return s4u::Engine::get_clock(); }
+
+Inbox& SimgridComm::inbox(Tag tag) {
+  if (const auto found = inboxes_.find(tag); found != inboxes_.end()) return *found->second;
+  auto inbox = std::make_unique<Inbox>(world_.mailbox(rank_, tag));
+  return *inboxes_.emplace(tag, std::move(inbox)).first->second;
+}
+
+RequestPtr SimgridComm::isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) {
+  check_peer(destination, /*any_allowed=*/false, "isend to");
+  auto message = std::make_unique<SimMessage>();
+  message->source = rank_;
+  message->tag = tag;
+  message->bytes = bytes;
+  if (has_payload() && bytes > 0) {
+    if (data == nullptr) {
+      throw CommError("rank " + std::to_string(rank_) + ": isend of " + std::to_string(bytes) + " bytes to rank " +
+                      std::to_string(destination) + " from a null buffer in a world with payloads");
+    }
+    // Copied now, so the sender's buffer is free as soon as wait() returns, whatever the receiver does.
+    const auto* first = static_cast<const std::byte*>(data);
+    message->payload.assign(first, first + bytes);
+  }
+  return std::make_unique<SendRequest>(*this, destination, tag, std::move(message), category);
+}
+
+RequestPtr SimgridComm::irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) {
+  check_peer(source, /*any_allowed=*/true, "irecv from");
+  if (has_payload() && bytes > 0 && data == nullptr) {
+    throw CommError("rank " + std::to_string(rank_) + ": irecv of " + std::to_string(bytes) + " bytes from " +
+                    rank_text(source) + " into a null buffer in a world with payloads");
+  }
+  return std::make_unique<RecvRequest>(*this, source, tag, data, bytes, category);
+}
+
+void SimgridComm::compute(const ComputeStep& step) {
+  DSGD_ENFORCE(step.flops >= 0, "compute step with negative flops");
+  const double begin = now_s();
+  if (has_payload() && step.kernel) step.kernel();
+  // Every kernel class runs at the host's speed (the node's CPU peak) until platforms carry per-class rates.
+  if (step.flops > 0) s4u::this_actor::execute(step.flops);
+  charge(step.category, now_s() - begin);
+}
+
+std::shared_ptr<SharedVector> SimgridComm::shared_vector(const std::string& name, std::size_t count,
+                                                         std::span<const float> initial) {
+  SharedVectors& shared = world_.shared_vectors();
+  if (rank_ == 0) {
+    if (initial.size() > count) {
+      throw CommError("rank 0: shared_vector('" + name + "') of " + std::to_string(count) + " floats got " +
+                      std::to_string(initial.size()) + " initial values");
+    }
+    auto storage = std::make_shared<SharedStorage>();
+    storage->count = count;
+    if (has_payload()) {
+      storage->values.assign(count, 0.0F);
+      std::copy(initial.begin(), initial.end(), storage->values.begin());
+    }
+    shared.storage[name] = std::move(storage);
+  }
+  shared.barrier(*this, name);  // rank 0 has created it; nobody reads before that
+  const auto found = shared.storage.find(name);
+  DSGD_ENFORCE(found != shared.storage.end(), "shared vector '" + name + "' missing after the barrier");
+  if (found->second->count != count) {
+    throw CommError("rank " + std::to_string(rank_) + ": shared_vector('" + name + "') asked for " +
+                    std::to_string(count) + " floats, rank 0 created " + std::to_string(found->second->count));
+  }
+  return std::make_shared<SimSharedVector>(found->second, *this, name);
+}
+
+void SimgridComm::spend(double seconds, Category category) {
+  if (seconds <= 0) return;
+  s4u::this_actor::sleep_for(seconds);
+  charge(category, seconds);
+}
+
+void SimgridComm::defer_error(std::exception_ptr error) {
+  if (!deferred_error_) deferred_error_ = std::move(error);
+}
+
+void SimgridComm::finish() {
+  for (auto& [tag, inbox] : inboxes_) inbox->cancel_surplus();
+  if (deferred_error_) std::rethrow_exception(deferred_error_);
+}
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,148 @@
+#pragma once
+// One worker's Comm in the SimGrid executor, and the World the actors of one simulation share. Parallel to
+// measure/threads/comm.hpp and measure/mpi/comm.hpp.
+//
+// Messages. Each (destination, tag) pair has one SimGrid mailbox. A send puts a message -- source, tag, declared
+// bytes and, with payloads, a copy of the data taken at isend() -- whose simulated size is the declared bytes. The
+// transfer is a rendezvous, as MPI's protocol for large messages: it starts once the receiver has posted a receive
+// on that mailbox, and the send completes when the transfer does.
+// Matching keeps MPI's rules. A receiver posts one SimGrid receive per unmatched irecv() on the mailbox of its
+// (rank, tag) and takes arrivals oldest first: an arrival goes to the oldest posted receive that accepts its
+// source (kAnySource accepts any: first come, first served), else into a per-rank stash that later receives
+// search first. Mailboxes, stashes and posted receives are all FIFO, so messages of one (source, destination,
+// tag) never overtake each other. A message that arrives while its receiver waits for another source has already
+// crossed the network: that is MPI's unexpected message, received eagerly.
+//
+// Time. Every wait is bounded by WorldOptions::timeout_s of simulated time (TimeoutError names who waited for whom;
+// an infinite timeout leaves deadlocks to SimGrid's detector, which the executor turns into a CommError). compute()
+// advances the clock by flops / host speed -- every kernel class runs at the node's CPU peak until platforms carry
+// rates per kernel class -- and runs the kernel only with payloads. Shared vectors are one std::vector<float> per
+// world (actors run one at a time, so no races); a read or add costs its bytes (an add: load and store) at the
+// node's memory bandwidth, or nothing if the platform lists no memory. Each call charges the simulated time spent
+// inside it to its category.
+//
+// SimGrid's types stay in comm.cpp: this header is shared by executor.cpp and comm.cpp only.
+
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/comm.hpp"
+
+namespace simgrid::s4u {
+class Host;
+class Mailbox;
+}  // namespace simgrid::s4u
+
+namespace dsgd::simulate {
+
+class SimgridComm;
+class Inbox;
+struct SimMessage;
+struct SharedVectors;
+
+// What a blocked rank waits for, kept so that a deadlock report can say who waited for whom.
+struct Waiting {
+  enum class Kind { kNothing, kReceive, kSend, kSharedVector };
+  Kind kind = Kind::kNothing;
+  int peer = 0;  // source (or kAnySource) of a receive, destination of a send
+  Tag tag = 0;
+  std::size_t bytes = 0;
+  std::string name;  // of a shared vector
+};
+
+// Formats "a message from rank 0 (tag 7, 4096 bytes)", "rank 1 to receive (tag 7, 4096 bytes)", ...
+std::string describe(const Waiting& waiting);
+
+// The state the actors of one simulation share. Created before Engine::run() and destroyed after it.
+class World {
+ public:
+  // `hosts[r]` runs rank r; `memory_bandwidth_Bps` 0 makes shared-vector access free.
+  World(const WorldOptions& options, std::vector<simgrid::s4u::Host*> hosts, double memory_bandwidth_Bps);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  const WorldOptions& options() const { return options_; }
+  int size() const { return options_.size; }
+  simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
+  double memory_bandwidth_Bps() const { return memory_bandwidth_Bps_; }
+  // The timeout to hand SimGrid: timeout_s, or -1 (wait forever) if timeout_s is infinite.
+  double simgrid_timeout() const;
+  SimgridComm& comm(int rank) { return *comms_[static_cast<std::size_t>(rank)]; }
+
+  // The mailbox of messages to `destination` with `tag`, created on first use.
+  simgrid::s4u::Mailbox* mailbox(int destination, Tag tag);
+
+  // Records the first failure and kills every other actor so the simulation ends now (later failures are
+  // consequences). Call from the failing actor, which then returns.
+  void fail(int rank, std::exception_ptr error);
+  std::exception_ptr first_error() const { return first_error_; }
+  int first_error_rank() const { return first_error_rank_; }
+
+  // What each rank is blocked on; the deadlock report lists them.
+  void set_waiting(int rank, Waiting waiting) { waiting_[static_cast<std::size_t>(rank)] = std::move(waiting); }
+  void clear_waiting(int rank) { waiting_[static_cast<std::size_t>(rank)].kind = Waiting::Kind::kNothing; }
+  // Called when SimGrid finds every remaining actor blocked forever: records a CommError naming them.
+  void on_deadlock();
+
+  // Keeps a message whose transfer failed alive until the engine is done with it.
+  void bury(std::unique_ptr<SimMessage> message);
+
+  SharedVectors& shared_vectors() { return *shared_; }
+
+ private:
+  WorldOptions options_;
+  std::vector<simgrid::s4u::Host*> hosts_;
+  double memory_bandwidth_Bps_;
+  std::vector<std::unique_ptr<SimgridComm>> comms_;
+  std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
+  std::exception_ptr first_error_;
+  int first_error_rank_ = -1;
+  std::vector<Waiting> waiting_;
+  std::vector<std::unique_ptr<SimMessage>> graveyard_;
+  std::unique_ptr<SharedVectors> shared_;
+};
+
+class SimgridComm final : public Comm {
+ public:
+  SimgridComm(World& world, int rank);
+  ~SimgridComm() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return world_.size(); }
+  double now_s() const override;
+  std::string_view executor() const override { return "simgrid"; }
+  bool has_payload() const override { return world_.options().payload; }
+
+  RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override;
+  RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;
+  void compute(const ComputeStep& step) override;
+  std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
+                                              std::span<const float> initial) override;
+
+  World& world() { return world_; }
+  // The matching state of this rank's messages with `tag`.
+  Inbox& inbox(Tag tag);
+  // Advances this actor's clock by `seconds` and charges them to `category`.
+  void spend(double seconds, Category category);
+  // A request destroyed without wait() waited in its destructor and failed there: the error is kept here and
+  // rethrown by finish().
+  void defer_error(std::exception_ptr error);
+  // After the worker returned: withdraws receives nobody waits for and rethrows a deferred error.
+  void finish();
+
+ private:
+  World& world_;
+  int rank_;
+  std::map<Tag, std::unique_ptr<Inbox>> inboxes_;
+  std::exception_ptr deferred_error_;
+};
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,379 @@
+#include "simulate/simgrid/executor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <sstream>
+
+#include "simulate/simgrid/comm.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
+
+namespace dsgd::simulate {
+
+namespace s4u = simgrid::s4u;
+
+namespace {
+
+// Set once this process has started SimGrid's engine (or was forked from one that had): no second engine can run.
+bool g_engine_started = false;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// --- running in this process ----------------------------------------------------------------------------------------
+
+std::vector<std::string> engine_arguments(const SimulationOptions& options) {
+  std::vector<std::string> arguments = {
+      "dsgd-simulate",
+      "--cfg=network/model:" + options.network_model,
+      std::string("--cfg=network/crosstraffic:") + (options.cross_traffic ? "1" : "0"),
+  };
+  if (!options.tcp_gamma) arguments.emplace_back("--cfg=network/TCP-gamma:0");
+  if (options.log.empty()) {
+    // SimGrid prints even at its highest threshold (e.g. its deadlock report, which we turn into an error).
+    arguments.emplace_back("--log=root.thres:critical");
+    arguments.emplace_back("--log=root.app:file:/dev/null");
+  } else {
+    std::istringstream settings(options.log);
+    for (std::string setting; settings >> setting;) arguments.push_back("--log=" + setting);
+  }
+  return arguments;
+}
+
+// The body of rank `rank`'s actor. Errors are recorded in the world, never thrown to SimGrid -- except SimGrid's
+// own kill, which must unwind the actor.
+void run_rank(World& world, const WorkerFunction& worker, int rank, std::vector<double>& end_s) {
+  SimgridComm& comm = world.comm(rank);
+  try {
+    worker(comm);
+    comm.finish();
+    end_s[static_cast<std::size_t>(rank)] = comm.now_s();
+  } catch (const simgrid::ForcefulKillException&) {
+    throw;
+  } catch (const Error&) {
+    world.fail(rank, std::current_exception());
+  } catch (const std::exception& error) {
+    world.fail(rank, std::make_exception_ptr(Error("rank " + std::to_string(rank) + ": " + error.what())));
+  } catch (...) {
+    world.fail(rank, std::make_exception_ptr(Error("rank " + std::to_string(rank) + ": unknown exception")));
+  }
+}
+
+SimulationResult simulate_here(const platforms::Platform& platform, const WorldOptions& world_options,
+                               const WorkerFunction& worker, const SimulationOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  g_engine_started = true;
+  std::vector<std::string> arguments = engine_arguments(options);
+  std::vector<char*> argv;
+  for (auto& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(arguments.size());
+  // Never destroyed: SimGrid allows one engine per process, for the life of the process.
+  auto* engine = new s4u::Engine(&argc, argv.data());
+
+  std::vector<s4u::Host*> hosts;
+  try {
+    hosts = build_platform(platform, world_options.size);
+  } catch (const simgrid::Exception& error) {
+    throw InternalError("SimGrid refused the platform built from '" + platform.name + "': " + error.what());
+  }
+  World world(world_options, hosts, node_rates(platform).memory_bandwidth_Bps);
+  s4u::Engine::on_deadlock_cb([&world] { world.on_deadlock(); });
+  std::vector<double> end_s(static_cast<std::size_t>(world_options.size), 0.0);
+  for (int rank = 0; rank < world_options.size; ++rank) {
+    s4u::Actor::create("rank-" + std::to_string(rank), hosts[static_cast<std::size_t>(rank)],
+                       [&world, &worker, &end_s, rank] { run_rank(world, worker, rank, end_s); });
+  }
+
+  SimulationResult result;
+  result.setup_wall_s = seconds_since(start);
+  const auto run_start = std::chrono::steady_clock::now();
+  engine->run();
+  result.run_wall_s = seconds_since(run_start);
+  if (world.first_error()) std::rethrow_exception(world.first_error());
+
+  result.simulated_s = *std::max_element(end_s.begin(), end_s.end());
+  result.per_rank.reserve(end_s.size());
+  for (int rank = 0; rank < world_options.size; ++rank) result.per_rank.push_back(world.comm(rank).breakdown());
+  if (options.collect) result.collected = options.collect();
+  return result;
+}
+
+// --- the child's report, through a pipe -------------------------------------------------------------------------
+
+// Which dsgd error class a report carries; the parent rethrows the same class with the same message.
+enum class ErrorKind : std::uint32_t { kNone, kError, kInput, kIo, kUnavailable, kInternal, kComm, kTimeout };
+
+ErrorKind kind_of(const Error& error) {
+  if (dynamic_cast<const TimeoutError*>(&error)) return ErrorKind::kTimeout;
+  if (dynamic_cast<const CommError*>(&error)) return ErrorKind::kComm;
+  if (dynamic_cast<const InputError*>(&error)) return ErrorKind::kInput;  // UnknownNameError included
+  if (dynamic_cast<const IoError*>(&error)) return ErrorKind::kIo;
+  if (dynamic_cast<const UnavailableError*>(&error)) return ErrorKind::kUnavailable;
+  if (dynamic_cast<const InternalError*>(&error)) return ErrorKind::kInternal;
+  return ErrorKind::kError;
+}
+
+[[noreturn]] void throw_error(ErrorKind kind, const std::string& message) {
+  switch (kind) {
+    case ErrorKind::kTimeout:
+      throw TimeoutError(message);
+    case ErrorKind::kComm:
+      throw CommError(message);
+    case ErrorKind::kInput:
+      throw InputError(message);
+    case ErrorKind::kIo:
+      throw IoError(message);
+    case ErrorKind::kUnavailable:
+      throw UnavailableError(message);
+    case ErrorKind::kInternal:
+      throw InternalError(message);
+    case ErrorKind::kNone:
+    case ErrorKind::kError:
+      break;
+  }
+  throw Error(message);
+}
+
+class Writer {
+ public:
+  void u64(std::uint64_t value) { raw(&value, sizeof value); }
+  void f64(double value) { raw(&value, sizeof value); }
+  void text(const std::string& value) {
+    u64(value.size());
+    raw(value.data(), value.size());
+  }
+  const std::string& bytes() const { return bytes_; }
+
+ private:
+  void raw(const void* data, std::size_t size) { bytes_.append(static_cast<const char*>(data), size); }
+  std::string bytes_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
+  std::uint64_t u64() { return raw<std::uint64_t>(); }
+  double f64() { return raw<double>(); }
+  std::string text() {
+    const std::uint64_t size = u64();
+    need(size);
+    std::string value = bytes_.substr(offset_, size);
+    offset_ += size;
+    return value;
+  }
+
+ private:
+  template <typename T>
+  T raw() {
+    need(sizeof(T));
+    T value;
+    std::memcpy(&value, bytes_.data() + offset_, sizeof(T));
+    offset_ += sizeof(T);
+    return value;
+  }
+  void need(std::uint64_t size) const {
+    if (size > bytes_.size() - offset_) throw InternalError("the simulation process sent a truncated report");
+  }
+  const std::string& bytes_;
+  std::size_t offset_ = 0;
+};
+
+std::string encode(const SimulationResult& result) {
+  Writer out;
+  out.u64(static_cast<std::uint64_t>(ErrorKind::kNone));
+  out.f64(result.simulated_s);
+  out.f64(result.setup_wall_s);
+  out.f64(result.run_wall_s);
+  out.u64(result.per_rank.size());
+  for (const auto& breakdown : result.per_rank) {
+    for (const double seconds : breakdown.seconds) out.f64(seconds);
+  }
+  out.text(result.collected);
+  return out.bytes();
+}
+
+std::string encode(ErrorKind kind, const std::string& message) {
+  Writer out;
+  out.u64(static_cast<std::uint64_t>(kind));
+  out.text(message);
+  return out.bytes();
+}
+
+SimulationResult decode(const std::string& bytes) {
+  Reader in(bytes);
+  const auto kind = static_cast<ErrorKind>(in.u64());
+  if (kind != ErrorKind::kNone) throw_error(kind, in.text());
+  SimulationResult result;
+  result.simulated_s = in.f64();
+  result.setup_wall_s = in.f64();
+  result.run_wall_s = in.f64();
+  result.per_rank.resize(in.u64());
+  for (auto& breakdown : result.per_rank) {
+    for (double& seconds : breakdown.seconds) seconds = in.f64();
+  }
+  result.collected = in.text();
+  return result;
+}
+
+// --- the forked child -------------------------------------------------------------------------------------------
+
+void write_all(int fd, const std::string& bytes) {
+  std::size_t written = 0;
+  while (written < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the parent is gone: nobody to tell
+    written += static_cast<std::size_t>(n);
+  }
+}
+
+[[noreturn]] void child_main(int fd, const platforms::Platform& platform, const WorldOptions& world,
+                             const WorkerFunction& worker, const SimulationOptions& options) {
+  std::string report;
+  try {
+    report = encode(simulate_here(platform, world, worker, options));
+  } catch (const Error& error) {
+    report = encode(kind_of(error), error.what());
+  } catch (const std::exception& error) {
+    report = encode(ErrorKind::kError, error.what());
+  } catch (...) {
+    report = encode(ErrorKind::kError, "the simulation failed with an unknown exception");
+  }
+  write_all(fd, report);
+  ::close(fd);
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  // _exit, not exit: the child must not run the parent's atexit handlers and static destructors (a test
+  // framework's, for one), nor SimGrid's engine teardown, which serves nobody here.
+  ::_exit(0);
+}
+
+std::string signal_text(int signal_number) {
+  const char* name = ::strsignal(signal_number);
+  return std::to_string(signal_number) + (name ? " (" + std::string(name) + ")" : std::string());
+}
+
+SimulationResult simulate_forked(const platforms::Platform& platform, const WorldOptions& world,
+                                 const WorkerFunction& worker, const SimulationOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("simulation: pipe() failed: ") + std::strerror(errno));
+  // Whatever sits in our stdio buffers would otherwise be written twice, once by the child.
+  std::cout.flush();
+  std::cerr.flush();
+  std::fflush(nullptr);
+  const pid_t child = ::fork();
+  if (child < 0) {
+    const int error = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw Error(std::string("simulation: fork() failed: ") + std::strerror(error));
+  }
+  if (child == 0) {
+    ::close(fds[0]);
+    child_main(fds[1], platform, world, worker, options);
+  }
+  ::close(fds[1]);
+
+  std::string report;
+  bool timed_out = false;
+  char buffer[65536];
+  for (;;) {
+    if (options.wall_timeout_s > 0) {
+      const double left = options.wall_timeout_s - seconds_since(start);
+      if (left <= 0) {
+        timed_out = true;
+        break;
+      }
+      pollfd ready{fds[0], POLLIN, 0};
+      const int wait_ms = static_cast<int>(std::min(std::ceil(left * 1000), 3.6e6));  // at most an hour per poll
+      const int polled = ::poll(&ready, 1, wait_ms);
+      if (polled == 0 || (polled < 0 && errno == EINTR)) continue;  // check the time left again
+    }
+    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    report.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(child, SIGKILL);  // our own child, stuck in a worker that never blocks in SimGrid
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    throw TimeoutError("the simulation of " + std::to_string(world.size) + " ranks on '" + platform.name +
+                       "' ran past its wall-time limit of " + std::to_string(options.wall_timeout_s) + " s");
+  }
+  if (WIFSIGNALED(status)) {
+    throw InternalError("the simulation process of " + std::to_string(world.size) + " ranks on '" + platform.name +
+                        "' died of signal " + signal_text(WTERMSIG(status)) +
+                        " (a crash in a worker or in SimGrid; rerun with isolate = false to debug it)");
+  }
+  if (report.empty()) {
+    throw InternalError("the simulation process of " + std::to_string(world.size) + " ranks on '" + platform.name +
+                        "' exited with status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                        " without a report (did a worker call exit()?)");
+  }
+  SimulationResult result = decode(report);
+  result.wall_s = seconds_since(start);
+  return result;
+}
+
+void check_request(const platforms::Platform& platform, const WorldOptions& world, const WorkerFunction& worker,
+                   const SimulationOptions& options) {
+  if (world.size < 1) throw InputError("a simulated world needs at least 1 rank, got " + std::to_string(world.size));
+  if (!(world.timeout_s > 0)) {
+    throw InputError("WorldOptions::timeout_s must be > 0 (or infinite), got " + std::to_string(world.timeout_s));
+  }
+  const auto& models = network_model_names();
+  if (std::find(models.begin(), models.end(), options.network_model) == models.end()) {
+    throw UnknownNameError("SimGrid network model", options.network_model, models);
+  }
+  if (!(options.wall_timeout_s >= 0)) {
+    throw InputError("SimulationOptions::wall_timeout_s must be >= 0, got " + std::to_string(options.wall_timeout_s));
+  }
+  if (!worker) throw InputError("run_simulation: the worker function is empty");
+  check_simulatable(platform, world.size);
+  if (g_engine_started) {
+    throw UnavailableError(
+        "this process already started SimGrid's engine (an in-process simulation, or a simulation that is running "
+        "this very code); SimGrid allows one engine per process, so run_simulation cannot start another here");
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& network_model_names() {
+  // "Constant" is left out: SimGrid 3.32 aborts with it on links that have a bandwidth.
+  static const std::vector<std::string> names = {"CM02", "LV08", "SMPI", "IB"};
+  return names;
+}
+
+SimulationResult run_simulation(const platforms::Platform& platform, const WorldOptions& world,
+                                const WorkerFunction& worker, const SimulationOptions& options) {
+  check_request(platform, world, worker, options);
+  if (options.isolate) return simulate_forked(platform, world, worker, options);
+  const auto start = std::chrono::steady_clock::now();
+  SimulationResult result = simulate_here(platform, world, worker, options);
+  result.wall_s = seconds_since(start);
+  return result;
+}
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,77 @@
+#pragma once
+// The SimGrid executor: one S4U actor per worker, rank r on node r of a platform (one rank per node; see
+// simulate/simgrid/platform_builder.hpp), each with a SimgridComm (simulate/simgrid/comm.hpp). Time is
+// SimGrid's simulated clock. Parallel to measure/threads/executor.hpp and measure/mpi/executor.hpp.
+//
+// One simulation per process. SimGrid's Engine is a process-wide singleton that cannot be created twice, and a
+// platform cannot be extended once the engine has run. So by default (SimulationOptions::isolate) each
+// run_simulation() forks a child process that starts its own engine, builds the platform, runs the actors and
+// sends the result back through a pipe, then exits with _exit() (no atexit handlers, no destructors of the
+// parent's objects). Consequences for callers:
+//  * Anything the workers write to memory stays in the child. To bring data back, check it in the workers (an
+//    exception comes back as an error) or serialise it in SimulationOptions::collect, which runs in the child
+//    after the simulation and whose string comes back in SimulationResult::collected.
+//  * The fork happens in the calling thread; other threads of the caller do not exist in the child, so workers
+//    must not wait on locks those threads might hold.
+//  * A crash of SimGrid or of a worker (a signal) kills only the child and becomes an InternalError here.
+// With isolate = false the simulation runs in the calling process, which then holds SimGrid's engine for good:
+// any later run_simulation() in that process throws UnavailableError. Use it for one-shot programs and for
+// profiling.
+//
+// Failures. When a worker throws, the other actors are killed at once (they would only time out waiting for it).
+// Deadlocks: with a finite WorldOptions::timeout_s every wait ends in a TimeoutError. With an infinite one,
+// SimGrid 3.32 notices when every actor is blocked and nothing is pending: it logs (silenced here), fires
+// Engine::on_deadlock and kills every actor; the executor turns that into a CommError naming what each rank
+// waits for. Nothing hangs except a worker that loops without ever calling SimGrid (see wall_timeout_s).
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/comm.hpp"
+#include "platforms/platform.hpp"
+
+namespace dsgd::simulate {
+
+struct SimulationOptions {
+  // SimGrid's network model. "CM02" with cross_traffic and tcp_gamma off is the pure alpha-beta model of the
+  // platform's links; "LV08" (SimGrid's default) adds its own latency and bandwidth factors. Valid values:
+  // CM02, LV08, SMPI, IB.
+  std::string network_model = "CM02";
+  bool cross_traffic = false;  // SimGrid's network/crosstraffic: acknowledgements load the reverse direction
+  // SimGrid's TCP window bound (network/TCP-gamma, 4 MiB): caps a flow at gamma / (2 x latency), so with 1 ms of
+  // latency at most 2 GB/s. Off keeps the link's bandwidth.
+  bool tcp_gamma = false;
+  bool isolate = true;        // run in a forked child process (see above)
+  double wall_timeout_s = 0;  // with isolate: kill the child and throw TimeoutError after this much wall time; 0: none
+  // Extra SimGrid logging settings, as --log takes them ("root.threshold:info"). Empty: SimGrid stays silent.
+  std::string log;
+  // Runs in the simulation's process after the engine finished without error; its result comes back in
+  // SimulationResult::collected.
+  std::function<std::string()> collect;
+};
+
+struct SimulationResult {
+  double simulated_s = 0;           // simulated time from the start until the last worker returned
+  std::vector<Breakdown> per_rank;  // simulated seconds per category, per rank
+  double wall_s = 0;                // wall time of the whole call (fork, engine, platform, actors, run, result)
+  double setup_wall_s = 0;          // wall time to start the engine, build the platform and create the actors
+  double run_wall_s = 0;            // wall time inside Engine::run()
+  std::string collected;            // what SimulationOptions::collect returned
+};
+
+// Runs `worker` for every rank of a world of world.size ranks on `platform` and returns when all have returned.
+// Throws before starting anything: InputError for a bad world (size < 1 or more ranks than nodes, timeout_s not
+// > 0) or an unknown network model (UnknownNameError), UnavailableError for a topology not yet simulated or a
+// process that already holds SimGrid's engine. If a worker throws, the other actors are killed and the first
+// error is rethrown: dsgd errors keep their class and message (CommError, TimeoutError, InputError, ...; an
+// UnknownNameError from a forked simulation comes back as InputError); other exceptions become dsgd::Error with
+// "rank R: " before their message. A deadlock (only with an infinite timeout_s) is a CommError naming what each
+// rank waits for. A crash of the forked simulation is an InternalError; wall_timeout_s past, a TimeoutError.
+SimulationResult run_simulation(const platforms::Platform& platform, const WorldOptions& world,
+                                const WorkerFunction& worker, const SimulationOptions& options = {});
+
+// The network models run_simulation accepts.
+const std::vector<std::string>& network_model_names();
+
+}  // namespace dsgd::simulate

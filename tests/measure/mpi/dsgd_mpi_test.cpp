@@ -1,0 +1,133 @@
+// The MPI side end to end, as dsgd uses it: the dsgd-mpi worker under mpirun (measure/mpi/launch.hpp's command
+// line), its failure path (a failing rank ends the world at once, with one line naming it), its results files,
+// and `dsgd calibrate` writing a platform file that loads. This test links neither OpenMPI nor SimGrid: it runs
+// the programs.
+#include "measure/mpi/launch.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/subprocess.hpp"
+#include "platforms/loader.hpp"
+#include "reports/results.hpp"
+
+namespace dsgd::measure::mpi {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kWorker = std::string(DSGD_BINARY_DIR) + "/app/dsgd-mpi";
+const std::string kDsgd = std::string(DSGD_BINARY_DIR) + "/app/dsgd";
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+fs::path scratch(const std::string& name) {
+  const auto dir = fs::temp_directory_path() / ("dsgd-mpi-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+
+TEST(MeasureMpiLaunch, MpirunCommandLine) {
+  const auto command = mpirun_command(3, {"prog", "arg"});
+  ASSERT_GE(command.size(), 8U);
+  EXPECT_EQ(command.front(), "mpirun");
+  EXPECT_EQ(command[command.size() - 2], "prog");
+  EXPECT_EQ(command.back(), "arg");
+  const auto has = [&](const std::string& word) { return std::find(command.begin(), command.end(), word) != command.end(); };
+  EXPECT_TRUE(has("--oversubscribe"));
+  EXPECT_TRUE(has("--bind-to"));
+  EXPECT_TRUE(has("none"));
+  EXPECT_TRUE(has("-np"));
+  EXPECT_EQ(has("--allow-run-as-root"), ::geteuid() == 0);
+  EXPECT_THROW(mpirun_command(0, {"prog"}), InputError);
+  EXPECT_THROW(mpirun_command(2, {}), InputError);
+}
+
+TEST(MeasureMpiLaunch, SelftestPassesOnThreeRanks) {
+  const auto result = run_process(mpirun_command(3, {kWorker, "selftest"}), std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "dsgd-mpi selftest: 3 ranks ok")) << result.output;
+}
+
+TEST(MeasureMpiLaunch, AFailingRankEndsTheWorldAtOnceAndSaysWhich) {
+  // The other ranks wait (60 s timeout) for a message the failing rank never sends; MPI_Abort must end them.
+  const auto start = std::chrono::steady_clock::now();
+  const auto result =
+      run_process(mpirun_command(3, {kWorker, "selftest", "--fail-rank", "1"}), std::chrono::seconds(50));
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_LT(seconds, 20.0) << "expectation: far below the 60 s the other ranks would wait";
+  EXPECT_TRUE(contains(result.output, "dsgd-mpi: rank 1: selftest: rank 1 fails on purpose (--fail-rank)"))
+      << result.output;
+}
+
+TEST(MeasureMpiLaunch, UsageErrorsExitTwoOnEveryRank) {
+  const auto result = run_process(mpirun_command(2, {kWorker, "pingpong", "--no-such-option"}), std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(contains(result.output, "--no-such-option")) << result.output;
+}
+
+TEST(MeasureMpiLaunch, PingpongAndAllreduceWriteResults) {
+  const auto pingpong_file = scratch("pingpong.json");
+  auto result = run_process(mpirun_command(2, {kWorker, "pingpong", "--max-bytes", "65536", "--rounds", "2",
+                                               "--results", pingpong_file.string()}),
+                            std::chrono::seconds(120));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto pingpong = reports::read_results(pingpong_file);
+  ASSERT_GE(pingpong.benchmarks.size(), 14U);  // 8 B .. 64 KiB plus the sizes near the eager limit
+  for (const auto& entry : pingpong.benchmarks) {
+    EXPECT_EQ(entry.executor, "mpi");
+    EXPECT_GT(entry.counters.at("round_trip_s"), 0.0) << entry.name;
+    EXPECT_GT(entry.counters.at("algbw_Bps"), 0.0) << entry.name;
+  }
+
+  const auto allreduce_file = scratch("allreduce.json");
+  result = run_process(mpirun_command(3, {kWorker, "allreduce", "--max-floats", "3097600", "--rounds", "1",
+                                          "--results", allreduce_file.string()}),
+                       std::chrono::seconds(120));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto allreduce = reports::read_results(allreduce_file);
+  ASSERT_EQ(allreduce.benchmarks.size(), 2U * 5U);  // 2 DeepBench sizes x (4 algorithms + MPI_Allreduce)
+  for (const auto& entry : allreduce.benchmarks) {
+    EXPECT_EQ(entry.ranks, 3);
+    const double algbw = entry.counters.at("algbw_Bps");
+    EXPECT_NEAR(entry.counters.at("busbw_Bps"), algbw * 2 * 2 / 3, algbw * 1e-9) << entry.name;
+  }
+  fs::remove_all(pingpong_file.parent_path());
+}
+
+TEST(MeasureMpiLaunch, CalibrateWritesAPlatformThatLoads) {
+  const auto out = scratch("this-machine.json");
+  const auto kept = scratch("calibrate-pingpong.json");
+  const auto result = run_process({kDsgd, "calibrate", "--max-bytes", "1048576", "--rounds", "2", "--nodes", "4",
+                                   "--out", out.string(), "--results", kept.string()},
+                                  std::chrono::seconds(180));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "alpha")) << result.output;
+  const auto platform = platforms::read_platform_file(out);
+  EXPECT_EQ(platform.name, "this-machine");
+  EXPECT_EQ(platform.nodes.count, 4);
+  EXPECT_GT(platform.network.link.latency_s, 0.0);
+  EXPECT_LT(platform.network.link.latency_s, 1e-3);
+  EXPECT_GT(platform.network.link.bandwidth_Bps, 1e7);
+  EXPECT_NO_THROW(reports::read_results(kept));
+  fs::remove_all(out.parent_path());
+}
+
+TEST(MeasureMpiLaunch, CalibrateReportsAFailedWorker) {
+  const auto result =
+      run_process({kDsgd, "calibrate", "--dsgd-mpi", "/nonexistent/dsgd-mpi", "--out", scratch("x.json").string()},
+                  std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_TRUE(contains(result.output, "calibrate: the ping-pong failed")) << result.output;
+  fs::remove_all(scratch("x.json").parent_path());
+}
+
+}  // namespace
+}  // namespace dsgd::measure::mpi

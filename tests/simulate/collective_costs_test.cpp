@@ -1,0 +1,171 @@
+// simulate/collective_costs: each closed form equals the SimGrid executor's simulated time of the same collective
+// on a flat alpha-beta star, within 1%. Each case prints its expectation beside the simulated value (SimGrid's
+// tesh style).
+
+#include "simulate/collective_costs.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "simulate/simgrid/executor.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
+
+namespace dsgd::simulate {
+namespace {
+
+constexpr double kLatency = 1e-6;
+constexpr double kBandwidth = 1e9;
+constexpr double kNoGammaFlops = 1e20;  // reductions cost ~1e-20 s per float: gamma ~ 0
+constexpr double kGammaFlops = 1e9;     // 1 ns per float added: the same order as beta per float (4 ns)
+constexpr double kTolerance = 0.01;
+
+// One collective: how a rank runs it (size only), and its closed form.
+struct Collective {
+  std::string name;
+  std::function<void(Comm&, std::size_t count)> run;
+  std::function<double(const AlphaBetaGamma&, int ranks, std::size_t count)> expected;
+};
+
+constexpr int kPushesPerWorker = 2;
+
+std::vector<Collective> collectives() {
+  std::vector<Collective> all;
+  all.push_back({"broadcast",
+                 [](Comm& comm, std::size_t count) {
+                   broadcast(comm, {nullptr, count}, 0);
+                 },
+                 broadcast_time});
+  all.push_back({"reduce", [](Comm& comm, std::size_t count) { reduce(comm, {nullptr, count}, 0); }, reduce_time});
+  for (const auto algorithm : kAllreduceAlgorithms) {
+    all.push_back({"allreduce " + std::string(to_string(algorithm)),
+                   [algorithm](Comm& comm, std::size_t count) {
+                     allreduce(comm, {nullptr, count}, algorithm);
+                   },
+                   [algorithm](const AlphaBetaGamma& model, int ranks, std::size_t count) {
+                     return allreduce_time(model, algorithm, ranks, count);
+                   }});
+  }
+  for (const bool reply : {false, true}) {
+    all.push_back({reply ? "round-robin gather with reply" : "round-robin gather",
+                   [reply](Comm& comm, std::size_t count) {
+                     round_robin_gather(comm, 0, {nullptr, count}, reply, [](int, std::span<const float>) {});
+                   },
+                   [reply](const AlphaBetaGamma& model, int ranks, std::size_t count) {
+                     return round_robin_gather_time(model, ranks, count, reply);
+                   }});
+  }
+  all.push_back(
+      {"parameter server",
+       [](Comm& comm, std::size_t count) {
+         const auto requests = static_cast<std::size_t>(kPushesPerWorker * (comm.size() - 1));
+         if (comm.rank() == 0) {
+           serve_parameter_server(comm, count, count, requests, [](int, std::span<const float>, std::span<float>) {});
+         } else {
+           for (int push = 0; push < kPushesPerWorker; ++push) {
+             parameter_server_exchange(comm, 0, {nullptr, count}, {nullptr, count});
+           }
+         }
+       },
+       [](const AlphaBetaGamma& model, int ranks, std::size_t count) {
+         return parameter_server_time(model, count, count, static_cast<std::size_t>(kPushesPerWorker * (ranks - 1)));
+       }});
+  return all;
+}
+
+double simulate(const Collective& collective, int ranks, std::size_t count, double flops) {
+  WorldOptions world;
+  world.size = ranks;
+  world.payload = false;
+  const auto result = run_simulation(flat_platform(ranks, kLatency, kBandwidth, flops), world,
+                                     [&](Comm& comm) { collective.run(comm, count); });
+  return result.simulated_s;
+}
+
+struct Setting {
+  double flops;
+  std::vector<int> ranks;
+};
+
+class ClosedFormMatchesSimulation : public ::testing::TestWithParam<std::tuple<std::size_t, bool>> {};
+
+TEST_P(ClosedFormMatchesSimulation, WithinOnePercent) {
+  const auto [index, with_gamma] = GetParam();
+  const Collective collective = collectives().at(index);
+  const Setting setting = with_gamma ? Setting{kGammaFlops, {3, 8, 16}} : Setting{kNoGammaFlops, {2, 3, 4, 7, 8, 16}};
+  const auto model = alpha_beta_gamma(flat_platform(2, kLatency, kBandwidth, setting.flops));
+  for (const int ranks : setting.ranks) {
+    for (const std::size_t count : {std::size_t{1001}, std::size_t{262144}}) {
+      const double expected = collective.expected(model, ranks, count);
+      const double simulated = simulate(collective, ranks, count, setting.flops);
+      std::printf("%-30s %2d ranks %6zu floats%s: expected %.9g s, simulated %.9g s (%+.3f%%)\n",
+                  collective.name.c_str(), ranks, count, with_gamma ? " gamma" : "", expected, simulated,
+                  100 * (simulated - expected) / expected);
+      EXPECT_NEAR(simulated, expected, kTolerance * expected)
+          << collective.name << ", " << ranks << " ranks, " << count << " floats";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Collectives, ClosedFormMatchesSimulation,
+                         ::testing::Combine(::testing::Range(std::size_t{0}, collectives().size()), ::testing::Bool()),
+                         [](const auto& param_info) {
+                           std::string name = collectives().at(std::get<0>(param_info.param)).name;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name + (std::get<1>(param_info.param) ? "_gamma" : "_alpha_beta");
+                         });
+
+TEST(CollectiveCosts, OneRankCostsNothing) {
+  const AlphaBetaGamma model{kLatency, kBandwidth, kGammaFlops};
+  for (const auto& collective : collectives()) {
+    EXPECT_EQ(collective.expected(model, 1, 1000), 0) << collective.name;
+    EXPECT_EQ(simulate(collective, 1, 1000, kGammaFlops), 0) << collective.name;
+  }
+}
+
+TEST(CollectiveCosts, TextbookValues) {
+  const AlphaBetaGamma model{1e-6, 1e9, 1e9};
+  const std::size_t count = 1 << 20;  // 4 MiB
+  const double n = 4.0 * (1 << 20);
+  const double c = 1 << 20;
+  // Binomial trees: ceil(log2 P) rounds.
+  EXPECT_DOUBLE_EQ(broadcast_time(model, 8, count), 3 * (1e-6 + n / 1e9));
+  EXPECT_DOUBLE_EQ(broadcast_time(model, 9, count), 4 * (1e-6 + n / 1e9));
+  EXPECT_DOUBLE_EQ(reduce_time(model, 5, count), 3 * (1e-6 + n / 1e9 + c / 1e9));
+  // Ring: 2(P-1) alpha + 2 (P-1)/P n beta + (P-1)/P c gamma.
+  EXPECT_NEAR(allreduce_time(model, AllreduceAlgorithm::kRing, 4, count), 6e-6 + 1.5 * n / 1e9 + 0.75 * c / 1e9, 1e-15);
+  // Recursive doubling on 6 ranks: P' = 4, two steps, plus the fold in and out.
+  EXPECT_NEAR(allreduce_time(model, AllreduceAlgorithm::kRecursiveDoubling, 6, count),
+              2 * (1e-6 + n / 1e9 + c / 1e9) + 2 * (1e-6 + n / 1e9) + c / 1e9, 1e-15);
+  // Rabenseifner on 8 ranks: 2 log2 P alpha + 2 (P-1)/P n beta + (P-1)/P c gamma.
+  EXPECT_NEAR(allreduce_time(model, AllreduceAlgorithm::kRabenseifner, 8, count),
+              6e-6 + 2 * 0.875 * n / 1e9 + 0.875 * c / 1e9, 1e-15);
+  EXPECT_DOUBLE_EQ(allreduce_time(model, AllreduceAlgorithm::kReduceBroadcast, 8, count),
+                   reduce_time(model, 8, count) + broadcast_time(model, 8, count));
+  EXPECT_DOUBLE_EQ(round_robin_gather_time(model, 5, count, false), 4 * (1e-6 + n / 1e9));
+  EXPECT_DOUBLE_EQ(round_robin_gather_time(model, 5, count, true), 8 * (1e-6 + n / 1e9));
+  EXPECT_DOUBLE_EQ(parameter_server_time(model, count, 0, 3), 3 * (2e-6 + n / 1e9));
+  EXPECT_THROW(broadcast_time(model, 0, count), InputError);
+}
+
+TEST(CollectiveCosts, ModelOfAPlatform) {
+  auto platform = flat_platform(4, 2e-6, 1e10, 3e9);
+  auto model = alpha_beta_gamma(platform);
+  EXPECT_EQ(model.latency_s, 2e-6);
+  EXPECT_EQ(model.bandwidth_Bps, 1e10);
+  EXPECT_EQ(model.flops, 3e9);
+  platform.network.topology.link_latency_s = 1e-7;
+  platform.network.topology.link_bandwidth_Bps = 5e9;
+  model = alpha_beta_gamma(platform);
+  EXPECT_DOUBLE_EQ(model.latency_s, 2.1e-6);
+  EXPECT_EQ(model.bandwidth_Bps, 5e9);
+}
+
+}  // namespace
+}  // namespace dsgd::simulate
