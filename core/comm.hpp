@@ -136,6 +136,16 @@ class Comm {
   Breakdown breakdown_;
 };
 
+// One wording for the same failure on every executor (tests compare these strings across executors).
+std::string seconds_text(double seconds);  // "60", "0.3"
+std::string peer_text(int rank);           // "rank 3", or "any rank" for kAnySource
+// "rank 1 expected 8 bytes from rank 0 (tag 3) but the message has 16 bytes"
+std::string size_mismatch_text(int receiver, int source, Tag tag, std::size_t expected, std::size_t actual);
+// "rank 1 waited 60 s " + what, e.g. what = "for a message from rank 0 (tag 7, 4096 bytes)"
+std::string waited_text(int rank, double timeout_s, const std::string& what);
+// "for a message from rank 0 (tag 7, 4096 bytes)"
+std::string awaited_message_text(int source, Tag tag, std::size_t bytes);
+
 // What every executor's world takes.
 struct WorldOptions {
   int size = 1;

@@ -14,26 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string rank_text(int rank) { return "rank " + std::to_string(rank); }
-
-std::string peer_text(int peer) { return peer == kAnySource ? "any rank" : rank_text(peer); }
-
-// "60" for whole seconds, else up to 3 significant digits ("0.5").
-std::string seconds_text(double seconds) {
-  if (seconds == std::floor(seconds) && seconds < 1e9) return std::to_string(static_cast<long long>(seconds));
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3g", seconds);
-  return text;
-}
-
-std::string mismatch_text(int receiver, int source, Tag tag, std::size_t expected, const std::string& actual) {
-  return rank_text(receiver) + " expected " + std::to_string(expected) + " bytes from " + peer_text(source) +
-         " (tag " + std::to_string(tag) + ") but the message has " + actual + " bytes";
-}
 
 // MPI counts are ints; dsgd sizes are size_t. `what` names the thing and its unit ("a message of", "bytes").
 int to_count(std::size_t count, int rank, const char* what, const char* unit) {
@@ -153,8 +136,8 @@ class MpiSharedVector final : public SharedVector {
       throw CommError("shared vector '" + window_->name + "': " + operation + " after its MPI world was closed");
     }
     if (offset > window_->count || count > window_->count - offset) {
-      throw CommError(rank_text(window_->comm->rank()) + ": shared vector '" + window_->name + "' " + operation +
-                      " [" + std::to_string(offset) + ", " + std::to_string(offset + count) + ") is out of range [0, " +
+      throw CommError(rank_text(window_->comm->rank()) + ": shared vector '" + window_->name + "' " + operation + " [" +
+                      std::to_string(offset) + ", " + std::to_string(offset + count) + ") is out of range [0, " +
                       std::to_string(window_->count) + ")");
     }
     return *window_->comm;
@@ -285,15 +268,15 @@ class MpiComm::ReceiveRequest final : public Request {
     comm_.charge(category_, seconds_since(start));
     if (!done) {
       give_up();
-      comm_.throw_timeout("for a message from " + peer_text(posted.source) + " (tag " + std::to_string(posted.tag) +
-                          ", " + std::to_string(posted.bytes) + " bytes)");
+      comm_.throw_timeout(awaited_message_text(posted.source, posted.tag, posted.bytes));
     }
     if (code != MPI_SUCCESS) {
-      check_mpi(code, comm_.rank(), "receive from " + peer_text(posted.source) + " (tag " + std::to_string(posted.tag) + ")");
+      check_mpi(code, comm_.rank(),
+                "receive from " + peer_text(posted.source) + " (tag " + std::to_string(posted.tag) + ")");
     }
     if (posted.message_bytes != posted.bytes) {
-      throw CommError(mismatch_text(comm_.rank(), posted.message_source, posted.tag, posted.bytes,
-                                    std::to_string(posted.message_bytes)));
+      throw CommError(
+          size_mismatch_text(comm_.rank(), posted.message_source, posted.tag, posted.bytes, posted.message_bytes));
     }
     return {posted.message_source, posted.tag, posted.bytes};
   }
@@ -330,9 +313,9 @@ void check_mpi(int code, int rank, const std::string& what) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
   if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) length = 0;
-  throw CommError(rank_text(rank) + ": " + what + ": " +
-                  (length > 0 ? std::string(text, static_cast<std::size_t>(length))
-                              : "MPI error " + std::to_string(code)));
+  throw CommError(
+      rank_text(rank) + ": " + what + ": " +
+      (length > 0 ? std::string(text, static_cast<std::size_t>(length)) : "MPI error " + std::to_string(code)));
 }
 
 MpiComm::MpiComm(MPI_Comm parent, const WorldOptions& options) : timeout_s_(options.timeout_s) {
@@ -459,9 +442,7 @@ void MpiComm::wait_for(MPI_Request& request, MPI_Status& status, Category catego
   check_mpi(*code, rank_, what);
 }
 
-void MpiComm::throw_timeout(const std::string& what) const {
-  throw TimeoutError(rank_text(rank_) + " waited " + seconds_text(timeout_s_) + " s " + what);
-}
+void MpiComm::throw_timeout(const std::string& what) const { throw TimeoutError(waited_text(rank_, timeout_s_, what)); }
 
 void MpiComm::compute(const ComputeStep& step) {
   const auto start = Clock::now();
@@ -529,8 +510,8 @@ void timed(MpiComm& comm, Category category, const std::string& what, Call call)
 
 void check_root(const MpiComm& comm, int root, const char* what) {
   if (root < 0 || root >= comm.size()) {
-    throw CommError(rank_text(comm.rank()) + ": " + what + " root " + std::to_string(root) +
-                    " is out of range [0, " + std::to_string(comm.size()) + ")");
+    throw CommError(rank_text(comm.rank()) + ": " + what + " root " + std::to_string(root) + " is out of range [0, " +
+                    std::to_string(comm.size()) + ")");
   }
 }
 
@@ -538,9 +519,8 @@ void check_root(const MpiComm& comm, int root, const char* what) {
 
 void mpi_allreduce(MpiComm& comm, Floats buffer, Category category) {
   const int count = to_count(buffer.count, comm.rank(), "MPI_Allreduce of", "floats");
-  timed(comm, category, "MPI_Allreduce", [&] {
-    return MPI_Allreduce(MPI_IN_PLACE, buffer.data, count, MPI_FLOAT, MPI_SUM, comm.handle());
-  });
+  timed(comm, category, "MPI_Allreduce",
+        [&] { return MPI_Allreduce(MPI_IN_PLACE, buffer.data, count, MPI_FLOAT, MPI_SUM, comm.handle()); });
 }
 
 void mpi_reduce(MpiComm& comm, Floats buffer, int root, Category category) {
@@ -557,8 +537,7 @@ void mpi_reduce(MpiComm& comm, Floats buffer, int root, Category category) {
 void mpi_broadcast(MpiComm& comm, Floats buffer, int root, Category category) {
   check_root(comm, root, "MPI_Bcast");
   const int count = to_count(buffer.count, comm.rank(), "MPI_Bcast of", "floats");
-  timed(comm, category, "MPI_Bcast",
-        [&] { return MPI_Bcast(buffer.data, count, MPI_FLOAT, root, comm.handle()); });
+  timed(comm, category, "MPI_Bcast", [&] { return MPI_Bcast(buffer.data, count, MPI_FLOAT, root, comm.handle()); });
 }
 
 std::string mpi_library_version() {

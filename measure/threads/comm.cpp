@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <sstream>
 
 namespace dsgd::measure::threads {
 
@@ -11,21 +10,6 @@ namespace {
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// "60" or "0.3": the timeout as the user wrote it.
-std::string seconds_text(double seconds) {
-  std::ostringstream out;
-  out << seconds;
-  return out.str();
-}
-
-std::string peer_text(int source) { return source == kAnySource ? "any rank" : "rank " + std::to_string(source); }
-
-std::string mismatch_text(int receiver, int source, Tag tag, std::size_t expected, std::size_t actual) {
-  return "rank " + std::to_string(receiver) + " expected " + std::to_string(expected) + " bytes from rank " +
-         std::to_string(source) + " (tag " + std::to_string(tag) + ") but the message has " + std::to_string(actual) +
-         " bytes";
 }
 
 bool matches(const PostedReceive& receive, int source, Tag tag) {
@@ -36,7 +20,7 @@ bool matches(const PostedReceive& receive, int source, Tag tag) {
 void deliver(PostedReceive& receive, int receiver, int source, Tag tag, const std::byte* data, std::size_t bytes) {
   receive.status = {source, tag, bytes};
   if (bytes != receive.bytes) {
-    receive.error = mismatch_text(receiver, source, tag, receive.bytes, bytes);
+    receive.error = size_mismatch_text(receiver, source, tag, receive.bytes, bytes);
   } else if (bytes > 0) {
     std::memcpy(receive.data, data, bytes);
   }
@@ -81,10 +65,8 @@ class ReceiveRequest final : public Request {
                         peer_text(posted_->source) + ": " + hub_.abort_reason());
       }
       (void)ready;
-      throw TimeoutError("rank " + std::to_string(comm_.rank()) + " waited " +
-                         seconds_text(hub_.options().timeout_s) + " s for a message from " +
-                         peer_text(posted_->source) + " (tag " + std::to_string(posted_->tag) + ", " +
-                         std::to_string(posted_->bytes) + " bytes)");
+      throw TimeoutError(waited_text(comm_.rank(), hub_.options().timeout_s,
+                                     awaited_message_text(posted_->source, posted_->tag, posted_->bytes)));
     }
     if (!posted_->error.empty()) throw CommError(posted_->error);
     return posted_->status;
@@ -103,7 +85,8 @@ class ReceiveRequest final : public Request {
 class ThreadsSharedVector final : public SharedVector {
  public:
   ThreadsSharedVector(std::size_t count, std::span<const float> initial) : values_(count) {
-    for (std::size_t i = 0; i < count; ++i) values_[i].store(i < initial.size() ? initial[i] : 0.0F, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < count; ++i)
+      values_[i].store(i < initial.size() ? initial[i] : 0.0F, std::memory_order_relaxed);
   }
   std::size_t size() const override { return values_.size(); }
   void read(std::size_t offset, std::span<float> out, Category) override {
@@ -139,8 +122,8 @@ Hub::Hub(const WorldOptions& options) : options_(options), start_(std::chrono::s
 double Hub::now_s() const { return seconds_since(start_); }
 
 std::chrono::steady_clock::time_point Hub::deadline() const {
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(options_.timeout_s));
+  return std::chrono::steady_clock::now() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                                std::chrono::duration<double>(options_.timeout_s));
 }
 
 void Hub::abort(const std::string& reason) {
@@ -173,11 +156,12 @@ void Hub::barrier(int rank, const std::string& what) {
     state_changed_.notify_all();
     return;
   }
-  const bool passed = state_changed_.wait_until(lock, deadline(), [&] { return barrier_generation_ != generation || aborted_; });
+  const bool passed =
+      state_changed_.wait_until(lock, deadline(), [&] { return barrier_generation_ != generation || aborted_; });
   if (aborted_) throw CommError("rank " + std::to_string(rank) + " stopped waiting in " + what + ": " + abort_reason_);
   if (!passed) {
-    throw TimeoutError("rank " + std::to_string(rank) + " waited " + seconds_text(options_.timeout_s) +
-                       " s in " + what + " for all " + std::to_string(options_.size) + " ranks");
+    throw TimeoutError(waited_text(rank, options_.timeout_s, "in " + what) + " for all " +
+                       std::to_string(options_.size) + " ranks");
   }
 }
 
@@ -210,7 +194,8 @@ double ThreadsComm::now_s() const { return hub_.now_s(); }
 
 RequestPtr ThreadsComm::isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) {
   check_peer(destination, false, "send to");
-  if (data == nullptr && bytes > 0) throw CommError("rank " + std::to_string(rank_) + ": send of " + std::to_string(bytes) + " bytes without data");
+  if (data == nullptr && bytes > 0)
+    throw CommError("rank " + std::to_string(rank_) + ": send of " + std::to_string(bytes) + " bytes without data");
   const auto start = std::chrono::steady_clock::now();
   const auto* bytes_in = static_cast<const std::byte*>(data);
   Mailbox& box = hub_.mailbox(destination);
@@ -232,7 +217,9 @@ RequestPtr ThreadsComm::isend(int destination, Tag tag, const void* data, std::s
 
 RequestPtr ThreadsComm::irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) {
   check_peer(source, true, "receive from");
-  if (data == nullptr && bytes > 0) throw CommError("rank " + std::to_string(rank_) + ": receive of " + std::to_string(bytes) + " bytes without a buffer");
+  if (data == nullptr && bytes > 0)
+    throw CommError("rank " + std::to_string(rank_) + ": receive of " + std::to_string(bytes) +
+                    " bytes without a buffer");
   auto posted = std::make_shared<PostedReceive>();
   posted->source = source;
   posted->tag = tag;

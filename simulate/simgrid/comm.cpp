@@ -26,14 +26,6 @@ struct SimMessage {
 
 namespace {
 
-std::string rank_text(int rank) { return rank == kAnySource ? "any rank" : "rank " + std::to_string(rank); }
-
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", seconds);
-  return text;
-}
-
 std::string message_text(Tag tag, std::size_t bytes) {
   return "(tag " + std::to_string(tag) + ", " + std::to_string(bytes) + " bytes)";
 }
@@ -50,9 +42,9 @@ struct ReceiveSlot {
 std::string describe(const Waiting& waiting) {
   switch (waiting.kind) {
     case Waiting::Kind::kReceive:
-      return "a message from " + rank_text(waiting.peer) + " " + message_text(waiting.tag, waiting.bytes);
+      return "a message from " + peer_text(waiting.peer) + " " + message_text(waiting.tag, waiting.bytes);
     case Waiting::Kind::kSend:
-      return rank_text(waiting.peer) + " to receive its message " + message_text(waiting.tag, waiting.bytes);
+      return peer_text(waiting.peer) + " to receive its message " + message_text(waiting.tag, waiting.bytes);
     case Waiting::Kind::kSharedVector:
       return "every rank to open shared vector '" + waiting.name + "'";
     case Waiting::Kind::kNothing:
@@ -225,9 +217,9 @@ struct SharedVectors {
     if (timeout < 0) {
       gate->acquire();
     } else if (gate->acquire_timeout(timeout)) {
-      throw TimeoutError("rank " + std::to_string(comm.rank()) + " waited " + seconds_text(timeout) + " s for " +
-                         describe(waiting) + " (" + std::to_string(arrived) + " of " + std::to_string(world.size()) +
-                         " arrived)");
+      throw TimeoutError(waited_text(comm.rank(), timeout,
+                                     "for " + describe(waiting) + " (" + std::to_string(arrived) + " of " +
+                                         std::to_string(world.size()) + " arrived)"));
     }
     world.clear_waiting(comm.rank());
   }
@@ -333,8 +325,7 @@ class SendRequest final : public Request {
       activity_->wait_for(world.simgrid_timeout());
     } catch (const simgrid::TimeoutException&) {
       world.bury(std::unique_ptr<SimMessage>(message_));  // never delivered
-      throw TimeoutError("rank " + std::to_string(comm_.rank()) + " waited " + seconds_text(world.simgrid_timeout()) +
-                         " s for " + describe(waiting));
+      throw TimeoutError(waited_text(comm_.rank(), world.simgrid_timeout(), "for " + describe(waiting)));
     } catch (const simgrid::Exception& failure) {  // network or host failure, cancelled transfer
       throw CommError("rank " + std::to_string(comm_.rank()) + ": send to " + describe(waiting) +
                       " failed: " + failure.what());
@@ -384,8 +375,7 @@ class RecvRequest final : public Request {
         inbox_.wait(&slot_, world.simgrid_timeout());
       } catch (const simgrid::TimeoutException&) {
         inbox_.withdraw(&slot_);
-        throw TimeoutError("rank " + std::to_string(comm_.rank()) + " waited " + seconds_text(world.simgrid_timeout()) +
-                           " s for " + describe(waiting));
+        throw TimeoutError(waited_text(comm_.rank(), world.simgrid_timeout(), "for " + describe(waiting)));
       } catch (const simgrid::Exception& failure) {
         inbox_.withdraw(&slot_);
         throw CommError("rank " + std::to_string(comm_.rank()) + ": receive of " + describe(waiting) +
@@ -395,9 +385,7 @@ class RecvRequest final : public Request {
     }
     const std::unique_ptr<SimMessage> message = std::move(slot_.message);
     if (message->bytes != bytes_) {
-      throw CommError("rank " + std::to_string(comm_.rank()) + " expected " + std::to_string(bytes_) + " bytes from " +
-                      rank_text(slot_.source) + " (tag " + std::to_string(tag_) + ") but rank " +
-                      std::to_string(message->source) + " sent " + std::to_string(message->bytes) + " bytes");
+      throw CommError(size_mismatch_text(comm_.rank(), message->source, tag_, bytes_, message->bytes));
     }
     if (data_ != nullptr && !message->payload.empty()) std::memcpy(data_, message->payload.data(), bytes_);
     status_ = Status{message->source, message->tag, message->bytes};
@@ -455,7 +443,7 @@ RequestPtr SimgridComm::irecv(int source, Tag tag, void* data, std::size_t bytes
   check_peer(source, /*any_allowed=*/true, "irecv from");
   if (has_payload() && bytes > 0 && data == nullptr) {
     throw CommError("rank " + std::to_string(rank_) + ": irecv of " + std::to_string(bytes) + " bytes from " +
-                    rank_text(source) + " into a null buffer in a world with payloads");
+                    peer_text(source) + " into a null buffer in a world with payloads");
   }
   return std::make_unique<RecvRequest>(*this, source, tag, data, bytes, category);
 }
