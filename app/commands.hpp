@@ -22,6 +22,7 @@ void register_calibrate_command(CLI::App& app, Context& context);
 void register_models_command(CLI::App& app, Context& context);
 void register_platforms_command(CLI::App& app, Context& context);
 void register_report_command(CLI::App& app, Context& context);
+void register_bench_command(CLI::App& app, Context& context);
 void register_reproduce_command(CLI::App& app, Context& context);
 
 // An empty results document with this run's provenance, executable and CPU count.

@@ -9,6 +9,7 @@
 #include "core/atomic_file.hpp"
 #include "core/json.hpp"
 #include "core/subprocess.hpp"
+#include "reports/results.hpp"
 
 namespace dsgd::app {
 namespace {
@@ -63,7 +64,7 @@ TEST(AppCli, UsageErrorsExitTwo) {
 }
 
 TEST(AppCli, EverySubcommandHasHelp) {
-  for (const char* command : {"models", "platforms", "report", "reproduce"}) {
+  for (const char* command : {"models", "platforms", "report", "reproduce", "bench", "calibrate"}) {
     const auto outcome = dsgd({command, "--help"});
     EXPECT_EQ(outcome.code, 0) << command;
     EXPECT_TRUE(contains(outcome.out, command)) << outcome.out;
@@ -136,6 +137,53 @@ TEST_F(AppReproduce, MalformedManifestIsAnInputError) {
   const auto outcome = dsgd({"reproduce", "--out", (dir_ / "r").string(), "--manifest", manifest.string()});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, manifest.string() + ":2:")) << outcome.err;
+}
+
+}  // namespace
+}  // namespace dsgd::app
+
+namespace dsgd::app {
+namespace {
+
+// The same scratch folder as the reproduce tests.
+using AppBench = AppReproduce;
+
+TEST_F(AppBench, AllreduceOnThreadsAndSimgridWritesResults) {
+  const auto threads_file = dir_ / "threads.json";
+  auto outcome = dsgd({"bench", "allreduce", "--executor", "threads", "--ranks", "3", "--sizes", "1001,4096",
+                       "--rounds", "2", "--results", threads_file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  EXPECT_TRUE(contains(outcome.out, "rabenseifner")) << outcome.out;
+  std::size_t entries = 0;
+  for (const auto& entry : reports::read_results(threads_file).benchmarks) {
+    ++entries;
+    EXPECT_EQ(entry.executor, "threads");
+    EXPECT_EQ(entry.ranks, 3);
+    EXPECT_GT(entry.counters.at("algbw_Bps"), 0);
+    // nccl-tests: busbw = algbw * 2 (P - 1) / P
+    EXPECT_DOUBLE_EQ(entry.counters.at("busbw_Bps"), entry.counters.at("algbw_Bps") * 4.0 / 3.0);
+  }
+  EXPECT_EQ(entries, 8U);  // 2 sizes x 4 algorithms
+
+  const auto simgrid_file = dir_ / "simgrid.json";
+  outcome = dsgd({"bench", "allreduce", "--executor", "simgrid", "--ranks", "4", "--sizes", "262144", "--platform",
+                  "m40-cluster", "--results", simgrid_file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  for (const auto& entry : reports::read_results(simgrid_file).benchmarks) {
+    EXPECT_EQ(entry.fidelity, "message");
+    EXPECT_NEAR(entry.real_time, entry.counters.at("closed_form_s"), 0.01 * entry.real_time) << entry.name;
+  }
+}
+
+TEST(AppCli, BenchRejectsUnknownExecutorsAndMissingPlatforms) {
+  auto outcome = dsgd({"bench", "allreduce", "--executor", "gpu"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "valid values are: threads, simgrid, mpi")) << outcome.err;
+  outcome = dsgd({"bench", "allreduce", "--executor", "simgrid"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  outcome = dsgd({"bench", "allreduce", "--algorithms", "butterfly"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "unknown allreduce algorithm 'butterfly'")) << outcome.err;
 }
 
 }  // namespace

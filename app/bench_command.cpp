@@ -1,0 +1,223 @@
+// `dsgd bench allreduce`: one microbenchmark, three executors. The same collectives (core/collectives.cpp) run on
+// threads (measured), under mpirun through dsgd-mpi (measured, beside MPI_Allreduce) or in SimGrid on a platform
+// (simulated, beside the closed form), and come out in one table and one results format.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "app/commands.hpp"
+#include "core/collectives.hpp"
+#include "core/subprocess.hpp"
+#include "measure/mpi/launch.hpp"
+#include "measure/threads/executor.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/collective_costs.hpp"
+#include "simulate/simgrid/executor.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+// DeepBench's allreduce sizes, in floats (the sweep).
+const std::vector<std::size_t> kDeepBenchFloats = {100000, 3097600, 4194304, 6553600, 16777217, 38360000, 64500000};
+const std::vector<std::string> kExecutors = {"threads", "simgrid", "mpi"};
+
+struct BenchOptions {
+  std::string executor = "threads";
+  int ranks = 2;
+  std::vector<std::size_t> sizes = kDeepBenchFloats;
+  std::size_t max_floats = 0;
+  std::vector<std::string> algorithms;
+  int rounds = 5;
+  std::string platform;
+  std::string results;
+  double timeout_s = 600;
+};
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+// nccl-tests' definitions: algbw = bytes / time; busbw = algbw * 2 (P - 1) / P for allreduce.
+reports::Entry allreduce_entry(const std::string& executor, const std::string& algorithm, int ranks,
+                               std::size_t floats, double seconds) {
+  reports::Entry entry;
+  entry.name = "allreduce/" + algorithm + "/" + std::to_string(floats);
+  entry.executor = executor;
+  entry.fidelity = executor == "simgrid" ? "message" : executor == "analytic" ? "analytic" : "measured";
+  entry.algorithm = algorithm;
+  entry.ranks = ranks;
+  entry.real_time = seconds;
+  entry.cpu_time = seconds;
+  const double bytes = static_cast<double>(floats) * sizeof(float);
+  entry.counters["bytes"] = bytes;
+  entry.counters["seconds"] = seconds;
+  entry.counters["algbw_Bps"] = seconds > 0 ? bytes / seconds : 0;
+  entry.counters["busbw_Bps"] = seconds > 0 ? bytes / seconds * 2.0 * (ranks - 1) / ranks : 0;
+  return entry;
+}
+
+// Median over rounds of the slowest rank's time, algorithms alternating within each round (this VM drifts).
+void bench_threads(const BenchOptions& options, const std::vector<AllreduceAlgorithm>& algorithms,
+                   reports::Results& results, Context& context) {
+  for (const std::size_t floats : options.sizes) {
+    // seconds[algorithm][round][rank], each rank writing only its own slots
+    std::vector<std::vector<std::vector<double>>> seconds(
+        algorithms.size(), std::vector<std::vector<double>>(static_cast<std::size_t>(options.rounds),
+                                                            std::vector<double>(static_cast<std::size_t>(options.ranks))));
+    WorldOptions world;
+    world.size = options.ranks;
+    world.timeout_s = options.timeout_s;
+    measure::threads::run_threads(world, [&](Comm& comm) {
+      std::vector<float> buffer(floats, 1.0F);
+      float token = 0;
+      for (int round = 0; round < options.rounds; ++round) {
+        for (std::size_t a = 0; a < algorithms.size(); ++a) {
+          // Start together: a one-float allreduce is the barrier.
+          allreduce(comm, {&token, 1}, AllreduceAlgorithm::kRecursiveDoubling, {Category::kWait, kFirstCollectiveTag + 1});
+          const double start = comm.now_s();
+          allreduce(comm, {buffer.data(), floats}, algorithms[a]);
+          seconds[a][static_cast<std::size_t>(round)][static_cast<std::size_t>(comm.rank())] = comm.now_s() - start;
+        }
+      }
+    });
+    for (std::size_t a = 0; a < algorithms.size(); ++a) {
+      std::vector<double> slowest;
+      for (const auto& ranks : seconds[a]) slowest.push_back(*std::max_element(ranks.begin(), ranks.end()));
+      results.benchmarks.push_back(
+          allreduce_entry("threads", std::string(to_string(algorithms[a])), options.ranks, floats, median(slowest)));
+    }
+    context.err << "bench: threads, " << floats << " floats done" << std::endl;
+  }
+}
+
+// Simulated time of each collective alone (size-only: no buffers), and the closed form beside it.
+void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgorithm>& algorithms,
+                   reports::Results& results, Context& context) {
+  if (options.platform.empty()) {
+    throw InputError("bench: --executor simgrid needs --platform (a catalog name or a platform file, e.g. one "
+                     "written by `dsgd calibrate`)");
+  }
+  const auto platform = platforms::load_platform(options.platform);
+  const auto model = simulate::alpha_beta_gamma(platform);
+  WorldOptions world;
+  world.size = options.ranks;
+  world.payload = false;
+  world.timeout_s = options.timeout_s;
+  for (const std::size_t floats : options.sizes) {
+    for (const auto algorithm : algorithms) {
+      const auto simulated = simulate::run_simulation(platform, world, [&](Comm& comm) {
+        allreduce(comm, {nullptr, floats}, algorithm);
+      });
+      auto entry = allreduce_entry("simgrid", std::string(to_string(algorithm)), options.ranks, floats,
+                                   simulated.simulated_s);
+      entry.platform = platform.name;
+      entry.counters["closed_form_s"] = simulate::allreduce_time(model, algorithm, options.ranks, floats);
+      entry.counters["wall_s"] = simulated.wall_s;
+      results.benchmarks.push_back(entry);
+    }
+    context.err << "bench: simgrid, " << floats << " floats done" << std::endl;
+  }
+}
+
+// dsgd links SimGrid, so the MPI side runs as dsgd-mpi under mpirun; its results file is read back.
+void bench_mpi(const BenchOptions& options, const std::vector<AllreduceAlgorithm>& algorithms,
+               reports::Results& results, Context& context) {
+  std::string sizes;
+  for (const auto floats : options.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(floats);
+  std::string names = "mpi";
+  for (const auto algorithm : algorithms) names += "," + std::string(to_string(algorithm));
+  const auto file = std::filesystem::temp_directory_path() / ("dsgd-bench-" + std::to_string(::getpid()) + ".json");
+  const auto command = measure::mpi::mpirun_command(
+      options.ranks, {measure::mpi::worker_executable().string(), "allreduce", "--sizes", sizes, "--algorithms", names,
+                      "--rounds", std::to_string(options.rounds), "--results", file.string()});
+  context.err << "bench: running";
+  for (const auto& word : command) context.err << ' ' << word;
+  context.err << std::endl;
+  const auto run = run_process(command, std::chrono::seconds(static_cast<long>(options.timeout_s)));
+  std::error_code ignored;
+  if (run.timed_out || run.exit_code != 0) {
+    std::filesystem::remove(file, ignored);
+    const auto last = run.output.find_last_not_of('\n');
+    const auto begin = run.output.rfind('\n', last);
+    throw Error("bench: dsgd-mpi allreduce " +
+                (run.timed_out ? "timed out" : "failed (exit code " + std::to_string(run.exit_code) + ")") + ": " +
+                run.output.substr(begin == std::string::npos ? 0 : begin + 1, last == std::string::npos ? 0 : last - begin));
+  }
+  const auto measured = reports::read_results(file);
+  std::filesystem::remove(file, ignored);
+  for (auto entry : measured.benchmarks) {
+    entry.executor = "mpi";
+    results.benchmarks.push_back(entry);
+  }
+}
+
+void bench_allreduce(Context& context, BenchOptions options) {
+  if (std::find(kExecutors.begin(), kExecutors.end(), options.executor) == kExecutors.end()) {
+    throw UnknownNameError("executor", options.executor, kExecutors);
+  }
+  if (options.ranks < 1) throw InputError("bench: --ranks must be at least 1, got " + std::to_string(options.ranks));
+  if (options.rounds < 1) throw InputError("bench: --rounds must be at least 1, got " + std::to_string(options.rounds));
+  if (options.max_floats > 0) std::erase_if(options.sizes, [&](std::size_t n) { return n > options.max_floats; });
+  if (options.sizes.empty()) throw InputError("bench: no sizes left (check --sizes and --max-floats)");
+  std::vector<AllreduceAlgorithm> algorithms;
+  for (const auto& name : options.algorithms) algorithms.push_back(allreduce_algorithm_from_string(name));
+  if (algorithms.empty()) algorithms.assign(kAllreduceAlgorithms.begin(), kAllreduceAlgorithms.end());
+
+  auto results = new_results(context);
+  if (options.executor == "threads") bench_threads(options, algorithms, results, context);
+  if (options.executor == "simgrid") bench_simgrid(options, algorithms, results, context);
+  if (options.executor == "mpi") bench_mpi(options, algorithms, results, context);
+  if (!options.results.empty()) reports::write_results(options.results, results);
+
+  char line[200];
+  if (options.executor == "simgrid") {
+    std::snprintf(line, sizeof line, "allreduce, simgrid executor on %s, %d ranks (simulated, size-only)\n",
+                  options.platform.c_str(), options.ranks);
+  } else {
+    std::snprintf(line, sizeof line, "allreduce, %s executor, %d ranks (median of %d rounds, slowest rank)\n",
+                  options.executor.c_str(), options.ranks, options.rounds);
+  }
+  context.out << line;
+  std::snprintf(line, sizeof line, "%-20s %12s %12s %12s %12s %14s\n", "algorithm", "floats", "time (s)",
+                "algbw GB/s", "busbw GB/s", "closed form (s)");
+  context.out << line;
+  for (const auto& entry : results.benchmarks) {
+    const auto closed = entry.counters.find("closed_form_s");
+    char closed_text[32] = "-";
+    if (closed != entry.counters.end()) std::snprintf(closed_text, sizeof closed_text, "%.6g", closed->second);
+    std::snprintf(line, sizeof line, "%-20s %12.0f %12.6g %12.3f %12.3f %14s\n", entry.algorithm.c_str(),
+                  entry.counters.at("bytes") / sizeof(float), entry.real_time, entry.counters.at("algbw_Bps") / 1e9,
+                  entry.counters.at("busbw_Bps") / 1e9, closed_text);
+    context.out << line;
+  }
+}
+
+}  // namespace
+
+void register_bench_command(CLI::App& app, Context& context) {
+  auto* bench = app.add_subcommand("bench", "Microbenchmarks, on any executor");
+  bench->require_subcommand(1);
+  auto options = std::make_shared<BenchOptions>();
+  auto* allreduce_command = bench->add_subcommand(
+      "allreduce", "dsgd's allreduce algorithms at DeepBench's sizes: algbw and busbw (nccl-tests definitions)");
+  allreduce_command->add_option("--executor", options->executor, "threads, simgrid or mpi")->capture_default_str();
+  allreduce_command->add_option("--ranks", options->ranks, "Workers")->capture_default_str();
+  allreduce_command->add_option("--sizes", options->sizes, "Sizes in floats (default: DeepBench's)")->delimiter(',');
+  allreduce_command->add_option("--max-floats", options->max_floats, "Leave out sizes above this");
+  allreduce_command->add_option("--algorithms", options->algorithms,
+                                "ring, recursive_doubling, rabenseifner, reduce_broadcast (default: all)")
+      ->delimiter(',');
+  allreduce_command->add_option("--rounds", options->rounds, "Timed rounds (measured executors)")->capture_default_str();
+  allreduce_command->add_option("--platform", options->platform, "simgrid: catalog name or platform file");
+  allreduce_command->add_option("--results", options->results, "Write the results (JSON) here");
+  allreduce_command->add_option("--timeout", options->timeout_s, "Seconds before a wait or a run gives up")
+      ->capture_default_str();
+  allreduce_command->callback([&context, options] { bench_allreduce(context, *options); });
+}
+
+}  // namespace dsgd::app
