@@ -27,10 +27,8 @@ struct CalibrateOptions {
   double min_bytes = 8;
   double max_bytes = 64.0 * 1024 * 1024;
   int rounds = 15;
-  // Where the time per byte changes here: Open MPI's eager protocol up to 4040 B, rendezvous from 4048 B; above
-  // 64 KiB the copy costs dominate; from 4 MiB messages no longer fit in the caches (2 MiB L2 per core, 32 MiB L3
-  // shared by sender and receiver) and run at memory speed, the regime of large gradients.
-  std::vector<double> boundaries = {4044, 65536, 4194304};
+  std::vector<double> boundaries{measure::kDefaultSegmentBoundaries.begin(),  // why these: measure/calibration.hpp
+                                 measure::kDefaultSegmentBoundaries.end()};
   int nodes = 0;
   std::string weighting = "relative";
   std::string results;  // keep dsgd-mpi's ping-pong results here
@@ -172,11 +170,21 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   measure::write_platform_file(options.out, platform);
 
   print_fit(context.out, points, segments, options.weighting);
+  const auto& link = platform.network.link;
   char line[256];
-  std::snprintf(line, sizeof line, "wrote %s: %d hosts, link latency %.3g us, bandwidth %.3g GB/s, peak %.3g GFLOP/s per host\n",
-                options.out.c_str(), platform.nodes.count, platform.network.link.latency_s * 1e6,
-                platform.network.link.bandwidth_Bps / 1e9, platform.nodes.cpu.peak_flops / 1e9);
+  std::snprintf(line, sizeof line,
+                "wrote %s: %d hosts, link latency %.3g us, bandwidth %.3g GB/s (%zu segments), peak %.3g GFLOP/s "
+                "per host\n",
+                options.out.c_str(), platform.nodes.count, link.latency_s * 1e6, link.bandwidth_Bps / 1e9,
+                link.segments.size(), platform.nodes.cpu.peak_flops / 1e9);
   context.out << line;
+  // What the simulator will charge per size: each segment's alpha and bandwidth from its lower boundary on.
+  for (const auto& segment : link.segments) {
+    std::snprintf(line, sizeof line, "  from %12s: latency %.3g us, bandwidth %.3g GB/s\n",
+                  measure::bytes_text(segment.min_bytes).c_str(), segment.latency_s * 1e6,
+                  segment.bandwidth_Bps / 1e9);
+    context.out << line;
+  }
 }
 
 }  // namespace

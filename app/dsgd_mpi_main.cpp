@@ -90,7 +90,8 @@ struct PingPongOptions {
   // Where the time per byte changes here: Open MPI's eager protocol up to 4040 B, rendezvous from 4048 B; above
   // 64 KiB the copy costs dominate; from 4 MiB messages no longer fit in the caches (2 MiB L2 per core, 32 MiB L3
   // shared by sender and receiver) and run at memory speed, the regime of large gradients.
-  std::vector<double> boundaries = {4044, 65536, 4194304};
+  std::vector<double> boundaries{dsgd::measure::kDefaultSegmentBoundaries.begin(),
+                                 dsgd::measure::kDefaultSegmentBoundaries.end()};
 };
 
 std::vector<std::size_t> pingpong_sizes(const PingPongOptions& options) {

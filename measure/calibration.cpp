@@ -49,6 +49,18 @@ std::pair<double, double> fit_line(const std::vector<PingPongPoint>& points, Fit
   return {y_mean - slope * x_mean, slope};
 }
 
+// Weighted least squares of y = b x (no intercept).
+double fit_through_origin(const std::vector<PingPongPoint>& points, FitWeighting weighting) {
+  double sxy = 0;
+  double sxx = 0;
+  for (const auto& p : points) {
+    const double w = weighting == FitWeighting::kRelative ? 1.0 / (p.round_trip_s * p.round_trip_s) : 1.0;
+    sxy += w * p.bytes * p.round_trip_s;
+    sxx += w * p.bytes * p.bytes;
+  }
+  return sxy / sxx;
+}
+
 SegmentFit fit_segment(const std::vector<PingPongPoint>& points, double from, double to, FitWeighting weighting) {
   SegmentFit fit;
   fit.from_bytes = from;
@@ -57,6 +69,15 @@ SegmentFit fit_segment(const std::vector<PingPongPoint>& points, double from, do
   fit.min_bytes = points.front().bytes;
   fit.max_bytes = points.back().bytes;
   std::tie(fit.intercept_s, fit.slope_s_per_byte) = fit_line(points, weighting);
+  if (fit.intercept_s < 0) {
+    // A negative latency is no model of a link: the segment's time per byte grows with the size, so its line
+    // reaches below the origin. Least squares with alpha = 0 instead: slope = sum(w x y) / sum(w x^2).
+    fit.note = "the free fit's intercept was negative (" + format("%.3g", fit.intercept_s / 2 * 1e6) +
+               " us one way); refitted through the origin, alpha = 0";
+    fit.through_origin = true;
+    fit.intercept_s = 0;
+    fit.slope_s_per_byte = fit_through_origin(points, weighting);
+  }
   fit.latency_s = fit.intercept_s / 2;
   fit.bandwidth_Bps = fit.slope_s_per_byte > 0 ? 2 / fit.slope_s_per_byte : kInfinity;
   double squares = 0;
@@ -135,7 +156,8 @@ std::string describe(const SegmentFit& fit) {
   return bytes_text(fit.min_bytes) + " .. " + bytes_text(fit.max_bytes) + " (" + std::to_string(fit.points) +
          " sizes): alpha " + format("%.3g", fit.latency_s * 1e6) + " us, bandwidth " +
          (std::isfinite(fit.bandwidth_Bps) ? format("%.3g", fit.bandwidth_Bps / 1e9) + " GB/s" : "unbounded") +
-         ", residual rms " + percent(fit.rms_relative_residual) + " max " + percent(fit.max_relative_residual);
+         ", residual rms " + percent(fit.rms_relative_residual) + " max " + percent(fit.max_relative_residual) +
+         (fit.note.empty() ? "" : " (" + fit.note + ")");
 }
 
 // --- CPU facts ------------------------------------------------------------------------------------------------
@@ -233,6 +255,30 @@ std::string segment_range(const SegmentFit& fit) {
          percent(fit.max_relative_residual) + ")";
 }
 
+// One link segment per fitted segment with a finite bandwidth, each starting at its fit's lower boundary (the
+// first at 0), so that simulating a message of any size uses the fit of the segment it was measured in.
+std::vector<platforms::LinkSegment> link_segments(const CalibrationInput& input) {
+  std::vector<platforms::LinkSegment> segments;
+  for (const auto& fit : input.segments) {
+    if (!(fit.slope_s_per_byte > 0) || !std::isfinite(fit.bandwidth_Bps)) continue;
+    platforms::LinkSegment segment;
+    segment.min_bytes = segments.empty() ? 0 : fit.from_bytes;
+    segment.latency_s = fit.latency_s;
+    segment.bandwidth_Bps = fit.bandwidth_Bps;
+    segment.sources["min_bytes"] =
+        segments.empty() ? "modelling choice: the first segment covers every size from 0 (smallest measured: " +
+                               bytes_text(fit.min_bytes) + ")"
+                         : "modelling choice: a segment boundary of the fit (dsgd calibrate --boundaries)";
+    const std::string fitted = measured_where(input) + "; least-squares fit of round-trip time over " +
+                               segment_range(fit);
+    segment.sources["latency_s"] =
+        fit.through_origin ? fitted + "; alpha = 0: " + fit.note : fitted + "; alpha = intercept/2";
+    segment.sources["bandwidth_Bps"] = fitted + "; 1/beta = 2/slope";
+    segments.push_back(std::move(segment));
+  }
+  return segments;
+}
+
 }  // namespace
 
 platforms::Platform calibrated_platform(const CalibrationInput& input) {
@@ -297,9 +343,15 @@ platforms::Platform calibrated_platform(const CalibrationInput& input) {
   link.latency_s = latency_fit->latency_s;
   link.bandwidth_Bps = bandwidth_fit->bandwidth_Bps;
   link.sources["latency_s"] = measured_where(input) + "; alpha = intercept/2 of a least-squares fit of round-trip "
-                              "time over " + segment_range(*latency_fit) + ", the smallest-message segment";
+                              "time over " + segment_range(*latency_fit) +
+                              ", the smallest-message segment with a positive intercept";
   link.sources["bandwidth_Bps"] = measured_where(input) + "; 1/beta = 2/slope of a least-squares fit of round-trip "
                                   "time over " + segment_range(*bandwidth_fit) + ", the largest-message segment";
+  link.segments = link_segments(input);
+  if (link.segments.size() < input.segments.size()) {
+    link.description += "; segments with a non-positive slope (unbounded bandwidth) are left out of the link, the "
+                        "segment below extending over their sizes";
+  }
 
   platform.network.topology.shape = platforms::StarTopology{};
   platform.network.topology.sources["kind"] =

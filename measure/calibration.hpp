@@ -3,6 +3,7 @@
 // ping-pong times per message-size segment, the CPU facts of this machine, and the platform file `dsgd calibrate`
 // writes. No MPI here -- the ping-pong itself runs in dsgd-mpi -- so all of it is unit-tested on synthetic data.
 
+#include <array>
 #include <cstddef>
 #include <filesystem>
 #include <string>
@@ -26,7 +27,9 @@ enum class FitWeighting {
 };
 
 // The alpha-beta model of one message-size segment, fitted on round-trip times T(n) = 2 alpha + 2 n beta as
-// SimGrid's calibration does: latency = intercept / 2, bandwidth = 2 / slope.
+// SimGrid's calibration does: latency = intercept / 2, bandwidth = 2 / slope. The latency is never negative: where
+// the unconstrained line crosses zero below the origin (a segment of large messages whose time per byte grows with
+// the size), the fit is redone through the origin (alpha = 0) and `note` says so.
 struct SegmentFit {
   double from_bytes = 0;  // the segment [from_bytes, to_bytes) as asked; to_bytes is infinity for the last one
   double to_bytes = 0;
@@ -39,10 +42,24 @@ struct SegmentFit {
   double bandwidth_Bps = 0;     // 1 / beta; infinity when the slope is not positive
   double rms_relative_residual = 0;  // sqrt(mean(((fit - measured) / measured)^2)) over the segment's points
   double max_relative_residual = 0;  // max |fit - measured| / measured
+  bool through_origin = false;       // refitted with alpha = 0 because the free intercept was negative
+  std::string note;                  // why, with the free intercept; empty for an ordinary fit
 
   // The fitted one-way time of an n-byte message, alpha + n beta.
   double one_way_s(double bytes) const { return (intercept_s + slope_s_per_byte * bytes) / 2; }
 };
+
+// Where the alpha and beta of shared-memory MPI change on this project's machine (Open MPI 4.1's vader transport;
+// AMD EPYC with 32 KiB L1d and 1 MiB L2 per core and a 32 MiB shared L3), in bytes. A ping-pong of n bytes streams
+// 2n (the sender's buffer and the receiver's):
+//   4044 B   the eager limit: payloads up to 4040 B go eager, from 4048 B rendezvous
+//   64 KiB   from here the copy, not the rendezvous handshake, dominates
+//   512 KiB  2n outgrows a core's L2
+//   4 MiB    measured: the time per byte keeps rising through the L3; a boundary here keeps each line within a few
+//            percent of the ping-pong (tests/simulate/calibration_roundtrip_test.cpp)
+//   16 MiB   2n outgrows the L3: memory speed, the regime of large gradients
+// dsgd calibrate fits these segments unless told otherwise (--boundaries).
+inline constexpr std::array<double, 5> kDefaultSegmentBoundaries = {4044, 65536, 524288, 4194304, 16777216};
 
 // Splits `points` at `boundaries_bytes` (strictly ascending, positive; a point exactly at a boundary belongs to the
 // segment above it) and fits a line to each segment that has at least two distinct sizes; segments with fewer are
@@ -55,7 +72,8 @@ std::vector<SegmentFit> fit_alpha_beta(const std::vector<PingPongPoint>& points,
 // "8 B", "4000 B", "4 KiB", "64 MiB": exact binary units where they divide evenly.
 std::string bytes_text(double bytes);
 
-// One line per segment: "8 B .. 4000 B (12 sizes): alpha 0.21 us, bandwidth 4.10 GB/s, residual rms 2.1% max 4.0%".
+// One line per segment: "8 B .. 4000 B (12 sizes): alpha 0.21 us, bandwidth 4.10 GB/s, residual rms 2.1% max 4.0%",
+// followed by the fit's note, if any.
 std::string describe(const SegmentFit& fit);
 
 // --- this machine's CPU -------------------------------------------------------------------------------------------
@@ -106,10 +124,13 @@ struct CalibrationInput {
 };
 
 // This machine as a platform for validating MPI runs against simulation: `nodes` single-core hosts (one per MPI
-// rank, each one core of this machine, its peak derived from /proc/cpuinfo) on a star whose link has the latency
-// of the smallest-message segment and the bandwidth of the largest-message segment; every number cites the
-// measurement or the derivation. Throws InputError if the segments give no positive latency or bandwidth, or the
-// CPU facts lack a clock, and if the result does not pass platforms::parse_platform.
+// rank, each one core of this machine, its peak derived from /proc/cpuinfo) on a star whose link is piecewise, one
+// link segment per fitted segment (min_bytes = the segment's lower boundary, the first 0; a fit with a non-positive
+// slope, whose bandwidth would be unbounded, is left out and the segment below it extends over its sizes). The
+// link's representative latency is the smallest-message segment's (the first with a positive latency), its
+// bandwidth the largest-message segment's; every number cites the measurement or the derivation. Throws
+// InputError if the segments give no positive latency or bandwidth, or the CPU facts lack a clock, and if the
+// result does not pass platforms::parse_platform.
 platforms::Platform calibrated_platform(const CalibrationInput& input);
 
 // Writes `platform` as JSON (dsgd-platform/1) atomically, after checking that it reads back (parse_platform), so a

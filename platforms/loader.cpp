@@ -361,6 +361,34 @@ Nodes parse_nodes(const JsonView& view) {
 
 // --- network --------------------------------------------------------------------------------------------------
 
+// A piecewise link's segments: non-empty, the first at min_bytes 0 (every size has a segment), min_bytes strictly
+// ascending. A segment's latency may be 0 (a calibration fitted through the origin); its bandwidth may not.
+std::vector<LinkSegment> parse_link_segments(const JsonView& view) {
+  std::vector<LinkSegment> segments;
+  const std::size_t size = view.size();
+  if (size == 0) view.fail("expected at least one segment; leave 'segments' out for a single latency and bandwidth");
+  for (std::size_t i = 0; i < size; ++i) {
+    const JsonView item = view.at(i);
+    item.allow_only({"min_bytes", "latency_s", "bandwidth_Bps", "sources"});
+    LinkSegment segment;
+    const JsonView min_bytes = item.at("min_bytes");
+    segment.min_bytes = min_bytes.nonnegative();
+    if (i == 0 && segment.min_bytes != 0) {
+      min_bytes.fail("the first segment must start at 0 bytes (so every message size has a segment), got " +
+                     show(segment.min_bytes));
+    }
+    if (i > 0 && !(segment.min_bytes > segments.back().min_bytes)) {
+      min_bytes.fail("segments must be in strictly ascending order of min_bytes; " + show(segment.min_bytes) +
+                     " follows " + show(segments.back().min_bytes));
+    }
+    segment.latency_s = item.at("latency_s").nonnegative();
+    segment.bandwidth_Bps = item.at("bandwidth_Bps").positive();
+    segment.sources = take_sources(item);
+    segments.push_back(std::move(segment));
+  }
+  return segments;
+}
+
 Link parse_link_fields(const JsonView& view, bool require_description) {
   Link link;
   link.name = entry_name(view.at("name"));
@@ -371,6 +399,7 @@ Link parse_link_fields(const JsonView& view, bool require_description) {
   }
   link.latency_s = view.at("latency_s").positive();
   link.bandwidth_Bps = view.at("bandwidth_Bps").positive();
+  if (const auto segments = view.find("segments")) link.segments = parse_link_segments(*segments);
   return link;
 }
 
@@ -436,7 +465,7 @@ Network parse_network(const JsonView& view, int node_count) {
   view.allow_only({"link", "topology", "sources"});
   Network network;
   const JsonView link = view.at("link");
-  link.allow_only({"name", "description", "latency_s", "bandwidth_Bps", "sources"});
+  link.allow_only({"name", "description", "latency_s", "bandwidth_Bps", "segments", "sources"});
   network.link = parse_link_fields(link, false);
   network.link.sources = take_sources(link);
   network.topology = parse_topology(view.at("topology"), node_count);
@@ -572,9 +601,26 @@ Json topology_json(const Topology& topology) {
   return out;
 }
 
+// A byte count as an integer when it is one ("4044", not "4044.0").
+Json byte_count_json(double bytes) {
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  if (bytes >= 0 && bytes < kExactIntegers && bytes == std::floor(bytes)) return static_cast<std::uint64_t>(bytes);
+  return bytes;
+}
+
 Json link_fields_json(const Link& link) {
   Json out = {{"name", link.name}, {"latency_s", link.latency_s}, {"bandwidth_Bps", link.bandwidth_Bps}};
   if (!link.description.empty()) out["description"] = link.description;
+  if (!link.segments.empty()) {
+    Json& segments = out["segments"] = Json::array();
+    for (const auto& segment : link.segments) {
+      Json item = {{"min_bytes", byte_count_json(segment.min_bytes)},
+                   {"latency_s", segment.latency_s},
+                   {"bandwidth_Bps", segment.bandwidth_Bps}};
+      put_sources(item, segment.sources);
+      segments.push_back(std::move(item));
+    }
+  }
   put_sources(out, link.sources);
   return out;
 }
@@ -626,7 +672,7 @@ Platform read_platform_file(const std::filesystem::path& path) {
 Link parse_link(const Json& json, const std::string& source) {
   const JsonView root(json, source);
   expect_schema(root, kLinkSchema);
-  root.allow_only({"schema", "name", "description", "latency_s", "bandwidth_Bps", "sources"});
+  root.allow_only({"schema", "name", "description", "latency_s", "bandwidth_Bps", "segments", "sources"});
   Link link = parse_link_fields(root, true);
   link.sources = take_sources(root);
   return link;

@@ -131,15 +131,50 @@ struct Nodes {
 
 // --- network --------------------------------------------------------------------------------------------------
 
+// One message-size range of a piecewise link: a message of n >= min_bytes bytes (below the next segment's
+// min_bytes) takes latency_s + n / bandwidth_Bps. latency_s may be 0 (a fit through the origin).
+struct LinkSegment {
+  double min_bytes = 0;
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+  Sources sources;
+};
+
 // An alpha-beta point-to-point link model: a message of n bytes between two nodes takes
 // latency_s + n / bandwidth_Bps (beta = 1 / bandwidth_Bps seconds per byte). End to end, as a ping-pong measures
 // it; how a SimGrid builder splits it over hops is simulate/'s business.
+//
+// A calibrated link may also be piecewise (`segments`, ordered by min_bytes, the first at 0): then a message of n
+// bytes uses the last segment with min_bytes <= n, because measured transports change regime with the size (eager
+// and rendezvous protocols, caches). latency_s and bandwidth_Bps stay the link's representative values, used by
+// the closed-form costs and summaries.
 struct Link {
   std::string name;
   std::string description;
   double latency_s = 0;
   double bandwidth_Bps = 0;
   Sources sources;
+  std::vector<LinkSegment> segments;  // empty: latency_s and bandwidth_Bps hold for every size
+
+  // The segment an n-byte message uses; nullptr for a link without segments.
+  const LinkSegment* segment_for(double bytes) const {
+    const LinkSegment* found = nullptr;
+    for (const auto& segment : segments) {
+      if (segment.min_bytes <= bytes) found = &segment;
+    }
+    return found;
+  }
+  // Latency and bandwidth an n-byte message sees.
+  double latency_s_for(double bytes) const {
+    const LinkSegment* segment = segment_for(bytes);
+    return segment ? segment->latency_s : latency_s;
+  }
+  double bandwidth_Bps_for(double bytes) const {
+    const LinkSegment* segment = segment_for(bytes);
+    return segment ? segment->bandwidth_Bps : bandwidth_Bps;
+  }
+  // One-way time of an n-byte message: latency + n / bandwidth of its segment.
+  double message_s(double bytes) const { return latency_s_for(bytes) + bytes / bandwidth_Bps_for(bytes); }
 };
 
 // Every node on its own link to one switch (SimGrid's flat cluster).

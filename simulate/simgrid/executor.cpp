@@ -89,6 +89,8 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   std::vector<s4u::Host*> hosts;
   try {
     hosts = build_platform(platform, world_options.size);
+    // A piecewise link's segments describe pure alpha-beta costs; the other models bring their own factors.
+    if (options.network_model == "CM02") install_segment_factors(platform);
   } catch (const simgrid::Exception& error) {
     throw InternalError("SimGrid refused the platform built from '" + platform.name + "': " + error.what());
   }

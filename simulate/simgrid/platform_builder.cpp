@@ -1,11 +1,14 @@
 #include "simulate/simgrid/platform_builder.hpp"
 
 #include <algorithm>
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
+#include <optional>
 #include <string>
+#include <unordered_set>
 
 namespace dsgd::simulate {
 
@@ -34,6 +37,16 @@ void check_simulatable(const platforms::Platform& platform, int ranks) {
   }
   if (!(link.latency_s >= 0)) {
     throw InputError(quoted(platform) + ": link latency_s must be >= 0, got " + std::to_string(link.latency_s));
+  }
+  for (std::size_t i = 0; i < link.segments.size(); ++i) {
+    const auto& segment = link.segments[i];
+    const std::string which = quoted(platform) + ": link segment " + std::to_string(i);
+    if (i == 0 && segment.min_bytes != 0) throw InputError(which + " must start at 0 bytes");
+    if (i > 0 && !(segment.min_bytes > link.segments[i - 1].min_bytes)) {
+      throw InputError(which + ": min_bytes must ascend strictly");
+    }
+    if (!(segment.latency_s >= 0)) throw InputError(which + ": latency_s must be >= 0");
+    if (!(segment.bandwidth_Bps > 0)) throw InputError(which + ": bandwidth_Bps must be > 0");
   }
   if (!(platform.nodes.cpu.peak_flops > 0)) {
     throw InputError(quoted(platform) + ": cpu peak_flops must be > 0 to simulate compute, got " +
@@ -94,6 +107,39 @@ std::vector<simgrid::s4u::Host*> build_platform(const platforms::Platform& platf
   }
   zone->seal();
   return hosts;
+}
+
+void install_segment_factors(const platforms::Platform& platform) {
+  namespace s4u = simgrid::s4u;
+  const auto& link = platform.network.link;
+  if (link.segments.empty()) return;
+  const auto& topology = platform.network.topology;
+  const double base_latency_s = link.latency_s;  // what build_platform put on the route: two halves of it
+  const std::optional<double> backbone_bandwidth = topology.link_bandwidth_Bps;
+  auto* model = s4u::Engine::get_instance()->get_netzone_root()->get_network_model();
+
+  // Route latency = the node links' base latency + the backbone's, if any: swap the base for the segment's.
+  model->set_lat_factor_cb([link, base_latency_s](double size, const s4u::Host* src, const s4u::Host* dst,
+                                                  const std::vector<s4u::Link*>& links,
+                                                  const std::unordered_set<s4u::NetZone*>&) {
+    if (src == dst) return 1.0;  // loopback: not the node link
+    double route_s = 0;
+    for (const auto* hop : links) route_s += hop->get_latency();
+    if (!(route_s > 0)) return 1.0;
+    return (route_s - base_latency_s + link.latency_s_for(size)) / route_s;
+  });
+  // The flow runs at its bottleneck's bandwidth times this factor: make that the segment's bandwidth, still
+  // capped by a backbone the topology names.
+  model->set_bw_factor_cb([link, backbone_bandwidth](double size, const s4u::Host* src, const s4u::Host* dst,
+                                                      const std::vector<s4u::Link*>& links,
+                                                      const std::unordered_set<s4u::NetZone*>&) {
+    if (src == dst || links.empty()) return 1.0;
+    double bottleneck = links.front()->get_bandwidth();  // B/s, as every bandwidth here
+    for (const auto* hop : links) bottleneck = std::min(bottleneck, hop->get_bandwidth());
+    double wanted = link.bandwidth_Bps_for(size);
+    if (backbone_bandwidth) wanted = std::min(wanted, *backbone_bandwidth);
+    return wanted / bottleneck;
+  });
 }
 
 platforms::Platform flat_platform(int nodes, double latency_s, double bandwidth_Bps, double flops) {

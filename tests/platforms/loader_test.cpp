@@ -256,6 +256,92 @@ TEST(PlatformsLoader, NoiseDistributions) {
   rejection(json, {"/noise/distribution", "none, normal, lognormal, uniform"});
 }
 
+// Three segments on the minimal platform's link: eager, rendezvous, and a large-message fit through the origin.
+Json segmented() {
+  Json json = minimal();
+  json[ptr("/network/link/segments")] = {
+      {{"min_bytes", 0}, {"latency_s", 2e-7}, {"bandwidth_Bps", 3e9},
+       {"sources", {{"min_bytes", "t"}, {"latency_s", "t"}, {"bandwidth_Bps", "t"}}}},
+      {{"min_bytes", 4044}, {"latency_s", 1.5e-6}, {"bandwidth_Bps", 8e9},
+       {"sources", {{"min_bytes", "t"}, {"latency_s", "t"}, {"bandwidth_Bps", "t"}}}},
+      {{"min_bytes", 4194304}, {"latency_s", 0}, {"bandwidth_Bps", 4e9},
+       {"sources", {{"min_bytes", "t"}, {"latency_s", "t"}, {"bandwidth_Bps", "t"}}}}};
+  return json;
+}
+
+TEST(PlatformsLoader, LinkSegmentsPickTheLastSegmentStartingAtOrBelowTheSize) {
+  const Link link = parse_platform(segmented(), "test.json").network.link;
+  ASSERT_EQ(link.segments.size(), 3u);
+  EXPECT_EQ(link.segments[1].min_bytes, 4044);
+  EXPECT_EQ(link.segments[2].latency_s, 0);
+  EXPECT_EQ(link.segments[1].sources.at("bandwidth_Bps"), "t");
+  EXPECT_DOUBLE_EQ(link.latency_s, 1e-6);  // the representative values stay as written
+  EXPECT_DOUBLE_EQ(link.bandwidth_Bps, 1e9);
+  EXPECT_EQ(link.segment_for(0), &link.segments[0]);
+  EXPECT_EQ(link.segment_for(4043), &link.segments[0]);
+  EXPECT_EQ(link.segment_for(4044), &link.segments[1]);
+  EXPECT_EQ(link.segment_for(4194303), &link.segments[1]);
+  EXPECT_EQ(link.segment_for(4194304), &link.segments[2]);
+  EXPECT_EQ(link.segment_for(1e12), &link.segments[2]);
+  EXPECT_DOUBLE_EQ(link.message_s(1000), 2e-7 + 1000 / 3e9);
+  EXPECT_DOUBLE_EQ(link.message_s(1 << 20), 1.5e-6 + (1 << 20) / 8e9);
+  EXPECT_DOUBLE_EQ(link.message_s(1 << 24), (1 << 24) / 4e9);
+  // Without segments, the link's own pair holds for every size.
+  const Link plain = parse_platform(minimal(), "test.json").network.link;
+  EXPECT_EQ(plain.segment_for(4096), nullptr);
+  EXPECT_DOUBLE_EQ(plain.message_s(1000), 1e-6 + 1000 / 1e9);
+}
+
+TEST(PlatformsLoader, LinkSegmentsValidated) {
+  Json json = segmented();
+  json[ptr("/network/link/segments/0/min_bytes")] = 8;
+  rejection(json, {"/network/link/segments/0/min_bytes", "must start at 0 bytes"});
+
+  json = segmented();
+  json[ptr("/network/link/segments/2/min_bytes")] = 4044;
+  rejection(json, {"/network/link/segments/2/min_bytes", "strictly ascending", "follows 4044"});
+
+  json = segmented();
+  json[ptr("/network/link/segments/1/bandwidth_Bps")] = 0;
+  rejection(json, {"/network/link/segments/1/bandwidth_Bps", "positive"});
+
+  json = segmented();
+  json[ptr("/network/link/segments/1/latency_s")] = -1e-6;
+  rejection(json, {"/network/link/segments/1/latency_s", "non-negative"});
+
+  json = segmented();
+  json[ptr("/network/link/segments/1/sources")].erase("latency_s");
+  rejection(json, {"/network/link/segments/1/latency_s", "number without a source"});
+
+  json = segmented();
+  json[ptr("/network/link/segments/1/beta")] = 1e-9;
+  rejection(json, {"/network/link/segments/1", "unknown field 'beta'"});
+
+  json = segmented();
+  json[ptr("/network/link/segments")] = Json::array();
+  rejection(json, {"/network/link/segments", "at least one segment"});
+
+  json = segmented();
+  json[ptr("/network/link")].erase("latency_s");  // the representative values stay required
+  rejection(json, {"/network/link", "missing required field 'latency_s'"});
+}
+
+TEST(PlatformsLoader, LinkSegmentsRoundTrip) {
+  const Json once = to_json(parse_platform(segmented(), "test.json"));
+  EXPECT_EQ(once[ptr("/network/link/segments/1/min_bytes")].dump(), "4044");  // a byte count, not 4044.0
+  EXPECT_EQ(to_json(parse_platform(once, "test.json")), once);
+
+  // A link file (dsgd-link/1) carries segments the same way.
+  Json link_file = to_json(catalog_link("ib-fdr-56"));
+  link_file["segments"] = segmented()[ptr("/network/link/segments")];
+  const Link link = parse_link(link_file, "link.json");
+  ASSERT_EQ(link.segments.size(), 3u);
+  EXPECT_EQ(link.segments[2].min_bytes, 4194304);
+  EXPECT_EQ(to_json(parse_link(to_json(link), "link.json")), to_json(link));
+  link_file["segments"][0]["min_bytes"] = 1;
+  EXPECT_THROW(parse_link(link_file, "link.json"), InputError);
+}
+
 TEST(PlatformsLoader, LinkIsNotAPlatform) {
   rejection(catalog_json("ib-fdr-56"), {"/schema", "link description"});
   EXPECT_THROW(parse_link(catalog_json("cori-knl"), "test.json"), InputError);

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -57,6 +58,63 @@ TEST(PlatformBuilder, BackboneAddsItsLatencyAndCapsBandwidth) {
   const double simulated = one_message_s(platform, 1 << 20);
   std::printf("backbone: expected %.9g s, simulated %.9g s\n", expected, simulated);
   EXPECT_NEAR(simulated, expected, expected * 1e-9);
+}
+
+// A piecewise link like a shared-memory MPI transport's: eager, rendezvous, in-cache (faster than the base link, so
+// a bandwidth factor above 1), out-of-cache (a fit through the origin: latency 0).
+platforms::Platform segmented_platform() {
+  auto platform = flat_platform(2, kLatency, kBandwidth, 1e9);
+  platform.network.link.segments = {{0, 2e-7, 3e9, {}},
+                                    {4044, 1.5e-6, 8e9, {}},
+                                    {65536, 3e-6, 12e9, {}},
+                                    {4194304, 0, 4e9, {}}};
+  return platform;
+}
+
+TEST(PlatformBuilder, SegmentedLinkCostsItsSegmentsAlphaPlusBytesOverBandwidth) {
+  const auto platform = segmented_platform();
+  const auto& link = platform.network.link;
+  for (const std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{4043}, std::size_t{4044},
+                                  std::size_t{4045}, std::size_t{32768}, std::size_t{65535}, std::size_t{65536},
+                                  std::size_t{1} << 20, std::size_t{4194303}, std::size_t{4194304},
+                                  std::size_t{64} << 20}) {
+    const auto* segment = link.segment_for(static_cast<double>(bytes));
+    const double expected = segment->latency_s + static_cast<double>(bytes) / segment->bandwidth_Bps;
+    const double simulated = one_message_s(platform, bytes);
+    std::printf("%9zu bytes (segment from %7.0f B): expected %.9g s, simulated %.9g s\n", bytes, segment->min_bytes,
+                expected, simulated);
+    EXPECT_NEAR(simulated, expected, expected * 1e-9) << bytes << " bytes";
+  }
+}
+
+TEST(PlatformBuilder, SegmentedLinkBehindABackbone) {
+  // The backbone adds its latency to every segment's and caps every segment's bandwidth at its own.
+  auto platform = segmented_platform();
+  platform.network.topology.link_latency_s = 5e-7;
+  platform.network.topology.link_bandwidth_Bps = 5e9;
+  for (const std::size_t bytes : {std::size_t{1000}, std::size_t{8192}, std::size_t{1} << 20, std::size_t{8} << 20}) {
+    const auto* segment = platform.network.link.segment_for(static_cast<double>(bytes));
+    const double expected =
+        segment->latency_s + 5e-7 + static_cast<double>(bytes) / std::min(segment->bandwidth_Bps, 5e9);
+    const double simulated = one_message_s(platform, bytes);
+    std::printf("backbone, %9zu bytes: expected %.9g s, simulated %.9g s\n", bytes, expected, simulated);
+    EXPECT_NEAR(simulated, expected, expected * 1e-9) << bytes << " bytes";
+  }
+}
+
+TEST(PlatformBuilder, SegmentsAreCheckedLikeTheLoaderChecksThem) {
+  auto platform = segmented_platform();
+  platform.network.link.segments[0].min_bytes = 8;
+  EXPECT_THROW(check_simulatable(platform, 2), InputError);
+  platform = segmented_platform();
+  platform.network.link.segments[2].min_bytes = 4044;
+  EXPECT_THROW(check_simulatable(platform, 2), InputError);
+  platform = segmented_platform();
+  platform.network.link.segments[1].bandwidth_Bps = 0;
+  EXPECT_THROW(check_simulatable(platform, 2), InputError);
+  platform = segmented_platform();
+  platform.network.link.segments[1].latency_s = -1;
+  EXPECT_THROW(check_simulatable(platform, 2), InputError);
 }
 
 TEST(PlatformBuilder, RefusesTopologiesNotYetSimulated) {

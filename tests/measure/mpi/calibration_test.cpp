@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 
 #include "core/error.hpp"
 #include "platforms/loader.hpp"
@@ -69,6 +70,31 @@ TEST(MeasureCalibration, SegmentsAreFittedSeparately) {
   // One fit over both segments is worse than either.
   const auto joint = fit_alpha_beta(points, {});
   EXPECT_GT(joint[0].rms_relative_residual, 0.05);
+}
+
+TEST(MeasureCalibration, NegativeInterceptIsRefittedThroughTheOrigin) {
+  // Large messages whose time per byte grows with the size: a line through 1..64 MiB crosses zero below the
+  // origin. Here T(n) = 2 (-1 us + n / 2 GB/s): the free fit would say alpha = -1 us.
+  const auto points = synthetic(-1e-6, 2e9, 1 << 20, 1 << 27);
+  for (const auto weighting : {FitWeighting::kRelative, FitWeighting::kAbsolute}) {
+    const auto fits = fit_alpha_beta(points, {}, weighting);
+    ASSERT_EQ(fits.size(), 1U);
+    EXPECT_TRUE(fits[0].through_origin);
+    EXPECT_EQ(fits[0].latency_s, 0) << "expectation: alpha clamped to 0";
+    EXPECT_EQ(fits[0].intercept_s, 0);
+    EXPECT_NEAR(fits[0].bandwidth_Bps / 2e9, 1.0, 0.01) << "expectation: about 2 GB/s";
+    EXPECT_LT(fits[0].max_relative_residual, 0.01);  // 2 us of 1 ms at 1 MiB, less above
+    EXPECT_NE(fits[0].note.find("intercept was negative (-1 us one way)"), std::string::npos) << fits[0].note;
+    EXPECT_NE(fits[0].note.find("through the origin"), std::string::npos) << fits[0].note;
+    EXPECT_NE(describe(fits[0]).find(fits[0].note), std::string::npos) << describe(fits[0]);
+  }
+  // Exact y = b x: b comes back whether the intercept rounds to a hair below zero (a refit) or not.
+  const auto exact = fit_alpha_beta(synthetic(0, 4e9, 1024, 1 << 20), {});
+  EXPECT_NEAR(exact[0].bandwidth_Bps / 4e9, 1.0, 1e-9);
+  // An ordinary fit has no note.
+  const auto ordinary = fit_alpha_beta(synthetic(1e-6, 1e9, 8, 1 << 20), {});
+  EXPECT_FALSE(ordinary[0].through_origin);
+  EXPECT_TRUE(ordinary[0].note.empty());
 }
 
 TEST(MeasureCalibration, SegmentsWithFewerThanTwoSizesAreLeftOut) {
@@ -172,6 +198,52 @@ TEST(MeasureCalibration, PlatformTakesLatencyFromSmallAndBandwidthFromLargeMessa
   EXPECT_EQ(calibrated_platform(input).nodes.count, 16);
 }
 
+TEST(MeasureCalibration, PlatformLinkCarriesEverySegment) {
+  // example_input's fits: [0, 4 KiB) and [64 KiB, inf); the empty [4 KiB, 64 KiB) was left out by the fit.
+  const auto link = calibrated_platform(example_input()).network.link;
+  ASSERT_EQ(link.segments.size(), 2U);
+  EXPECT_EQ(link.segments[0].min_bytes, 0);
+  EXPECT_NEAR(link.segments[0].latency_s, 0.2e-6, 1e-12);
+  EXPECT_NEAR(link.segments[0].bandwidth_Bps / 8e9, 1.0, 1e-6);
+  EXPECT_EQ(link.segments[1].min_bytes, 65536);  // the fit's lower boundary, not its smallest size
+  EXPECT_NEAR(link.segments[1].latency_s, 3e-6, 1e-12);
+  EXPECT_NEAR(link.segments[1].bandwidth_Bps / 4e9, 1.0, 1e-9);
+  EXPECT_NE(link.segments[1].sources.at("latency_s").find("alpha = intercept/2"), std::string::npos);
+  EXPECT_NE(link.segments[1].sources.at("bandwidth_Bps").find("64 KiB..32 MiB"), std::string::npos);
+  // Sizes between the measured segments take the segment below: 8 KiB is costed with the eager fit.
+  EXPECT_DOUBLE_EQ(link.message_s(8192), link.segments[0].latency_s + 8192 / link.segments[0].bandwidth_Bps);
+}
+
+TEST(MeasureCalibration, PlatformOfAFitThroughTheOrigin) {
+  auto input = example_input();
+  auto points = synthetic(0.2e-6, 8e9, 8, 4096);
+  const auto above = synthetic(-1e-6, 2e9, 4 << 20, 1 << 27);  // time per byte grows: negative free intercept
+  points.insert(points.end(), above.begin(), above.end());
+  input.segments = fit_alpha_beta(points, {4096, 4 << 20});
+  ASSERT_EQ(input.segments.size(), 2U);
+  ASSERT_TRUE(input.segments[1].through_origin);
+  const auto link = calibrated_platform(input).network.link;
+  ASSERT_EQ(link.segments.size(), 2U);
+  EXPECT_EQ(link.segments[1].min_bytes, 4 << 20);
+  EXPECT_EQ(link.segments[1].latency_s, 0);
+  EXPECT_NE(link.segments[1].sources.at("latency_s").find("alpha = 0: the free fit's intercept was negative"),
+            std::string::npos)
+      << link.segments[1].sources.at("latency_s");
+  EXPECT_NEAR(link.latency_s, 0.2e-6, 1e-12);  // the representative latency: the first segment's
+  EXPECT_NEAR(link.bandwidth_Bps, link.segments[1].bandwidth_Bps, 1);  // the representative bandwidth: the last's
+}
+
+TEST(MeasureCalibration, SegmentWithUnboundedBandwidthIsLeftOutOfTheLink) {
+  auto input = example_input();
+  input.segments[0].slope_s_per_byte = 0;  // flat: no finite bandwidth
+  input.segments[0].bandwidth_Bps = std::numeric_limits<double>::infinity();
+  const auto link = calibrated_platform(input).network.link;
+  ASSERT_EQ(link.segments.size(), 1U);
+  EXPECT_EQ(link.segments[0].min_bytes, 0);  // the segment above extends down to 0
+  EXPECT_NEAR(link.segments[0].latency_s, 3e-6, 1e-12);
+  EXPECT_NE(link.description.find("left out"), std::string::npos) << link.description;
+}
+
 TEST(MeasureCalibration, WrittenPlatformFileValidates) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("dsgd-calibration-test-" + std::to_string(::getpid())) / "this-machine.json";
@@ -183,6 +255,12 @@ TEST(MeasureCalibration, WrittenPlatformFileValidates) {
   EXPECT_DOUBLE_EQ(loaded.network.link.latency_s, platform.network.link.latency_s);
   EXPECT_DOUBLE_EQ(loaded.network.link.bandwidth_Bps, platform.network.link.bandwidth_Bps);
   EXPECT_DOUBLE_EQ(loaded.nodes.cpu.peak_flops, platform.nodes.cpu.peak_flops);
+  ASSERT_EQ(loaded.network.link.segments.size(), platform.network.link.segments.size());
+  for (std::size_t i = 0; i < loaded.network.link.segments.size(); ++i) {
+    EXPECT_EQ(loaded.network.link.segments[i].min_bytes, platform.network.link.segments[i].min_bytes);
+    EXPECT_DOUBLE_EQ(loaded.network.link.segments[i].latency_s, platform.network.link.segments[i].latency_s);
+    EXPECT_DOUBLE_EQ(loaded.network.link.segments[i].bandwidth_Bps, platform.network.link.segments[i].bandwidth_Bps);
+  }
   std::filesystem::remove_all(path.parent_path());
 }
 
