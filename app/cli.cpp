@@ -86,6 +86,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   register_platforms_command(app, context);
   register_report_command(app, context);
   register_bench_command(app, context);
+  register_train_command(app, context);
   register_reproduce_command(app, context);
 
   try {

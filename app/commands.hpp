@@ -23,6 +23,7 @@ void register_models_command(CLI::App& app, Context& context);
 void register_platforms_command(CLI::App& app, Context& context);
 void register_report_command(CLI::App& app, Context& context);
 void register_bench_command(CLI::App& app, Context& context);
+void register_train_command(CLI::App& app, Context& context);
 void register_reproduce_command(CLI::App& app, Context& context);
 
 // An empty results document with this run's provenance, executable and CPU count.

@@ -1,0 +1,105 @@
+// `dsgd train`: one worker, one back end, real data (issue 4). With no arguments: LeNet on Debian's
+// Fashion-MNIST, momentum SGD, on the CPU, until 89% test accuracy (or 10 minutes).
+#include <cstdio>
+
+#include "app/commands.hpp"
+#include "core/data/catalog.hpp"
+#include "core/model_zoo.hpp"
+#include "core/nn/backend.hpp"
+#include "measure/training.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+reports::Entry train_entry(const measure::TrainOptions& options, const measure::TrainResult& result) {
+  reports::Entry entry;
+  entry.name = "train/" + options.model + "/" + options.dataset + "/" + options.backend;
+  entry.executor = "threads";
+  entry.fidelity = "measured";
+  entry.algorithm = options.sgd.momentum > 0 ? "momentum_sgd" : "sgd";
+  entry.algorithm_options = {{"learning_rate", options.sgd.learning_rate},
+                             {"momentum", options.sgd.momentum},
+                             {"weight_decay", options.sgd.weight_decay},
+                             {"batch", options.batch}};
+  entry.model = options.model;
+  entry.dataset = options.dataset;
+  entry.ranks = 1;
+  entry.seed = options.seed;
+  entry.iterations = result.iterations;
+  entry.real_time = result.train_seconds;
+  entry.cpu_time = result.train_seconds;
+  entry.labels["backend"] = result.backend_description;
+  entry.labels["stop_reason"] = result.stop_reason;
+  const auto& last = result.curve.back();
+  entry.counters["test_accuracy"] = last.test_accuracy;
+  entry.counters["test_loss"] = last.test_loss;
+  entry.counters["train_loss"] = last.train_loss;
+  entry.counters["images_per_second"] = result.images_per_second;
+  entry.counters["test_images"] = static_cast<double>(result.test_images);
+  if (result.time_to_target_s >= 0) entry.counters["time_to_target_s"] = result.time_to_target_s;
+  for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
+    if (result.breakdown.seconds[i] > 0) entry.breakdown_s[std::string(kCategoryNames[i])] = result.breakdown.seconds[i];
+  }
+  reports::Curve by_time{"test_accuracy", "time_s", "accuracy", {}};
+  reports::Curve by_iteration{"test_accuracy_by_iteration", "iteration", "accuracy", {}};
+  reports::Curve loss{"train_loss", "iteration", "loss", {}};
+  for (const auto& point : result.curve) {
+    by_time.points.emplace_back(point.train_seconds, point.test_accuracy);
+    by_iteration.points.emplace_back(static_cast<double>(point.iteration), point.test_accuracy);
+    if (point.iteration > 0) loss.points.emplace_back(static_cast<double>(point.iteration), point.train_loss);
+  }
+  entry.curves = {by_time, by_iteration, loss};
+  return entry;
+}
+
+}  // namespace
+
+void register_train_command(CLI::App& app, Context& context) {
+  auto options = std::make_shared<measure::TrainOptions>();
+  options->target_accuracy = 0.89;
+  auto results_path = std::make_shared<std::string>();
+  auto* train = app.add_subcommand("train", "Train one model on one worker (native kernels, real data)");
+  train->add_option("--model", options->model, "Model of the zoo (sequential ones train: lenet, cifar10_alexnet, ...)")
+      ->capture_default_str();
+  train->add_option("--data", options->dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")->capture_default_str();
+  train->add_option("--backend", options->backend, "cpu or cuda")->capture_default_str();
+  train->add_option("--threads", options->threads, "CPU threads (0: all)")->capture_default_str();
+  train->add_option("--batch", options->batch, "Images per iteration")->capture_default_str();
+  train->add_option("--lr", options->sgd.learning_rate, "Learning rate eta")->capture_default_str();
+  train->add_option("--momentum", options->sgd.momentum, "Momentum mu (0: plain SGD)")->capture_default_str();
+  train->add_option("--weight-decay", options->sgd.weight_decay, "L2 weight decay")->capture_default_str();
+  train->add_option("--seed", options->seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
+  train->add_option("--iterations", options->iterations, "Stop after this many iterations");
+  train->add_option("--seconds", options->seconds, "Stop after this much training time");
+  train->add_option("--target-accuracy", options->target_accuracy, "Stop at this test accuracy (0: none)")
+      ->capture_default_str();
+  train->add_option("--eval-every", options->eval_every, "Iterations between test evaluations")->capture_default_str();
+  train->add_option("--results", *results_path, "Write the results (JSON) here");
+  train->callback([&context, options, results_path] {
+    context.err << "train: " << options->model << " on " << options->dataset << ", " << options->backend
+                << " back end, batch " << options->batch << std::endl;
+    const auto result = measure::train(*options, [&](const measure::EvalPoint& point) {
+      char line[160];
+      std::snprintf(line, sizeof line, "  iteration %6lld  %7.1f s  train loss %.4f  test loss %.4f  test accuracy %.4f\n",
+                    static_cast<long long>(point.iteration), point.train_seconds, point.train_loss, point.test_loss,
+                    point.test_accuracy);
+      context.err << line << std::flush;
+    });
+    auto results = new_results(context);
+    results.benchmarks.push_back(train_entry(*options, result));
+    if (!results_path->empty()) reports::write_results(*results_path, results);
+    const auto& last = result.curve.back();
+    char line[300];
+    std::snprintf(line, sizeof line,
+                  "%s on %s: test accuracy %.4f (%lld test images), %lld iterations in %.1f s of training, %.0f "
+                  "images/s; stopped by %s\nback end: %s\n",
+                  options->model.c_str(), options->dataset.c_str(), last.test_accuracy,
+                  static_cast<long long>(result.test_images), static_cast<long long>(result.iterations),
+                  result.train_seconds, result.images_per_second, result.stop_reason.c_str(),
+                  result.backend_description.c_str());
+    context.out << line;
+  });
+}
+
+}  // namespace dsgd::app

@@ -1,0 +1,104 @@
+#pragma once
+// Internals of the CPU back end shared by its layer files: the oneDNN engine and stream, the thread count, and a
+// base class with the bookkeeping every layer repeats. Not a public header (it pulls in dnnl.hpp).
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/model_zoo.hpp"
+#include "core/nn/backend.hpp"
+
+namespace dsgd::nn::cpu {
+
+// What every CPU layer needs from its back end. Owned by the back end, which outlives its layers.
+struct Context {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+  int threads = 1;
+  std::uint64_t seed = 1;
+};
+
+// Sets OpenMP's thread count for the calling thread for one call and restores it after. OpenMP's nthreads-var is
+// per thread, and both oneDNN (OpenMP runtime) and the OpenMP build of OpenBLAS read it at each call, so this is
+// how the back end's `threads` reaches them without touching other threads' settings (several workers may run
+// in one process, each with its own back end).
+class ScopedThreads {
+ public:
+  explicit ScopedThreads(int threads);
+  ~ScopedThreads();
+  ScopedThreads(const ScopedThreads&) = delete;
+  ScopedThreads& operator=(const ScopedThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+// spec(), batch() and parameter_count() for every CPU layer.
+class CpuLayer : public Layer {
+ public:
+  CpuLayer(Context& context, const LayerSpec& spec, int batch)
+      : context_(context), spec_(spec), batch_(batch) {}
+  const LayerSpec& spec() const override { return spec_; }
+  int batch() const override { return batch_; }
+  std::size_t parameter_count() const override { return static_cast<std::size_t>(spec_.parameters); }
+
+ protected:
+  std::int64_t in_elements() const { return batch_ * spec_.input.elements(); }
+  std::int64_t out_elements() const { return batch_ * spec_.output.elements(); }
+
+  Context& context_;
+  LayerSpec spec_;
+  int batch_;
+};
+
+// NCHW descriptors of a layer's input and output for `batch` images.
+dnnl::memory::desc nchw(int batch, const Shape& shape);
+
+// A memory object over `md` whose pointer is set per call (set_data_handle); nothing is allocated.
+dnnl::memory unbound_memory(const dnnl::memory::desc& md, const dnnl::engine& engine);
+
+// Sets the pointer of an unbound memory object; oneDNN takes void*, even for inputs it only reads.
+void bind(dnnl::memory& memory, const float* data);
+
+// A tensor as the caller holds it (plain layout, pointer set per call) and as a primitive wants it (possibly a
+// blocked layout such as nChw16c, which oneDNN's AVX-512 kernels prefer). When the two layouts are equal no
+// buffer or reorder exists and the caller's memory is used directly. The direction is fixed at construction.
+class Staged {
+ public:
+  enum class Direction { kIn, kOut };
+  Staged() = default;
+  Staged(const dnnl::memory::desc& plain, const dnnl::memory::desc& wanted, Direction direction,
+         const dnnl::engine& engine);
+
+  // An input: binds `data` and reorders it into the wanted layout; returns the memory to pass to the primitive.
+  dnnl::memory& in(dnnl::stream& stream, const float* data);
+  // An output: binds `data`; returns the memory the primitive writes; call out_done() after the primitive.
+  dnnl::memory& out(float* data);
+  void out_done(dnnl::stream& stream);
+
+ private:
+  dnnl::memory plain_;
+  dnnl::memory wanted_;  // empty when the layouts are equal
+  dnnl::reorder reorder_;
+};
+
+// Right padding that makes (in + pad_l + pad_r - kernel) / stride + 1 == out: pad_l itself when that fits
+// (floor rounding), more for Caffe's ceil-rounded pooling, whose last window may hang over the input.
+// Throws InputError naming the layer when no padding fits.
+std::int64_t right_padding(const LayerSpec& spec, std::int64_t in, std::int64_t out, std::int64_t kernel,
+                           std::int64_t pad_l);
+
+// The layer factories, one per file. Each throws InputError for a spec whose shapes do not fit its geometry.
+std::unique_ptr<Layer> make_convolution(Context& context, const LayerSpec& spec, int batch);
+std::unique_ptr<Layer> make_pooling(Context& context, const LayerSpec& spec, int batch);
+std::unique_ptr<Layer> make_relu(Context& context, const LayerSpec& spec, int batch);
+std::unique_ptr<Layer> make_lrn(Context& context, const LayerSpec& spec, int batch);
+std::unique_ptr<Layer> make_inner_product(Context& context, const LayerSpec& spec, int batch);
+std::unique_ptr<Layer> make_dropout(Context& context, const LayerSpec& spec, int batch);
+std::unique_ptr<Layer> make_batch_norm(Context& context, const LayerSpec& spec, int batch);
+std::unique_ptr<Layer> make_softmax(Context& context, const LayerSpec& spec, int batch);
+
+}  // namespace dsgd::nn::cpu

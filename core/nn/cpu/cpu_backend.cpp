@@ -1,0 +1,249 @@
+#include "core/nn/cpu/cpu_backend.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/nn/cpu/context.hpp"
+
+namespace dsgd::nn::cpu {
+
+// --- helpers shared by the layer files (declared in context.hpp) -------------------------------------------------
+
+ScopedThreads::ScopedThreads(int threads) : saved_(omp_get_max_threads()) {
+  if (threads != saved_) omp_set_num_threads(threads);
+}
+
+ScopedThreads::~ScopedThreads() {
+  if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
+}
+
+dnnl::memory::desc nchw(int batch, const Shape& shape) {
+  return dnnl::memory::desc({batch, shape.channels, shape.height, shape.width}, dnnl::memory::data_type::f32,
+                            dnnl::memory::format_tag::nchw);
+}
+
+dnnl::memory unbound_memory(const dnnl::memory::desc& md, const dnnl::engine& engine) {
+  return dnnl::memory(md, engine, DNNL_MEMORY_NONE);
+}
+
+void bind(dnnl::memory& memory, const float* data) {
+  memory.set_data_handle(const_cast<float*>(data));  // NOLINT: oneDNN's handle is void* for inputs too
+}
+
+Staged::Staged(const dnnl::memory::desc& plain, const dnnl::memory::desc& wanted, Direction direction,
+               const dnnl::engine& engine)
+    : plain_(unbound_memory(plain, engine)) {
+  if (plain == wanted) return;
+  wanted_ = dnnl::memory(wanted, engine);  // owned, zero-padded by oneDNN where channels are blocked
+  reorder_ = direction == Direction::kIn ? dnnl::reorder(plain_, wanted_) : dnnl::reorder(wanted_, plain_);
+}
+
+dnnl::memory& Staged::in(dnnl::stream& stream, const float* data) {
+  bind(plain_, data);
+  if (!wanted_) return plain_;
+  reorder_.execute(stream, plain_, wanted_);
+  return wanted_;
+}
+
+dnnl::memory& Staged::out(float* data) {
+  bind(plain_, data);
+  return wanted_ ? wanted_ : plain_;
+}
+
+void Staged::out_done(dnnl::stream& stream) {
+  if (wanted_) reorder_.execute(stream, wanted_, plain_);
+}
+
+std::int64_t right_padding(const LayerSpec& spec, std::int64_t in, std::int64_t out, std::int64_t kernel,
+                           std::int64_t pad_l) {
+  const std::int64_t stride = std::max<std::int64_t>(spec.stride, 1);
+  if ((in + 2 * pad_l - kernel) >= 0 && (in + 2 * pad_l - kernel) / stride + 1 == out) return pad_l;
+  const std::int64_t pad_r = (out - 1) * stride + kernel - in - pad_l;
+  if (pad_r < 0 || pad_r >= kernel) {
+    throw InputError("layer '" + spec.name + "': output size " + std::to_string(out) + " does not follow from input " +
+                     std::to_string(in) + ", kernel " + std::to_string(kernel) + ", stride " +
+                     std::to_string(stride) + ", padding " + std::to_string(pad_l));
+  }
+  return pad_r;
+}
+
+namespace {
+
+std::string isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "isa " + std::to_string(static_cast<int>(isa));
+  }
+}
+
+std::string openblas_threading() {
+  switch (openblas_get_parallel()) {
+    case 0:
+      return "sequential";
+    case 1:
+      return "pthreads";
+    case 2:
+      return "OpenMP";
+    default:
+      return "unknown threading";
+  }
+}
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const BackendOptions& options) {
+    if (options.threads < 0) {
+      throw InputError("cpu back end: threads must be >= 0 (0: all processors), got " +
+                       std::to_string(options.threads));
+    }
+    context_.threads = options.threads > 0 ? options.threads : omp_get_num_procs();
+    context_.seed = options.seed;
+  }
+
+  std::string_view name() const override { return "cpu"; }
+
+  std::string description() const override {
+    const dnnl_version_t* dnnl = dnnl::version();
+    // openblas_get_config() names the version and the kernel set, e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH ... Zen".
+    return "cpu: oneDNN " + std::to_string(dnnl->major) + "." + std::to_string(dnnl->minor) + "." +
+           std::to_string(dnnl->patch) + " (OpenMP runtime, " + isa_name(dnnl::get_effective_cpu_isa()) + "), " +
+           openblas_get_config() + " (" + openblas_threading() + " build), " + std::to_string(context_.threads) +
+           " OpenMP threads";
+  }
+
+  float* allocate(std::size_t count) override {
+    if (count == 0) return nullptr;
+    constexpr std::size_t kAlignment = 64;  // a cache line and an AVX-512 vector
+    if (count > (SIZE_MAX - kAlignment) / sizeof(float)) throw std::bad_alloc();
+    const std::size_t bytes = (count * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment;
+    auto* data = static_cast<float*>(std::aligned_alloc(kAlignment, bytes));
+    if (data == nullptr) throw std::bad_alloc();
+    std::memset(data, 0, bytes);
+    return data;
+  }
+
+  void release(float* data) override { std::free(data); }
+
+  void copy_to_device(float* device, const float* host, std::size_t count) override { copy(device, host, count); }
+  void copy_to_host(float* host, const float* device, std::size_t count) override { copy(host, device, count); }
+  void copy(float* destination, const float* source, std::size_t count) override {
+    if (count > 0 && destination != source) std::memcpy(destination, source, count * sizeof(float));
+  }
+  void synchronize() override {}
+
+  std::unique_ptr<Layer> create_layer(const LayerSpec& spec, int batch) override {
+    if (batch < 1) {
+      throw InputError("layer '" + spec.name + "': batch must be at least 1, got " + std::to_string(batch));
+    }
+    switch (spec.kind) {
+      case LayerKind::kConvolution:
+        return make_convolution(context_, spec, batch);
+      case LayerKind::kMaxPool:
+      case LayerKind::kAveragePool:
+        return make_pooling(context_, spec, batch);
+      case LayerKind::kReLU:
+        return make_relu(context_, spec, batch);
+      case LayerKind::kLocalResponseNorm:
+        return make_lrn(context_, spec, batch);
+      case LayerKind::kBatchNorm:
+        return make_batch_norm(context_, spec, batch);
+      case LayerKind::kInnerProduct:
+        return make_inner_product(context_, spec, batch);
+      case LayerKind::kDropout:
+        return make_dropout(context_, spec, batch);
+      case LayerKind::kSoftmax:
+        return make_softmax(context_, spec, batch);
+      case LayerKind::kConcat:
+      case LayerKind::kEltwiseAdd:
+        break;
+    }
+    throw UnavailableError("cpu back end: layer '" + spec.name + "' is a " + std::string(to_string(spec.kind)) +
+                           ", which has no single-input layer here (only sequential models run layer by layer)");
+  }
+
+  void axpby(float a, const float* x, float b, float* y, std::size_t n) override {
+    ScopedThreads threads(context_.threads);
+    const auto count = static_cast<std::int64_t>(n);
+    // Element-wise, so the result does not depend on the thread count. Small vectors stay on one thread: a
+    // parallel region costs a few microseconds.
+    if (b == 0.0f) {  // BLAS convention: y is overwritten, never read (it may hold NaN)
+#pragma omp parallel for simd schedule(static) if (count > (1 << 16))
+      for (std::int64_t i = 0; i < count; ++i) y[i] = a * x[i];
+    } else {
+#pragma omp parallel for simd schedule(static) if (count > (1 << 16))
+      for (std::int64_t i = 0; i < count; ++i) y[i] = a * x[i] + b * y[i];
+    }
+  }
+
+  double softmax_cross_entropy(const float* logits, const float* labels, int batch, int classes, float* grad_logits,
+                               int* correct) override {
+    DSGD_ENFORCE_GT(batch, 0);
+    DSGD_ENFORCE_GT(classes, 0);
+    // Sequential over rows: the loss is summed in a fixed order (deterministic), and even 64 x 1000 classes is
+    // tens of microseconds, below the cost of a parallel region's imbalance.
+    double loss_sum = 0;
+    int right = 0;
+    const float inverse_batch = 1.0f / static_cast<float>(batch);
+    for (int row = 0; row < batch; ++row) {
+      const float* x = logits + static_cast<std::size_t>(row) * classes;
+      const float label_value = labels[row];
+      const int label = static_cast<int>(label_value);
+      if (!(label_value >= 0.0f) || static_cast<float>(label) != label_value || label >= classes) {
+        throw InputError("softmax cross-entropy: label " + std::to_string(label_value) + " of row " +
+                         std::to_string(row) + " is not a class index in [0, " + std::to_string(classes) + ")");
+      }
+      int arg_max = 0;
+      for (int c = 1; c < classes; ++c) {
+        if (x[c] > x[arg_max]) arg_max = c;
+      }
+      const float max = x[arg_max];
+      double sum = 0;
+      for (int c = 0; c < classes; ++c) sum += std::exp(static_cast<double>(x[c] - max));
+      loss_sum += std::log(sum) - static_cast<double>(x[label] - max);
+      if (arg_max == label) ++right;
+      if (grad_logits != nullptr) {
+        float* g = grad_logits + static_cast<std::size_t>(row) * classes;
+        const double inverse_sum = 1.0 / sum;
+        for (int c = 0; c < classes; ++c) {
+          const auto p = static_cast<float>(std::exp(static_cast<double>(x[c] - max)) * inverse_sum);
+          g[c] = (p - (c == label ? 1.0f : 0.0f)) * inverse_batch;
+        }
+      }
+    }
+    if (correct != nullptr) *correct = right;
+    return loss_sum / batch;
+  }
+
+ private:
+  Context context_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
+  return std::make_unique<CpuBackend>(options);
+}
+
+}  // namespace dsgd::nn::cpu

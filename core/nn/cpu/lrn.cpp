@@ -1,0 +1,83 @@
+// Local response normalisation across channels on oneDNN, with Caffe's AlexNet parameters:
+//   out = in / (k + alpha / n * sum over n neighbouring channels of in^2)^beta, n = 5, alpha = 1e-4, beta = 0.75,
+//   k = 1.
+// oneDNN divides alpha by the window size as Caffe does, so the numbers carry over unchanged.
+
+#include <string>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/nn/cpu/context.hpp"
+
+namespace dsgd::nn::cpu {
+namespace {
+
+using dnnl::memory;
+
+constexpr memory::dim kLocalSize = 5;
+constexpr float kAlpha = 1e-4f;
+constexpr float kBeta = 0.75f;
+constexpr float kK = 1.0f;
+
+class Lrn final : public CpuLayer {
+ public:
+  Lrn(Context& context, const LayerSpec& spec, int batch) : CpuLayer(context, spec, batch) {
+    if (!(spec.input == spec.output) || spec.parameters != 0) {
+      throw InputError("local response norm '" + spec.name +
+                       "': output shape differs from input shape, or parameters given");
+    }
+    ScopedThreads threads(context.threads);
+    const dnnl::engine& engine = context.engine;
+    const memory::desc data = nchw(batch, spec.input);
+    const auto algorithm = dnnl::algorithm::lrn_across_channels;
+    const dnnl::lrn_forward::primitive_desc forward_pd(
+        {dnnl::prop_kind::forward_training, algorithm, data, kLocalSize, kAlpha, kBeta, kK}, engine);
+    const dnnl::lrn_backward::primitive_desc backward_pd({algorithm, data, data, kLocalSize, kAlpha, kBeta, kK},
+                                                         engine, forward_pd);
+    forward_ = dnnl::lrn_forward(forward_pd);
+    backward_ = dnnl::lrn_backward(backward_pd);
+    src_ = unbound_memory(data, engine);
+    dst_ = unbound_memory(data, engine);
+    diff_src_ = unbound_memory(data, engine);
+    diff_dst_ = unbound_memory(data, engine);
+    // Forward's intermediate sums for backward; oneDNN may need none (then backward recomputes them).
+    if (forward_pd.workspace_desc().get_size() > 0) workspace_ = memory(forward_pd.workspace_desc(), engine);
+  }
+
+  void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
+    ScopedThreads threads(context_.threads);
+    bind(src_, in);
+    bind(dst_, out);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
+    if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+    forward_.execute(context_.stream, args);
+    context_.stream.wait();
+  }
+
+  void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in,
+                const float* /*params*/, float* /*grad_params*/) override {
+    if (grad_in == nullptr) return;
+    ScopedThreads threads(context_.threads);
+    bind(src_, in);
+    bind(diff_dst_, grad_out);
+    bind(diff_src_, grad_in);
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src_}, {DNNL_ARG_DIFF_DST, diff_dst_}, {DNNL_ARG_DIFF_SRC, diff_src_}};
+    if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+    backward_.execute(context_.stream, args);
+    context_.stream.wait();
+  }
+
+ private:
+  dnnl::lrn_forward forward_;
+  dnnl::lrn_backward backward_;
+  memory src_, dst_, diff_src_, diff_dst_, workspace_;
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_lrn(Context& context, const LayerSpec& spec, int batch) {
+  return std::make_unique<Lrn>(context, spec, batch);
+}
+
+}  // namespace dsgd::nn::cpu

@@ -1,0 +1,101 @@
+// Max and average pooling on oneDNN, on the layer API's NCHW tensors directly (oneDNN has a vectorised NCHW
+// pooling; a reorder to a blocked layout would cost as much as the pooling itself).
+//
+// Caffe's ceil-rounded output sizes (model_zoo) become extra right padding. Average pooling divides by the
+// window's elements inside the explicitly padded input -- explicit padding counts, the ceil-mode overhang does
+// not (Caffe, and PyTorch's count_include_pad) -- which is oneDNN's exclude-padding mode when there is no explicit
+// padding and its include-padding mode when there is no overhang; the zoo has no layer with both.
+
+#include <string>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "core/nn/cpu/context.hpp"
+
+namespace dsgd::nn::cpu {
+namespace {
+
+using dnnl::memory;
+
+class Pooling final : public CpuLayer {
+ public:
+  Pooling(Context& context, const LayerSpec& spec, int batch) : CpuLayer(context, spec, batch) {
+    const Shape& in = spec.input;
+    const Shape& out = spec.output;
+    if (in.channels != out.channels || spec.stride < 1 || spec.kernel_h < 1 || spec.kernel_w < 1 ||
+        spec.parameters != 0) {
+      throw InputError("pooling '" + spec.name + "': channels change (" + std::to_string(in.channels) + " -> " +
+                       std::to_string(out.channels) + "), kernel/stride not positive, or parameters given");
+    }
+    const memory::dims strides = {spec.stride, spec.stride};
+    const memory::dims kernel = {spec.kernel_h, spec.kernel_w};
+    const memory::dims pad_l = {spec.pad_h, spec.pad_w};
+    const memory::dims pad_r = {right_padding(spec, in.height, out.height, spec.kernel_h, spec.pad_h),
+                                right_padding(spec, in.width, out.width, spec.kernel_w, spec.pad_w)};
+    const bool overhang = pad_r[0] > pad_l[0] || pad_r[1] > pad_l[1];
+    const bool padded = spec.pad_h > 0 || spec.pad_w > 0;
+    dnnl::algorithm algorithm = dnnl::algorithm::pooling_max;
+    if (spec.kind == LayerKind::kAveragePool) {
+      if (padded && overhang) {
+        throw UnavailableError("average pooling '" + spec.name +
+                               "' has both explicit padding and a ceil-mode overhang, which oneDNN cannot count "
+                               "as Caffe does");
+      }
+      algorithm = padded ? dnnl::algorithm::pooling_avg_include_padding : dnnl::algorithm::pooling_avg_exclude_padding;
+    }
+    max_ = spec.kind == LayerKind::kMaxPool;
+
+    ScopedThreads threads(context.threads);
+    const dnnl::engine& engine = context.engine;
+    const memory::desc src = nchw(batch, in);
+    const memory::desc dst = nchw(batch, out);
+    const dnnl::pooling_forward::primitive_desc forward_pd(
+        {dnnl::prop_kind::forward_training, algorithm, src, dst, strides, kernel, pad_l, pad_r}, engine);
+    const dnnl::pooling_backward::primitive_desc backward_pd({algorithm, src, dst, strides, kernel, pad_l, pad_r},
+                                                             engine, forward_pd);
+    forward_ = dnnl::pooling_forward(forward_pd);
+    backward_ = dnnl::pooling_backward(backward_pd);
+    src_ = unbound_memory(src, engine);
+    dst_ = unbound_memory(dst, engine);
+    diff_src_ = unbound_memory(src, engine);
+    diff_dst_ = unbound_memory(dst, engine);
+    // Max pooling's arg-max, written by forward for backward; empty for average pooling.
+    if (max_) workspace_ = memory(forward_pd.workspace_desc(), engine);
+  }
+
+  void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
+    ScopedThreads threads(context_.threads);
+    bind(src_, in);
+    bind(dst_, out);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
+    if (max_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+    forward_.execute(context_.stream, args);
+    context_.stream.wait();
+  }
+
+  void backward(const float* /*in*/, const float* /*out*/, const float* grad_out, float* grad_in,
+                const float* /*params*/, float* /*grad_params*/) override {
+    if (grad_in == nullptr) return;
+    ScopedThreads threads(context_.threads);
+    bind(diff_dst_, grad_out);
+    bind(diff_src_, grad_in);
+    std::unordered_map<int, memory> args = {{DNNL_ARG_DIFF_DST, diff_dst_}, {DNNL_ARG_DIFF_SRC, diff_src_}};
+    if (max_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+    backward_.execute(context_.stream, args);
+    context_.stream.wait();
+  }
+
+ private:
+  bool max_ = true;
+  dnnl::pooling_forward forward_;
+  dnnl::pooling_backward backward_;
+  memory src_, dst_, diff_src_, diff_dst_, workspace_;
+};
+
+}  // namespace
+
+std::unique_ptr<Layer> make_pooling(Context& context, const LayerSpec& spec, int batch) {
+  return std::make_unique<Pooling>(context, spec, batch);
+}
+
+}  // namespace dsgd::nn::cpu

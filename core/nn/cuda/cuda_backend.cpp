@@ -1,0 +1,219 @@
+#include "core/nn/cuda/cuda_backend.hpp"
+
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "core/nn/cuda/context.hpp"
+#include "core/nn/cuda/kernels.hpp"
+
+namespace dsgd::nn {
+namespace cuda {
+namespace {
+
+// Libraries encode versions as major * 10000 + minor * 100 + patch (cuDNN 9, cuBLAS).
+std::string library_version(long long version) {
+  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
+         std::to_string(version % 100);
+}
+
+// The CUDA runtime and driver encode versions as major * 1000 + minor * 10.
+std::string cuda_version(int version) {
+  return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
+std::string describe(const Context& context) {
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, context.device()), "cudaGetDeviceProperties");
+  int runtime = 0;
+  int driver = 0;
+  check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
+  check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
+  int cublas = 0;
+  check(cublasGetVersion(context.cublas(), &cublas), "cublasGetVersion");
+  char memory[32];
+  std::snprintf(memory, sizeof(memory), "%.1f GiB", static_cast<double>(prop.totalGlobalMem) / (1 << 30));
+  return "cuda: " + std::string(prop.name) + " (device " + std::to_string(context.device()) + ", sm_" +
+         std::to_string(prop.major) + std::to_string(prop.minor) + ", " + std::to_string(prop.multiProcessorCount) +
+         " SMs, " + memory + "), CUDA runtime " + cuda_version(runtime) + " (driver " + cuda_version(driver) +
+         "), cuDNN " + library_version(static_cast<long long>(cudnnGetVersion())) + ", cuBLAS " +
+         library_version(cublas) + "; one stream, FP32 without tensor cores";
+}
+
+class CudaBackend final : public Backend {
+ public:
+  explicit CudaBackend(const BackendOptions& options)
+      : context_(std::make_shared<Context>(options.device, options.seed)), description_(describe(*context_)) {}
+
+  std::string_view name() const override { return "cuda"; }
+  std::string description() const override { return description_; }
+
+  float* allocate(std::size_t count) override {
+    if (count == 0) return nullptr;
+    context_->activate();
+    const std::size_t bytes = count * sizeof(float);
+    void* data = nullptr;
+    check(cudaMalloc(&data, bytes),
+          "cudaMalloc of " + std::to_string(bytes) + " bytes on device " + std::to_string(context_->device()));
+    // Zeroed on the stream, so every later use (all on the same stream) sees zeros.
+    const cudaError_t status = cudaMemsetAsync(data, 0, bytes, context_->stream());
+    if (status != cudaSuccess) {
+      cudaFree(data);
+      check(status, "cudaMemsetAsync");
+    }
+    return static_cast<float*>(data);
+  }
+
+  void release(float* data) override {
+    if (data == nullptr) return;
+    // Statuses ignored: release runs from destructors (Network's), and a failed free leaves nothing to recover.
+    // Queued work may still use the memory, so the stream drains first.
+    cudaSetDevice(context_->device());
+    cudaStreamSynchronize(context_->stream());
+    cudaFree(data);
+  }
+
+  void copy_to_device(float* device, const float* host, std::size_t count) override {
+    if (count == 0) return;
+    context_->activate();
+    check(cudaMemcpyAsync(device, host, count * sizeof(float), cudaMemcpyHostToDevice, context_->stream()),
+          "cudaMemcpyAsync to the device");
+    // Blocking, so the caller may reuse `host` at once and knows the transfer is paid for when this returns.
+    context_->synchronize();
+  }
+
+  void copy_to_host(float* host, const float* device, std::size_t count) override {
+    if (count == 0) return;
+    context_->activate();
+    check(cudaMemcpyAsync(host, device, count * sizeof(float), cudaMemcpyDeviceToHost, context_->stream()),
+          "cudaMemcpyAsync to the host");
+    context_->synchronize();
+  }
+
+  void copy(float* destination, const float* source, std::size_t count) override {
+    if (count == 0 || destination == source) return;
+    context_->activate();
+    check(cudaMemcpyAsync(destination, source, count * sizeof(float), cudaMemcpyDeviceToDevice, context_->stream()),
+          "cudaMemcpyAsync on the device");
+  }
+
+  void synchronize() override {
+    context_->activate();
+    context_->synchronize();
+  }
+
+  std::unique_ptr<Layer> create_layer(const LayerSpec& spec, int batch) override {
+    if (batch < 1) {
+      throw InputError("layer '" + spec.name + "': batch must be at least 1, got " + std::to_string(batch));
+    }
+    context_->activate();
+    switch (spec.kind) {
+      case LayerKind::kConvolution:
+        return make_convolution(context_, spec, batch);
+      case LayerKind::kMaxPool:
+      case LayerKind::kAveragePool:
+        return make_pooling(context_, spec, batch);
+      case LayerKind::kReLU:
+        return make_relu(context_, spec, batch);
+      case LayerKind::kLocalResponseNorm:
+        return make_lrn(context_, spec, batch);
+      case LayerKind::kBatchNorm:
+        return make_batch_norm(context_, spec, batch);
+      case LayerKind::kInnerProduct:
+        return make_inner_product(context_, spec, batch);
+      case LayerKind::kDropout:
+        return make_dropout(context_, spec, batch);
+      case LayerKind::kSoftmax:
+        return make_softmax(context_, spec, batch);
+      case LayerKind::kConcat:
+      case LayerKind::kEltwiseAdd:
+        break;
+    }
+    throw UnavailableError("cuda back end: layer '" + spec.name + "' is a " + std::string(to_string(spec.kind)) +
+                           ", which has no single-input layer here (only sequential models run layer by layer)");
+  }
+
+  void axpby(float a, const float* x, float b, float* y, std::size_t n) override {
+    context_->activate();
+    check(launch_axpby(a, x, b, y, n, context_->stream()), "axpby kernel");
+  }
+
+  double softmax_cross_entropy(const float* logits, const float* labels, int batch, int classes, float* grad_logits,
+                               int* correct) override {
+    DSGD_ENFORCE_GT(batch, 0);
+    DSGD_ENFORCE_GT(classes, 0);
+    context_->activate();
+    const auto rows = static_cast<std::size_t>(batch);
+    // Per-row losses and hits in one buffer: batch floats, then batch ints (the same size as floats).
+    static_assert(sizeof(int) == sizeof(float));
+    if (row_results_.count() < 2 * rows) row_results_ = DeviceBuffer(*context_, 2 * rows);
+    float* loss_rows = row_results_.get();
+    int* correct_rows = reinterpret_cast<int*>(row_results_.get() + rows);
+    check(launch_softmax_cross_entropy(logits, labels, batch, classes, 1.0f / static_cast<float>(batch), grad_logits,
+                                       loss_rows, correct_rows, context_->stream()),
+          "softmax cross-entropy kernel");
+    std::vector<float> loss(rows);
+    std::vector<int> hits(rows);
+    check(cudaMemcpyAsync(loss.data(), loss_rows, rows * sizeof(float), cudaMemcpyDeviceToHost, context_->stream()),
+          "cudaMemcpyAsync (row losses)");
+    check(cudaMemcpyAsync(hits.data(), correct_rows, rows * sizeof(int), cudaMemcpyDeviceToHost, context_->stream()),
+          "cudaMemcpyAsync (row hits)");
+    context_->synchronize();
+    // Summed on the host in row order and in double: deterministic, and as the CPU back end sums.
+    double loss_sum = 0;
+    int right = 0;
+    for (std::size_t row = 0; row < rows; ++row) {
+      if (hits[row] < 0) {
+        float label_value = 0;
+        check(cudaMemcpy(&label_value, labels + row, sizeof(float), cudaMemcpyDeviceToHost), "cudaMemcpy (a label)");
+        throw InputError("softmax cross-entropy: label " + std::to_string(label_value) + " of row " +
+                         std::to_string(row) + " is not a class index in [0, " + std::to_string(classes) + ")");
+      }
+      loss_sum += static_cast<double>(loss[row]);
+      right += hits[row];
+    }
+    if (correct != nullptr) *correct = right;
+    return loss_sum / batch;
+  }
+
+ private:
+  std::shared_ptr<Context> context_;
+  std::string description_;
+  DeviceBuffer row_results_;  // softmax_cross_entropy's per-row results; grows with the largest batch seen
+};
+
+}  // namespace
+}  // namespace cuda
+
+bool cuda_backend_available() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // no driver or no GPU: an error code rather than 0 devices; clear it
+    return false;
+  }
+  return count > 0;
+}
+
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    throw UnavailableError(
+        std::string("cuda back end: no usable CUDA device on this machine, no GPU or no NVIDIA driver "
+                    "(cudaGetDeviceCount: ") +
+        cudaGetErrorString(status) + "); the cpu back end runs everywhere");
+  }
+  if (count == 0) {
+    throw UnavailableError("cuda back end: no CUDA device on this machine; the cpu back end runs everywhere");
+  }
+  if (options.device < 0 || options.device >= count) {
+    throw UnavailableError("cuda back end: there is no CUDA device " + std::to_string(options.device) +
+                           " on this machine; valid devices are 0.." + std::to_string(count - 1));
+  }
+  return std::make_unique<cuda::CudaBackend>(options);
+}
+
+}  // namespace dsgd::nn

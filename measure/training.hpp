@@ -1,0 +1,56 @@
+#pragma once
+// Single-worker training on one back end: the native baseline every distributed algorithm is compared with, and
+// the run that shows the kernels are real (issue 4: LeNet on Fashion-MNIST to >= 89% test accuracy).
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/comm.hpp"
+#include "core/nn/sgd.hpp"
+
+namespace dsgd::measure {
+
+struct TrainOptions {
+  std::string model = "lenet";
+  std::string dataset = "fashion-mnist";
+  std::string backend = "cpu";
+  int threads = 0;  // CPU threads; 0: all
+  int batch = 64;
+  nn::SgdOptions sgd{0.01F, 0.9F, 5e-4F};
+  std::uint64_t seed = 1;
+  // Budget: training stops at the first one reached (0 = not set; at least one must be set).
+  std::int64_t iterations = 0;
+  double seconds = 0;           // training time, evaluation excluded
+  double target_accuracy = 0;   // test accuracy in (0, 1]; alone, it runs under a 600 s cap
+  std::int64_t eval_every = 500;  // iterations between test-set evaluations (and at the end)
+};
+
+// One evaluation on the test set.
+struct EvalPoint {
+  std::int64_t iteration = 0;
+  double train_seconds = 0;  // training time so far, evaluations excluded
+  double test_accuracy = 0;
+  double test_loss = 0;
+  double train_loss = 0;  // mean over the batches since the previous point
+};
+
+struct TrainResult {
+  std::vector<EvalPoint> curve;
+  std::int64_t iterations = 0;
+  double train_seconds = 0;
+  double images_per_second = 0;
+  double time_to_target_s = -1;  // training seconds when the target accuracy was first reached, or -1
+  std::int64_t test_images = 0;
+  Breakdown breakdown;  // cpu-gpu data (batch copies), for/backward, gpu update
+  std::string backend_description;
+  std::string stop_reason;  // "iterations", "seconds", "target accuracy"
+};
+
+// Trains per `options`, calling `progress` after every evaluation. Throws InputError for bad options (no budget,
+// batch < 1, unknown model/dataset/back end names list the valid ones), UnavailableError when the data or back end
+// is missing here.
+TrainResult train(const TrainOptions& options, const std::function<void(const EvalPoint&)>& progress = {});
+
+}  // namespace dsgd::measure

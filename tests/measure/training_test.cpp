@@ -1,0 +1,70 @@
+#include "measure/training.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "core/error.hpp"
+
+namespace dsgd::measure {
+namespace {
+
+bool fashion_mnist_installed() {
+  return std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
+}
+
+// A short convergence check on the real data (the >= 89% run is a benchmark: `dsgd train`, in the report).
+TEST(MeasureTraining, LenetLearnsFashionMnistInAFewHundredIterations) {
+  if (!fashion_mnist_installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  TrainOptions options;
+  options.iterations = 300;
+  options.eval_every = 150;
+  options.threads = 2;
+  const TrainResult result = train(options);
+  ASSERT_EQ(result.curve.size(), 2U);
+  EXPECT_EQ(result.iterations, 300);
+  EXPECT_EQ(result.test_images, 10000);
+  // Random guessing is 10%; 300 momentum-SGD steps of batch 64 reach ~80% (seed 1).
+  EXPECT_GT(result.curve.back().test_accuracy, 0.70);
+  EXPECT_LT(result.curve.back().train_loss, result.curve.front().train_loss);
+  EXPECT_GT(result.breakdown[Category::kForwardBackward], 0);
+  EXPECT_GT(result.breakdown[Category::kCpuGpuData], 0);
+  EXPECT_EQ(result.stop_reason, "iterations");
+}
+
+TEST(MeasureTraining, SameSeedGivesTheSameCurve) {
+  if (!fashion_mnist_installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  TrainOptions options;
+  options.iterations = 40;
+  options.eval_every = 20;
+  options.threads = 2;
+  const TrainResult first = train(options);
+  const TrainResult second = train(options);
+  ASSERT_EQ(first.curve.size(), second.curve.size());
+  for (std::size_t i = 0; i < first.curve.size(); ++i) {
+    EXPECT_EQ(first.curve[i].test_accuracy, second.curve[i].test_accuracy);
+    EXPECT_EQ(first.curve[i].train_loss, second.curve[i].train_loss);
+  }
+}
+
+TEST(MeasureTraining, BadOptionsAreInputErrors) {
+  TrainOptions options;
+  EXPECT_THROW(train(options), InputError) << "no budget";
+  options.iterations = 1;
+  options.batch = 0;
+  EXPECT_THROW(train(options), InputError);
+  options.batch = 8;
+  options.model = "resnet5";
+  EXPECT_THROW(train(options), UnknownNameError);
+  options.model = "lenet";
+  options.dataset = "imagenet";
+  EXPECT_THROW(train(options), UnknownNameError);
+  options.dataset = "fashion-mnist";
+  options.backend = "tpu";
+  if (fashion_mnist_installed()) {
+    EXPECT_THROW(train(options), UnknownNameError);
+  }
+}
+
+}  // namespace
+}  // namespace dsgd::measure
