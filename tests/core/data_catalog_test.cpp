@@ -12,21 +12,15 @@
 #include "core/data/catalog.hpp"
 #include "core/data/idx.hpp"
 #include "core/error.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::data {
 namespace {
 
 namespace fs = std::filesystem;
 
-class CoreDataCatalog : public ::testing::Test {
+class CoreDataCatalog : public dsgd::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("dsgd-data-catalog-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   // Writes the four IDX files of a tiny MNIST-like dataset (train: 6 images, test: 3; 2 x 2 pixels) into `folder`.
   void write_idx_folder(const fs::path& folder, bool gz, std::uint8_t max_label = 4) {
@@ -49,7 +43,6 @@ class CoreDataCatalog : public ::testing::Test {
     }
   }
 
-  fs::path dir_;
 };
 
 template <typename E>

@@ -10,28 +10,21 @@
 #include "core/data/catalog.hpp"
 #include "core/data/cifar.hpp"
 #include "core/error.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::data {
 namespace {
 
 namespace fs = std::filesystem;
 
-class CoreDataCifar : public ::testing::Test {
+class CoreDataCifar : public dsgd::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("dsgd-data-cifar-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   fs::path write(const fs::path& name, const std::vector<std::uint8_t>& bytes) {
     write_binary_file(dir_ / name, bytes);
     return dir_ / name;
   }
 
-  fs::path dir_;
 };
 
 // `labels.size()` records; pixel k of record r holds (r * 31 + k) mod 256, so every record and position differs.

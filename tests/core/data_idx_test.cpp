@@ -9,6 +9,7 @@
 #include "core/data/binary_file.hpp"
 #include "core/data/idx.hpp"
 #include "core/error.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::data {
 namespace {
@@ -16,22 +17,14 @@ namespace {
 namespace fs = std::filesystem;
 
 // A fresh folder per test, removed afterwards.
-class CoreDataIdx : public ::testing::Test {
+class CoreDataIdx : public dsgd::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("dsgd-data-idx-" + std::to_string(::getpid()) + "-" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   fs::path write(const std::string& name, const std::vector<std::uint8_t>& bytes) {
     write_binary_file(dir_ / name, bytes);
     return dir_ / name;
   }
 
-  fs::path dir_;
 };
 
 // Three 2 x 4 images whose pixels are all distinct (and include 0 and 255), labels 0..9.
