@@ -10,6 +10,7 @@
 #include "core/data/catalog.hpp"
 #include "core/data/cifar.hpp"
 #include "core/error.hpp"
+#include "tests/support/error_message.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::data {
@@ -39,17 +40,7 @@ std::vector<std::uint8_t> cifar_records(const std::vector<std::uint8_t>& labels,
   return bytes;
 }
 
-std::string input_error(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    std::string message = e.what();
-    EXPECT_EQ(message.find('\n'), std::string::npos) << "messages are one line: " << message;
-    return message;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return "";
-}
+using dsgd::testing::input_error;
 
 TEST_F(CoreDataCifar, ReadsRecordsOfSeveralFilesInOrder) {
   const fs::path a = write("data_batch_1.bin", cifar_records({6, 9}));

@@ -9,6 +9,7 @@
 #include "core/data/binary_file.hpp"
 #include "core/data/idx.hpp"
 #include "core/error.hpp"
+#include "tests/support/error_message.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::data {
@@ -37,18 +38,7 @@ IdxImages small_images() {
   return images;
 }
 
-// The message of the InputError `action` throws; fails the test when it throws nothing.
-std::string input_error(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const InputError& e) {
-    std::string message = e.what();
-    EXPECT_EQ(message.find('\n'), std::string::npos) << "messages are one line: " << message;
-    return message;
-  }
-  ADD_FAILURE() << "expected an InputError";
-  return "";
-}
+using dsgd::testing::input_error;
 
 std::vector<std::uint8_t> header(std::uint32_t magic, std::vector<std::uint32_t> sizes) {
   std::vector<std::uint8_t> out;
