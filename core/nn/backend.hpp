@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -81,6 +82,18 @@ class Layer {
   virtual void backward(const float* in, const float* out, const float* grad_out, float* grad_in,
                         const float* params, float* grad_params) = 0;
 };
+
+// Each back end's constructor for every single-input layer kind. create_layer_from() dispatches on spec.kind, so
+// the batch check and the error for join layers (concat, add) read the same on every back end.
+struct LayerMakers {
+  using Make = std::function<std::unique_ptr<Layer>(const LayerSpec& spec, int batch)>;
+  Make convolution, pooling, relu, lrn, batch_norm, inner_product, dropout, softmax;
+};
+
+// The layer of `spec` from `makers` (pooling serves max and average). Throws InputError for batch < 1,
+// UnavailableError naming `backend` for concat and add.
+std::unique_ptr<Layer> create_layer_from(std::string_view backend, const LayerMakers& makers, const LayerSpec& spec,
+                                         int batch);
 
 // The back ends this build has and that can run here ("cpu" always; "cuda" when built and a device is present).
 std::vector<std::string> available_backends();

@@ -105,34 +105,8 @@ class CudaBackend final : public Backend {
   }
 
   std::unique_ptr<Layer> create_layer(const LayerSpec& spec, int batch) override {
-    if (batch < 1) {
-      throw InputError("layer '" + spec.name + "': batch must be at least 1, got " + std::to_string(batch));
-    }
     context_->activate();
-    switch (spec.kind) {
-      case LayerKind::kConvolution:
-        return make_convolution(context_, spec, batch);
-      case LayerKind::kMaxPool:
-      case LayerKind::kAveragePool:
-        return make_pooling(context_, spec, batch);
-      case LayerKind::kReLU:
-        return make_relu(context_, spec, batch);
-      case LayerKind::kLocalResponseNorm:
-        return make_lrn(context_, spec, batch);
-      case LayerKind::kBatchNorm:
-        return make_batch_norm(context_, spec, batch);
-      case LayerKind::kInnerProduct:
-        return make_inner_product(context_, spec, batch);
-      case LayerKind::kDropout:
-        return make_dropout(context_, spec, batch);
-      case LayerKind::kSoftmax:
-        return make_softmax(context_, spec, batch);
-      case LayerKind::kConcat:
-      case LayerKind::kEltwiseAdd:
-        break;
-    }
-    throw UnavailableError("cuda back end: layer '" + spec.name + "' is a " + std::string(to_string(spec.kind)) +
-                           ", which has no single-input layer here (only sequential models run layer by layer)");
+    return create_layer_from("cuda", makers_, spec, batch);
   }
 
   void axpby(float a, const float* x, float b, float* y, std::size_t n) override {
@@ -179,7 +153,18 @@ class CudaBackend final : public Backend {
   }
 
  private:
+  // The layer constructors of this back end, each given its context.
+  LayerMakers layer_makers() {
+    const auto with_context = [this](auto make) {
+      return [this, make](const LayerSpec& spec, int batch) { return make(context_, spec, batch); };
+    };
+    return {with_context(make_convolution), with_context(make_pooling),       with_context(make_relu),
+            with_context(make_lrn),         with_context(make_batch_norm),    with_context(make_inner_product),
+            with_context(make_dropout),     with_context(make_softmax)};
+  }
+
   std::shared_ptr<Context> context_;
+  LayerMakers makers_ = layer_makers();  // after context_, which its functions use
   std::string description_;
   DeviceBuffer row_results_;  // softmax_cross_entropy's per-row results; grows with the largest batch seen
 };
