@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace dsgd {
@@ -195,28 +196,7 @@ void allreduce_ring(Comm& comm, Floats buffer, const CollectiveOptions& options)
   }
 }
 
-}  // namespace
-
-std::string_view to_string(AllreduceAlgorithm algorithm) {
-  switch (algorithm) {
-    case AllreduceAlgorithm::kRing: return "ring";
-    case AllreduceAlgorithm::kRecursiveDoubling: return "recursive_doubling";
-    case AllreduceAlgorithm::kRabenseifner: return "rabenseifner";
-    case AllreduceAlgorithm::kReduceBroadcast: return "reduce_broadcast";
-  }
-  return "?";
-}
-
-AllreduceAlgorithm allreduce_algorithm_from_string(std::string_view name) {
-  std::vector<std::string> valid;
-  for (const auto algorithm : kAllreduceAlgorithms) {
-    if (to_string(algorithm) == name) return algorithm;
-    valid.emplace_back(to_string(algorithm));
-  }
-  throw UnknownNameError("allreduce algorithm", name, valid);
-}
-
-void broadcast(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
+void broadcast_messages(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
   const int size = comm.size();
   const int me = relative(comm.rank(), root, size);
   int mask = 1;
@@ -234,7 +214,7 @@ void broadcast(Comm& comm, Floats buffer, int root, const CollectiveOptions& opt
   }
 }
 
-void reduce(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
+void reduce_messages(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
   const int size = comm.size();
   const int me = relative(comm.rank(), root, size);
   // The root sums in place; inner nodes sum into a copy so their input stays intact; leaves send as is.
@@ -258,17 +238,61 @@ void reduce(Comm& comm, Floats buffer, int root, const CollectiveOptions& option
   }
 }
 
+// What makes a collective's schedule: its name and every argument that shapes its messages.
+CollectiveCall call_of(std::string name, std::size_t count, int root, const CollectiveOptions& options) {
+  CollectiveCall call;
+  call.name = std::move(name);
+  call.key = "count " + std::to_string(count) + ", root " + std::to_string(root) + ", tag " +
+             std::to_string(options.tag);
+  call.category = options.category;
+  return call;
+}
+
+}  // namespace
+
+std::string_view to_string(AllreduceAlgorithm algorithm) {
+  switch (algorithm) {
+    case AllreduceAlgorithm::kRing: return "ring";
+    case AllreduceAlgorithm::kRecursiveDoubling: return "recursive_doubling";
+    case AllreduceAlgorithm::kRabenseifner: return "rabenseifner";
+    case AllreduceAlgorithm::kReduceBroadcast: return "reduce_broadcast";
+  }
+  return "?";
+}
+
+AllreduceAlgorithm allreduce_algorithm_from_string(std::string_view name) {
+  std::vector<std::string> valid;
+  for (const auto algorithm : kAllreduceAlgorithms) {
+    if (to_string(algorithm) == name) return algorithm;
+    valid.emplace_back(to_string(algorithm));
+  }
+  throw UnknownNameError("allreduce algorithm", name, valid);
+}
+
+void broadcast(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
+  comm.run_collective(call_of("broadcast", buffer.count, root, options),
+                      [&](Comm& c) { broadcast_messages(c, buffer, root, options); });
+}
+
+void reduce(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
+  comm.run_collective(call_of("reduce", buffer.count, root, options),
+                      [&](Comm& c) { reduce_messages(c, buffer, root, options); });
+}
+
 void allreduce(Comm& comm, Floats buffer, AllreduceAlgorithm algorithm, const CollectiveOptions& options) {
   if (comm.size() == 1) return;
-  switch (algorithm) {
-    case AllreduceAlgorithm::kRing: allreduce_ring(comm, buffer, options); return;
-    case AllreduceAlgorithm::kRecursiveDoubling: allreduce_recursive_doubling(comm, buffer, options); return;
-    case AllreduceAlgorithm::kRabenseifner: allreduce_rabenseifner(comm, buffer, options); return;
-    case AllreduceAlgorithm::kReduceBroadcast:
-      reduce(comm, buffer, 0, options);
-      broadcast(comm, buffer, 0, options);
-      return;
-  }
+  const auto body = [&](Comm& c) {
+    switch (algorithm) {
+      case AllreduceAlgorithm::kRing: allreduce_ring(c, buffer, options); return;
+      case AllreduceAlgorithm::kRecursiveDoubling: allreduce_recursive_doubling(c, buffer, options); return;
+      case AllreduceAlgorithm::kRabenseifner: allreduce_rabenseifner(c, buffer, options); return;
+      case AllreduceAlgorithm::kReduceBroadcast:
+        reduce_messages(c, buffer, 0, options);
+        broadcast_messages(c, buffer, 0, options);
+        return;
+    }
+  };
+  comm.run_collective(call_of("allreduce " + std::string(to_string(algorithm)), buffer.count, 0, options), body);
 }
 
 void round_robin_gather(Comm& comm, int master, Floats buffer, bool reply, const ReceiveHandler& on_receive,

@@ -91,6 +91,17 @@ class SharedVector {
   virtual void add(std::size_t offset, std::span<const float> delta, float scale, Category category) = 0;
 };
 
+// A collective whose messages depend only on rank, size and its arguments -- never on data or on timing -- so
+// that its schedule can be derived once and replayed (Comm::run_collective). `name` says what it is in messages;
+// `key` holds every argument that shapes the messages (root, element count, tag, algorithm): calls with equal
+// name and key on worlds of equal size have equal schedules.
+struct CollectiveCall {
+  std::string name;
+  std::string key;
+  Category category = Category::kGpuGpuPara;  // where a rank's time inside the collective is charged
+  bool operator==(const CollectiveCall&) const = default;
+};
+
 // One worker's view of a world of size() workers.
 class Comm {
  public:
@@ -118,6 +129,13 @@ class Comm {
   }
 
   virtual void compute(const ComputeStep& step) = 0;
+
+  // Runs this rank's part of a deterministic collective: `body` is its point-to-point code, and every rank calls
+  // run_collective with an equal `call` in the same order. The default runs `body` here, message by message. An
+  // executor may instead simulate the collective as a whole (the SimGrid executor's flow fidelity), deriving its
+  // schedule by running `body` for every rank against a recording Comm -- so `body` must take all it needs from
+  // the Comm it is given (rank, size, payload), and its messages may depend only on those and on `call`.
+  virtual void run_collective(const CollectiveCall& /*call*/, const std::function<void(Comm&)>& body) { body(*this); }
 
   // Collective: every worker calls it with the same name and count; the vector starts as rank 0's `initial`
   // (which may be empty for zeros). Returns the world's shared vector of that name.

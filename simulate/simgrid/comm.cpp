@@ -12,6 +12,8 @@
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include "simulate/simgrid/flows.hpp"
+
 namespace dsgd::simulate {
 
 namespace s4u = simgrid::s4u;
@@ -47,6 +49,8 @@ std::string describe(const Waiting& waiting) {
       return peer_text(waiting.peer) + " to receive its message " + message_text(waiting.tag, waiting.bytes);
     case Waiting::Kind::kSharedVector:
       return "every rank to open shared vector '" + waiting.name + "'";
+    case Waiting::Kind::kCollective:
+      return "collective " + waiting.name + " to end (a rank that never joins it keeps every rank waiting)";
     case Waiting::Kind::kNothing:
       break;
   }
@@ -227,7 +231,8 @@ struct SharedVectors {
 
 // --- World ----------------------------------------------------------------------------------------------------
 
-World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, double memory_bandwidth_Bps)
+World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, double memory_bandwidth_Bps,
+             bool flow_collectives)
     : options_(options),
       hosts_(std::move(hosts)),
       memory_bandwidth_Bps_(memory_bandwidth_Bps),
@@ -236,6 +241,7 @@ World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, double 
   DSGD_ENFORCE_EQ(hosts_.size(), static_cast<std::size_t>(options.size));
   comms_.reserve(hosts_.size());
   for (int rank = 0; rank < options.size; ++rank) comms_.push_back(std::make_unique<SimgridComm>(*this, rank));
+  if (flow_collectives) flows_ = std::make_unique<FlowCollectives>(*this);
 }
 
 World::~World() = default;
@@ -455,6 +461,14 @@ void SimgridComm::compute(const ComputeStep& step) {
   // Every kernel class runs at the host's speed (the node's CPU peak) until platforms carry per-class rates.
   if (step.flops > 0) s4u::this_actor::execute(step.flops);
   charge(step.category, now_s() - begin);
+}
+
+void SimgridComm::run_collective(const CollectiveCall& call, const std::function<void(Comm&)>& body) {
+  if (FlowCollectives* flows = world_.flow_collectives()) {
+    flows->join(*this, call, body);
+  } else {
+    body(*this);
+  }
 }
 
 std::shared_ptr<SharedVector> SimgridComm::shared_vector(const std::string& name, std::size_t count,

@@ -43,18 +43,19 @@ class Mailbox;
 namespace dsgd::simulate {
 
 class SimgridComm;
+class FlowCollectives;
 class Inbox;
 struct SimMessage;
 struct SharedVectors;
 
 // What a blocked rank waits for, kept so that a deadlock report can say who waited for whom.
 struct Waiting {
-  enum class Kind { kNothing, kReceive, kSend, kSharedVector };
+  enum class Kind { kNothing, kReceive, kSend, kSharedVector, kCollective };
   Kind kind = Kind::kNothing;
   int peer = 0;  // source (or kAnySource) of a receive, destination of a send
   Tag tag = 0;
   std::size_t bytes = 0;
-  std::string name;  // of a shared vector
+  std::string name;  // of a shared vector or a collective
 };
 
 // Formats "a message from rank 0 (tag 7, 4096 bytes)", "rank 1 to receive (tag 7, 4096 bytes)", ...
@@ -63,8 +64,10 @@ std::string describe(const Waiting& waiting);
 // The state the actors of one simulation share. Created before Engine::run() and destroyed after it.
 class World {
  public:
-  // `hosts[r]` runs rank r; `memory_bandwidth_Bps` 0 makes shared-vector access free.
-  World(const WorldOptions& options, std::vector<simgrid::s4u::Host*> hosts, double memory_bandwidth_Bps);
+  // `hosts[r]` runs rank r; `memory_bandwidth_Bps` 0 makes shared-vector access free; `flow_collectives` runs
+  // deterministic collectives at flow fidelity (simulate/simgrid/flows.hpp).
+  World(const WorldOptions& options, std::vector<simgrid::s4u::Host*> hosts, double memory_bandwidth_Bps,
+        bool flow_collectives);
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -96,6 +99,8 @@ class World {
   void bury(std::unique_ptr<SimMessage> message);
 
   SharedVectors& shared_vectors() { return *shared_; }
+  // Null unless collectives run at flow fidelity.
+  FlowCollectives* flow_collectives() { return flows_.get(); }
 
  private:
   WorldOptions options_;
@@ -108,6 +113,7 @@ class World {
   std::vector<Waiting> waiting_;
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
   std::unique_ptr<SharedVectors> shared_;
+  std::unique_ptr<FlowCollectives> flows_;
 };
 
 class SimgridComm final : public Comm {
@@ -124,6 +130,7 @@ class SimgridComm final : public Comm {
   RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override;
   RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;
   void compute(const ComputeStep& step) override;
+  void run_collective(const CollectiveCall& call, const std::function<void(Comm&)>& body) override;
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
                                               std::span<const float> initial) override;
 

@@ -74,6 +74,11 @@ void run_rank(World& world, const WorkerFunction& worker, int rank, std::vector<
   }
 }
 
+Fidelity resolve(Fidelity fidelity, const WorldOptions& world) {
+  if (fidelity != Fidelity::kAuto) return fidelity;
+  return !world.payload && world.size >= kFlowFromRanks ? Fidelity::kFlow : Fidelity::kMessage;
+}
+
 SimulationResult simulate_here(const platforms::Platform& platform, const WorldOptions& world_options,
                                const WorkerFunction& worker, const SimulationOptions& options) {
   const auto start = std::chrono::steady_clock::now();
@@ -94,7 +99,8 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   } catch (const simgrid::Exception& error) {
     throw InternalError("SimGrid refused the platform built from '" + platform.name + "': " + error.what());
   }
-  World world(world_options, hosts, node_rates(platform).memory_bandwidth_Bps);
+  const Fidelity fidelity = resolve(options.fidelity, world_options);
+  World world(world_options, hosts, node_rates(platform).memory_bandwidth_Bps, fidelity == Fidelity::kFlow);
   s4u::Engine::on_deadlock_cb([&world] { world.on_deadlock(); });
   std::vector<double> end_s(static_cast<std::size_t>(world_options.size), 0.0);
   for (int rank = 0; rank < world_options.size; ++rank) {
@@ -103,6 +109,7 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   }
 
   SimulationResult result;
+  result.fidelity = fidelity;
   result.setup_wall_s = seconds_since(start);
   const auto run_start = std::chrono::steady_clock::now();
   engine->run();
@@ -199,6 +206,7 @@ class Reader {
 std::string encode(const SimulationResult& result) {
   Writer out;
   out.u64(static_cast<std::uint64_t>(ErrorKind::kNone));
+  out.u64(static_cast<std::uint64_t>(result.fidelity));
   out.f64(result.simulated_s);
   out.f64(result.setup_wall_s);
   out.f64(result.run_wall_s);
@@ -222,6 +230,7 @@ SimulationResult decode(const std::string& bytes) {
   const auto kind = static_cast<ErrorKind>(in.u64());
   if (kind != ErrorKind::kNone) throw_error(kind, in.text());
   SimulationResult result;
+  result.fidelity = static_cast<Fidelity>(in.u64());
   result.simulated_s = in.f64();
   result.setup_wall_s = in.f64();
   result.run_wall_s = in.f64();
@@ -352,6 +361,9 @@ void check_request(const platforms::Platform& platform, const WorldOptions& worl
     throw InputError("SimulationOptions::wall_timeout_s must be >= 0, got " + std::to_string(options.wall_timeout_s));
   }
   if (!worker) throw InputError("run_simulation: the worker function is empty");
+  if (options.fidelity == Fidelity::kFlow && world.payload) {
+    throw InputError("flow fidelity simulates sizes only: set WorldOptions::payload to false, or use message fidelity");
+  }
   check_simulatable(platform, world.size);
   if (g_engine_started) {
     throw UnavailableError(
@@ -361,6 +373,22 @@ void check_request(const platforms::Platform& platform, const WorldOptions& worl
 }
 
 }  // namespace
+
+std::string_view to_string(Fidelity fidelity) {
+  switch (fidelity) {
+    case Fidelity::kAuto: return "auto";
+    case Fidelity::kMessage: return "message";
+    case Fidelity::kFlow: return "flow";
+  }
+  return "?";
+}
+
+Fidelity fidelity_from_string(std::string_view name) {
+  for (const Fidelity fidelity : {Fidelity::kAuto, Fidelity::kMessage, Fidelity::kFlow}) {
+    if (name == to_string(fidelity)) return fidelity;
+  }
+  throw UnknownNameError("fidelity", std::string(name), {"auto", "message", "flow"});
+}
 
 const std::vector<std::string>& network_model_names() {
   // "Constant" is left out: SimGrid 3.32 aborts with it on links that have a bandwidth.

@@ -33,7 +33,19 @@
 
 namespace dsgd::simulate {
 
+// How deterministic collectives are simulated (DESIGN.md "Fidelity levels"): message by message, or as a few
+// SimGrid flows per step (simulate/simgrid/flows.hpp). kAuto picks flow for size-only worlds of at least
+// kFlowFromRanks ranks -- where message level costs tens of milliseconds of wall time per collective -- and message
+// otherwise. Messages outside collectives are always simulated one by one.
+enum class Fidelity { kAuto, kMessage, kFlow };
+inline constexpr int kFlowFromRanks = 512;
+std::string_view to_string(Fidelity fidelity);
+// Parses "auto", "message", "flow"; UnknownNameError lists them.
+Fidelity fidelity_from_string(std::string_view name);
+
 struct SimulationOptions {
+  // kFlow needs a size-only world (WorldOptions::payload false): flows carry no data.
+  Fidelity fidelity = Fidelity::kAuto;
   // SimGrid's network model. "CM02" with cross_traffic and tcp_gamma off is the pure alpha-beta model of the
   // platform's links; "LV08" (SimGrid's default) adds its own latency and bandwidth factors. Valid values:
   // CM02, LV08, SMPI, IB.
@@ -52,6 +64,7 @@ struct SimulationOptions {
 };
 
 struct SimulationResult {
+  Fidelity fidelity = Fidelity::kMessage;  // the level that ran: never kAuto
   double simulated_s = 0;           // simulated time from the start until the last worker returned
   std::vector<Breakdown> per_rank;  // simulated seconds per category, per rank
   double wall_s = 0;                // wall time of the whole call (fork, engine, platform, actors, run, result)
@@ -62,7 +75,7 @@ struct SimulationResult {
 
 // Runs `worker` for every rank of a world of world.size ranks on `platform` and returns when all have returned.
 // Throws before starting anything: InputError for a bad world (size < 1 or more ranks than nodes, timeout_s not
-// > 0) or an unknown network model (UnknownNameError), UnavailableError for a topology not yet simulated or a
+// > 0, flow fidelity with payloads) or an unknown network model (UnknownNameError), UnavailableError for a topology not yet simulated or a
 // process that already holds SimGrid's engine. If a worker throws, the other actors are killed and the first
 // error is rethrown: dsgd errors keep their class and message (CommError, TimeoutError, InputError, ...; an
 // UnknownNameError from a forked simulation comes back as InputError); other exceptions become dsgd::Error with

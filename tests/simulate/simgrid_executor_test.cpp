@@ -73,24 +73,37 @@ INSTANTIATE_TEST_SUITE_P(RanksAndSizes, SimgridCollectives,
 
 // --- scale ----------------------------------------------------------------------------------------------------
 
-TEST(SimgridExecutor, SizeOnlyReduceBroadcastAt4352Ranks) {
+// Message level and flow level (the default at this size) agree with the closed form.
+class At4352Ranks : public ::testing::TestWithParam<Fidelity> {};
+
+TEST_P(At4352Ranks, SizeOnlyReduceBroadcast) {
   constexpr int kRanks = 4352;
   constexpr std::size_t kCount = 262144;  // 1 MiB
   const auto platform = flat_platform(kRanks, kLatency, kBandwidth, kFlops);
-  const auto result = run_simulation(platform, world_of(kRanks, false), [](Comm& comm) {
-    const Floats buffer{nullptr, kCount};
-    reduce(comm, buffer, 0);
-    broadcast(comm, buffer, 0);
-  });
+  SimulationOptions options;
+  options.fidelity = GetParam();
+  const auto result = run_simulation(
+      platform, world_of(kRanks, false),
+      [](Comm& comm) {
+        const Floats buffer{nullptr, kCount};
+        reduce(comm, buffer, 0);
+        broadcast(comm, buffer, 0);
+      },
+      options);
   const auto model = alpha_beta_gamma(platform);
   const double expected = reduce_time(model, kRanks, kCount) + broadcast_time(model, kRanks, kCount);
   std::printf(
-      "4352 ranks, reduce + broadcast of 1 MiB: expected %.9g s, simulated %.9g s (wall %.3f s: setup %.3f, "
-      "run %.3f)\n",
-      expected, result.simulated_s, result.wall_s, result.setup_wall_s, result.run_wall_s);
+      "4352 ranks, reduce + broadcast of 1 MiB, %s fidelity: expected %.9g s, simulated %.9g s (wall %.3f s: setup "
+      "%.3f, run %.3f)\n",
+      std::string(to_string(result.fidelity)).c_str(), expected, result.simulated_s, result.wall_s,
+      result.setup_wall_s, result.run_wall_s);
   EXPECT_NEAR(result.simulated_s, expected, expected * 0.01);
+  EXPECT_EQ(result.fidelity, GetParam() == Fidelity::kAuto ? Fidelity::kFlow : GetParam());
   ASSERT_EQ(result.per_rank.size(), static_cast<std::size_t>(kRanks));
 }
+
+INSTANTIATE_TEST_SUITE_P(Fidelities, At4352Ranks, ::testing::Values(Fidelity::kAuto, Fidelity::kMessage),
+                         [](const auto& param_info) { return std::string(to_string(param_info.param)); });
 
 // --- failures -------------------------------------------------------------------------------------------------
 

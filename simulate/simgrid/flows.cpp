@@ -1,0 +1,184 @@
+#include "simulate/simgrid/flows.hpp"
+
+#include <set>
+#include <simgrid/Exception.hpp>
+#include <simgrid/s4u/Actor.hpp>
+#include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Exec.hpp>
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
+#include <unordered_map>
+
+#include "simulate/collective_schedule.hpp"
+#include "simulate/simgrid/comm.hpp"
+
+namespace dsgd::simulate {
+
+namespace s4u = simgrid::s4u;
+
+// A schedule reduced to the activities the conductor starts: per step, one representative per class of alike
+// activities that share nothing, and every activity that shares a link or a host.
+struct FlowPlan {
+  struct Compute {
+    int rank = 0;
+    double flops = 0;
+  };
+  std::vector<std::vector<ScheduledTransfer>> transfers;  // per step
+  std::vector<std::vector<Compute>> computes;             // per step
+  std::vector<std::vector<int>> released;  // [k]: the ranks that leave once step k-1 ended ([0]: at once)
+};
+
+struct FlowCollectives::Instance {
+  CollectiveCall call;
+  int arrived = 0;
+  std::shared_ptr<const FlowPlan> plan;
+};
+
+namespace {
+
+// Reduces `schedule` on the world's hosts (see flows.hpp: "a few flows per step").
+std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, const World& world) {
+  auto plan = std::make_shared<FlowPlan>();
+  const std::size_t steps = schedule.steps.size();
+  plan->transfers.resize(steps);
+  plan->computes.resize(steps);
+  plan->released.resize(steps + 1);
+  for (std::size_t rank = 0; rank < schedule.leave_after.size(); ++rank) {
+    plan->released[static_cast<std::size_t>(schedule.leave_after[rank])].push_back(static_cast<int>(rank));
+  }
+  std::vector<std::vector<s4u::Link*>> routes;
+  for (std::size_t k = 0; k < steps; ++k) {
+    const ScheduleStep& step = schedule.steps[k];
+    routes.assign(step.transfers.size(), {});
+    std::unordered_map<const s4u::Link*, int> link_uses;
+    for (std::size_t i = 0; i < step.transfers.size(); ++i) {
+      const auto& transfer = step.transfers[i];
+      double latency_s = 0;
+      world.host(transfer.source)->route_to(world.host(transfer.destination), routes[i], &latency_s);
+      for (const auto* link : routes[i]) ++link_uses[link];
+    }
+    std::set<std::vector<double>> represented;
+    for (std::size_t i = 0; i < step.transfers.size(); ++i) {
+      const auto& transfer = step.transfers[i];
+      bool shares = routes[i].empty();  // a loopback transfer: leave it to SimGrid
+      std::vector<double> signature = {static_cast<double>(transfer.bytes)};
+      for (const auto* link : routes[i]) {
+        shares = shares || link_uses[link] > 1;
+        signature.insert(signature.end(), {link->get_bandwidth(), link->get_latency(),
+                                           static_cast<double>(link->get_sharing_policy())});
+      }
+      if (shares || represented.insert(std::move(signature)).second) plan->transfers[k].push_back(transfer);
+    }
+    std::unordered_map<int, int> host_uses;
+    for (const auto& compute : step.computes) ++host_uses[compute.rank];
+    std::set<std::vector<double>> computed;
+    for (const auto& compute : step.computes) {
+      if (!(compute.flops > 0)) continue;  // as SimgridComm::compute: no cost, no activity
+      const bool shares = host_uses[compute.rank] > 1;
+      if (shares || computed.insert({compute.flops, world.host(compute.rank)->get_speed()}).second) {
+        plan->computes[k].push_back({compute.rank, compute.flops});
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+FlowCollectives::FlowCollectives(World& world) : world_(world), joined_(static_cast<std::size_t>(world.size()), 0) {
+  gates_.reserve(static_cast<std::size_t>(world.size()));
+  for (int rank = 0; rank < world.size(); ++rank) gates_.push_back(s4u::Semaphore::create(0));
+}
+
+FlowCollectives::~FlowCollectives() = default;
+
+std::shared_ptr<const FlowPlan> FlowCollectives::plan_for(const CollectiveCall& call,
+                                                          const std::function<void(Comm&)>& body) {
+  const auto key = std::make_pair(call.name, call.key);
+  if (const auto found = plans_.find(key); found != plans_.end()) return found->second;
+  auto plan = make_plan(record_schedule(call, world_.size(), body), world_);
+  plans_.emplace(key, plan);
+  return plan;
+}
+
+void FlowCollectives::join(SimgridComm& comm, const CollectiveCall& call, const std::function<void(Comm&)>& body) {
+  const int rank = comm.rank();
+  const double begin_s = comm.now_s();
+  const std::uint64_t sequence = joined_[static_cast<std::size_t>(rank)]++;
+  auto& slot = instances_[sequence];
+  if (!slot) {
+    slot = std::make_unique<Instance>();
+    slot->call = call;
+  } else if (!(slot->call == call)) {
+    throw CommError("rank " + std::to_string(rank) + " called collective #" + std::to_string(sequence) + " as " +
+                    call.name + " (" + call.key + ") but another rank called it as " + slot->call.name + " (" +
+                    slot->call.key + ")");
+  }
+  Instance& instance = *slot;
+  if (++instance.arrived == world_.size()) {
+    // The last rank in: derive the plan (a simcall-free computation, so no other actor runs meanwhile) and hand
+    // the replay to a conductor actor, so that this rank can be released at its own time like the others.
+    instance.plan = plan_for(call, body);
+    s4u::Actor::create("collective-" + std::to_string(sequence), world_.host(rank),
+                       [this, sequence, rank] {
+                         try {
+                           conduct(sequence);
+                         } catch (const simgrid::ForcefulKillException&) {
+                           throw;
+                         } catch (const simgrid::Exception& failure) {
+                           world_.fail(rank, std::make_exception_ptr(CommError(
+                                                 "collective #" + std::to_string(sequence) + " failed in SimGrid: " +
+                                                 failure.what())));
+                         }
+                       });
+  }
+  Waiting waiting;
+  waiting.kind = Waiting::Kind::kCollective;
+  waiting.name = call.name + " (" + call.key + ")";
+  world_.set_waiting(rank, waiting);
+  const double timeout = world_.simgrid_timeout();
+  auto& gate = gates_[static_cast<std::size_t>(rank)];
+  if (timeout < 0) {
+    gate->acquire();
+  } else if (gate->acquire_timeout(timeout)) {
+    throw TimeoutError(waited_text(rank, timeout, "for " + describe(waiting)));
+  }
+  world_.clear_waiting(rank);
+  comm.charge(call.category, comm.now_s() - begin_s);
+}
+
+void FlowCollectives::conduct(std::uint64_t sequence) {
+  const auto found = instances_.find(sequence);
+  DSGD_ENFORCE(found != instances_.end(), "no collective #" + std::to_string(sequence) + " to conduct");
+  const std::shared_ptr<const FlowPlan> plan = found->second->plan;
+  instances_.erase(found);
+  const auto release = [this](const std::vector<int>& ranks) {
+    for (const int rank : ranks) gates_[static_cast<std::size_t>(rank)]->release();
+  };
+  release(plan->released[0]);
+  // Typed, not s4u::ActivityPtr: in SimGrid 3.32, waiting on a host-to-host comm of 0 bytes through the Activity
+  // base never returns, while Comm::wait() does.
+  std::vector<s4u::CommPtr> transfers;
+  std::vector<s4u::ExecPtr> computes;
+  for (std::size_t k = 0; k < plan->transfers.size(); ++k) {
+    transfers.clear();
+    computes.clear();
+    for (const auto& transfer : plan->transfers[k]) {
+      transfers.push_back(
+          s4u::Comm::sendto_async(world_.host(transfer.source), world_.host(transfer.destination), transfer.bytes));
+    }
+    for (const auto& compute : plan->computes[k]) {
+      auto exec = s4u::Exec::init();
+      exec->set_flops_amount(compute.flops)->set_host(world_.host(compute.rank));
+      exec->start();
+      computes.push_back(exec);
+    }
+    for (const auto& transfer : transfers) transfer->wait();
+    for (const auto& compute : computes) compute->wait();
+    release(plan->released[k + 1]);
+  }
+}
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,62 @@
+#pragma once
+// Flow fidelity for the SimGrid executor (DESIGN.md "Fidelity levels"): a deterministic collective
+// (Comm::run_collective) runs as a whole instead of message by message. Every rank joins it and blocks; the last to
+// join derives the schedule (simulate/collective_schedule.hpp, cached per call for the world's size) and starts a
+// conductor actor that replays it step by step: each step's transfers become SimGrid flows between the ranks'
+// hosts and its compute steps executions on their hosts, all started together; the next step starts when all have
+// ended, and each rank is released when the last step it takes part in ends.
+//
+// "A few flows per step": activities of a step that share no resource with another activity of the step
+// (transfers: no link of their route; computes: not their host) and look alike (same bytes or flops, same link
+// parameters or host speed, in route order) take equally long, so one representative stands for all of them.
+// Activities that share a resource are all simulated, so SimGrid's network model still decides their contention.
+// A flat alpha-beta star thus costs one flow per step whatever the world's size.
+//
+// Against the message level: equal when every rank joins at the same time and every activity of a step takes
+// equally long (tests/simulate/flows_test.cpp holds them together); otherwise the collective starts when the last
+// rank joins (a synchronising collective), where message level lets early ranks start their part.
+// Messages outside collectives (parameter servers, algorithms' own sends) stay at message level.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <simgrid/forward.h>
+
+#include "core/comm.hpp"
+
+namespace dsgd::simulate {
+
+class World;
+class SimgridComm;
+struct FlowPlan;
+
+class FlowCollectives {
+ public:
+  explicit FlowCollectives(World& world);
+  ~FlowCollectives();
+  FlowCollectives(const FlowCollectives&) = delete;
+  FlowCollectives& operator=(const FlowCollectives&) = delete;
+
+  // Rank comm.rank()'s part of `call`: blocks until the collective's last step for this rank ended, and charges
+  // the time to call.category. Throws CommError if ranks call different collectives in the same position,
+  // TimeoutError after the world's timeout, and what record_schedule throws.
+  void join(SimgridComm& comm, const CollectiveCall& call, const std::function<void(Comm&)>& body);
+
+ private:
+  struct Instance;
+  void conduct(std::uint64_t sequence);
+  std::shared_ptr<const FlowPlan> plan_for(const CollectiveCall& call, const std::function<void(Comm&)>& body);
+
+  World& world_;
+  std::vector<simgrid::s4u::SemaphorePtr> gates_;  // per rank: released when its part of a collective ended
+  std::vector<std::uint64_t> joined_;  // per rank: how many collectives it joined
+  std::map<std::uint64_t, std::unique_ptr<Instance>> instances_;  // by sequence number, until conducted
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<const FlowPlan>> plans_;  // by (name, key)
+};
+
+}  // namespace dsgd::simulate

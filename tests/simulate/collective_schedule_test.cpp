@@ -1,0 +1,127 @@
+// simulate/collective_schedule: the steps derived from the collectives' point-to-point code are the textbook
+// ones, and bodies that cannot be scheduled (any-source receives, shared vectors, mismatched messages) are refused
+// with a message naming the collective.
+
+#include "simulate/collective_schedule.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/collectives.hpp"
+
+namespace dsgd::simulate {
+namespace {
+
+const CollectiveCall kCall{"test collective", "count 4", Category::kGpuGpuPara};
+
+CollectiveSchedule schedule_of(int ranks, const std::function<void(Comm&)>& body) {
+  return record_schedule(kCall, ranks, body);
+}
+
+std::size_t compute_count(const CollectiveSchedule& schedule) {
+  std::size_t count = 0;
+  for (const auto& step : schedule.steps) count += step.computes.size();
+  return count;
+}
+
+TEST(CollectiveSchedule, BinomialBroadcastHasLog2PStepsAndPMinusOneTransfers) {
+  const auto schedule = schedule_of(8, [](Comm& comm) { broadcast(comm, {nullptr, 1000}, 0); });
+  ASSERT_EQ(schedule.steps.size(), 3U);
+  EXPECT_EQ(schedule.steps[0].transfers.size(), 1U);  // 0 -> 4
+  EXPECT_EQ(schedule.steps[1].transfers.size(), 2U);  // 0 -> 2, 4 -> 6
+  EXPECT_EQ(schedule.steps[2].transfers.size(), 4U);
+  EXPECT_EQ(schedule.steps[0].transfers[0].source, 0);
+  EXPECT_EQ(schedule.steps[0].transfers[0].destination, 4);
+  EXPECT_EQ(schedule.steps[0].transfers[0].bytes, 4000U);
+  EXPECT_EQ(compute_count(schedule), 0U);
+  // The root sends in all three steps; rank 4 receives in step 0 and sends in steps 1 and 2; rank 7 receives last.
+  EXPECT_EQ(schedule.leave_after[0], 3);
+  EXPECT_EQ(schedule.leave_after[4], 3);
+  EXPECT_EQ(schedule.leave_after[1], 3);
+  EXPECT_EQ(schedule.leave_after[6], 3);
+}
+
+TEST(CollectiveSchedule, BinomialReduceAlternatesTransfersAndSums) {
+  const auto schedule = schedule_of(8, [](Comm& comm) { reduce(comm, {nullptr, 1000}, 0); });
+  ASSERT_EQ(schedule.steps.size(), 6U);  // transfer, sum, transfer, sum, transfer, sum
+  for (std::size_t k = 0; k < 6; ++k) {
+    EXPECT_EQ(schedule.steps[k].transfers.empty(), k % 2 == 1) << "step " << k;
+    EXPECT_EQ(schedule.steps[k].computes.empty(), k % 2 == 0) << "step " << k;
+  }
+  EXPECT_EQ(schedule.transfer_count(), 7U);
+  EXPECT_EQ(schedule.steps[5].computes.size(), 1U);
+  EXPECT_EQ(schedule.steps[5].computes[0].rank, 0);
+  EXPECT_EQ(schedule.steps[5].computes[0].flops, 1000);
+  EXPECT_EQ(schedule.steps[5].computes[0].kernel_class, "elementwise");
+  EXPECT_EQ(schedule.leave_after[1], 1);  // a leaf leaves once its send ended
+  EXPECT_EQ(schedule.leave_after[0], 6);  // the root after the last sum
+}
+
+TEST(CollectiveSchedule, RingAllreduceHasTwoPMinusOneExchangeSteps) {
+  const auto schedule = schedule_of(4, [](Comm& comm) { allreduce(comm, {nullptr, 1000}, AllreduceAlgorithm::kRing); });
+  EXPECT_EQ(schedule.steps.size(), 3U * 2 + 3);  // reduce-scatter: exchange + sum; allgather: exchange
+  EXPECT_EQ(schedule.transfer_count(), 4U * 6);
+  EXPECT_EQ(compute_count(schedule), 4U * 3);
+  for (const auto& step : schedule.steps) {
+    if (step.transfers.empty()) continue;
+    EXPECT_EQ(step.transfers.size(), 4U);  // every rank sends to its right neighbour at once
+    for (const auto& transfer : step.transfers) EXPECT_EQ(transfer.destination, (transfer.source + 1) % 4);
+  }
+}
+
+TEST(CollectiveSchedule, OneRankHasNoSteps) {
+  const auto schedule = schedule_of(1, [](Comm& comm) { broadcast(comm, {nullptr, 10}, 0); });
+  EXPECT_TRUE(schedule.steps.empty());
+  EXPECT_EQ(schedule.leave_after.at(0), 0);
+}
+
+TEST(CollectiveSchedule, AnySourceIsUnavailable) {
+  try {
+    schedule_of(2, [](Comm& comm) {
+      if (comm.rank() == 0) comm.recv(kAnySource, 1, nullptr, 4, Category::kNetwork);
+      if (comm.rank() == 1) comm.send(0, 1, nullptr, 4, Category::kNetwork);
+    });
+    FAIL() << "expected UnavailableError";
+  } catch (const UnavailableError& error) {
+    EXPECT_NE(std::string(error.what()).find("test collective (count 4) receives from any source on rank 0"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(CollectiveSchedule, SharedVectorIsUnavailable) {
+  EXPECT_THROW(schedule_of(2, [](Comm& comm) { comm.shared_vector("w", 4, {}); }), UnavailableError);
+}
+
+TEST(CollectiveSchedule, SizeMismatchIsCommErrorNamingBothSizes) {
+  try {
+    schedule_of(2, [](Comm& comm) {
+      if (comm.rank() == 0) comm.send(1, 3, nullptr, 8, Category::kNetwork);
+      if (comm.rank() == 1) comm.recv(0, 3, nullptr, 16, Category::kNetwork);
+    });
+    FAIL() << "expected CommError";
+  } catch (const CommError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("test collective (count 4) on 2 ranks"), std::string::npos) << message;
+    EXPECT_NE(message.find("rank 1 expected 16 bytes from rank 0 (tag 3) but the message has 8 bytes"),
+              std::string::npos)
+        << message;
+  }
+}
+
+TEST(CollectiveSchedule, WaitNobodyMatchesIsCommError) {
+  try {
+    schedule_of(2, [](Comm& comm) {
+      if (comm.rank() == 0) comm.send(1, 3, nullptr, 8, Category::kNetwork);
+    });
+    FAIL() << "expected CommError";
+  } catch (const CommError& error) {
+    EXPECT_NE(std::string(error.what()).find("never completes: rank 0 waits for a transfer nobody matches"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace dsgd::simulate
