@@ -32,6 +32,7 @@ struct BenchOptions {
   std::vector<std::string> algorithms;
   int rounds = 5;
   std::string platform;
+  std::string fidelity = "auto";
   std::string results;
   double timeout_s = 600;
 };
@@ -43,12 +44,13 @@ double median(std::vector<double> values) {
 }
 
 // nccl-tests' definitions: algbw = bytes / time; busbw = algbw * 2 (P - 1) / P for allreduce.
+// `fidelity`: the simulation level that produced `seconds`, or "measured".
 reports::Entry allreduce_entry(const std::string& executor, const std::string& algorithm, int ranks,
-                               std::size_t floats, double seconds) {
+                               std::size_t floats, double seconds, const std::string& fidelity = "measured") {
   reports::Entry entry;
   entry.name = "allreduce/" + algorithm + "/" + std::to_string(floats);
   entry.executor = executor;
-  entry.fidelity = executor == "simgrid" ? "message" : executor == "analytic" ? "analytic" : "measured";
+  entry.fidelity = fidelity;
   entry.algorithm = algorithm;
   entry.ranks = ranks;
   entry.real_time = seconds;
@@ -108,13 +110,14 @@ void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgor
   world.size = options.ranks;
   world.payload = false;
   world.timeout_s = options.timeout_s;
+  simulate::SimulationOptions simulation;
+  simulation.fidelity = simulate::fidelity_from_string(options.fidelity);
   for (const std::size_t floats : options.sizes) {
     for (const auto algorithm : algorithms) {
-      const auto simulated = simulate::run_simulation(platform, world, [&](Comm& comm) {
-        allreduce(comm, {nullptr, floats}, algorithm);
-      });
+      const auto simulated = simulate::run_simulation(
+          platform, world, [&](Comm& comm) { allreduce(comm, {nullptr, floats}, algorithm); }, simulation);
       auto entry = allreduce_entry("simgrid", std::string(to_string(algorithm)), options.ranks, floats,
-                                   simulated.simulated_s);
+                                   simulated.simulated_s, std::string(simulate::to_string(simulated.fidelity)));
       entry.platform = platform.name;
       entry.counters["closed_form_s"] = simulate::allreduce_time(model, algorithm, options.ranks, floats);
       entry.counters["wall_s"] = simulated.wall_s;
@@ -176,8 +179,9 @@ void bench_allreduce(Context& context, BenchOptions options) {
 
   char line[200];
   if (options.executor == "simgrid") {
-    std::snprintf(line, sizeof line, "allreduce, simgrid executor on %s, %d ranks (simulated, size-only)\n",
-                  options.platform.c_str(), options.ranks);
+    const std::string fidelity = results.benchmarks.empty() ? options.fidelity : results.benchmarks.front().fidelity;
+    std::snprintf(line, sizeof line, "allreduce, simgrid executor on %s, %d ranks (simulated, size-only, %s fidelity)\n",
+                  options.platform.c_str(), options.ranks, fidelity.c_str());
   } else {
     std::snprintf(line, sizeof line, "allreduce, %s executor, %d ranks (median of %d rounds, slowest rank)\n",
                   options.executor.c_str(), options.ranks, options.rounds);
@@ -214,6 +218,11 @@ void register_bench_command(CLI::App& app, Context& context) {
       ->delimiter(',');
   allreduce_command->add_option("--rounds", options->rounds, "Timed rounds (measured executors)")->capture_default_str();
   allreduce_command->add_option("--platform", options->platform, "simgrid: catalog name or platform file");
+  allreduce_command
+      ->add_option("--fidelity", options->fidelity,
+                   "simgrid: message, flow, or auto (flow from " + std::to_string(simulate::kFlowFromRanks) +
+                       " ranks on)")
+      ->capture_default_str();
   allreduce_command->add_option("--results", options->results, "Write the results (JSON) here");
   allreduce_command->add_option("--timeout", options->timeout_s, "Seconds before a wait or a run gives up")
       ->capture_default_str();

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <unordered_map>
 
@@ -128,9 +127,20 @@ struct Posted {
   Tag tag = 0;
 };
 
+// Posted sides waiting for their match, oldest first. A vector and a read position: collectives post few per
+// channel, and a std::deque's first allocation alone would cost more than the whole channel.
+struct PostedQueue {
+  std::vector<Posted> items;
+  std::size_t head = 0;
+  bool empty() const { return head == items.size(); }
+  const Posted& front() const { return items[head]; }
+  void pop_front() { ++head; }
+  void push_back(const Posted& posted) { items.push_back(posted); }
+};
+
 struct Channel {
-  std::deque<Posted> sends;
-  std::deque<Posted> receives;
+  PostedQueue sends;
+  PostedQueue receives;
 };
 
 // Messages of one (source, destination, tag) match in order, as Comm promises.
@@ -186,6 +196,7 @@ CollectiveSchedule record_schedule(const CollectiveCall& call, int size, const s
   std::vector<int> level(ranks.size(), 0);
   std::vector<int> blocked_on(ranks.size(), -1);
   std::unordered_map<ChannelKey, Channel, ChannelKeyHash> channels;
+  channels.reserve(2 * ranks.size());
   std::vector<int> ready;
   for (int rank = size - 1; rank >= 0; --rank) ready.push_back(rank);
 

@@ -131,6 +131,8 @@ void FlowCollectives::join(SimgridComm& comm, const CollectiveCall& call, const 
                            world_.fail(rank, std::make_exception_ptr(CommError(
                                                  "collective #" + std::to_string(sequence) + " failed in SimGrid: " +
                                                  failure.what())));
+                         } catch (const Error&) {
+                           world_.fail(rank, std::current_exception());
                          }
                        });
   }

@@ -174,6 +174,16 @@ TEST_F(AppBench, AllreduceOnThreadsAndSimgridWritesResults) {
     EXPECT_EQ(entry.fidelity, "message");
     EXPECT_NEAR(entry.real_time, entry.counters.at("closed_form_s"), 0.01 * entry.real_time) << entry.name;
   }
+
+  const auto flow_file = dir_ / "flow.json";
+  outcome = dsgd({"bench", "allreduce", "--executor", "simgrid", "--ranks", "4", "--sizes", "262144", "--platform",
+                  "m40-cluster", "--fidelity", "flow", "--results", flow_file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  EXPECT_TRUE(contains(outcome.out, "flow fidelity")) << outcome.out;
+  for (const auto& entry : reports::read_results(flow_file).benchmarks) {
+    EXPECT_EQ(entry.fidelity, "flow");
+    EXPECT_NEAR(entry.real_time, entry.counters.at("closed_form_s"), 0.01 * entry.real_time) << entry.name;
+  }
 }
 
 TEST(AppCli, BenchRejectsUnknownExecutorsAndMissingPlatforms) {
@@ -182,6 +192,9 @@ TEST(AppCli, BenchRejectsUnknownExecutorsAndMissingPlatforms) {
   EXPECT_TRUE(contains(outcome.err, "valid values are: threads, simgrid, mpi")) << outcome.err;
   outcome = dsgd({"bench", "allreduce", "--executor", "simgrid"});
   EXPECT_EQ(outcome.code, kExitUsage);
+  outcome = dsgd({"bench", "allreduce", "--executor", "simgrid", "--platform", "m40-cluster", "--fidelity", "packet"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "unknown fidelity 'packet'; valid values are: auto, message, flow")) << outcome.err;
   outcome = dsgd({"bench", "allreduce", "--algorithms", "butterfly"});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, "unknown allreduce algorithm 'butterfly'")) << outcome.err;
