@@ -50,7 +50,7 @@ std::string describe(const Waiting& waiting) {
     case Waiting::Kind::kSharedVector:
       return "every rank to open shared vector '" + waiting.name + "'";
     case Waiting::Kind::kCollective:
-      return "collective " + waiting.name + " to end (a rank that never joins it keeps every rank waiting)";
+      return "collective " + waiting.name + " to end";
     case Waiting::Kind::kNothing:
       break;
   }

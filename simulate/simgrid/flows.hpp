@@ -44,18 +44,22 @@ class FlowCollectives {
 
   // Rank comm.rank()'s part of `call`: blocks until the collective's last step for this rank ended, and charges
   // the time to call.category. Throws CommError if ranks call different collectives in the same position,
-  // TimeoutError after the world's timeout, and what record_schedule throws.
+  // TimeoutError if not every rank joined within the world's timeout of the first, and what record_schedule
+  // throws.
   void join(SimgridComm& comm, const CollectiveCall& call, const std::function<void(Comm&)>& body);
 
  private:
   struct Instance;
   void conduct(std::uint64_t sequence);
+  // The world's timeout passed before every rank joined `instance` (null: it completed): wakes the ranks that did,
+  // which throw TimeoutError.
+  void expire(const std::shared_ptr<Instance>& instance);
   std::shared_ptr<const FlowPlan> plan_for(const CollectiveCall& call, const std::function<void(Comm&)>& body);
 
   World& world_;
   std::vector<simgrid::s4u::SemaphorePtr> gates_;  // per rank: released when its part of a collective ended
   std::vector<std::uint64_t> joined_;  // per rank: how many collectives it joined
-  std::map<std::uint64_t, std::unique_ptr<Instance>> instances_;  // by sequence number, until conducted
+  std::map<std::uint64_t, std::shared_ptr<Instance>> instances_;  // by sequence number, until conducted
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const FlowPlan>> plans_;  // by (name, key)
 };
 

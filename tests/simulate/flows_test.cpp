@@ -181,8 +181,9 @@ TEST(FlowFidelity, RankThatNeverJoinsTimesOut) {
         options);
     FAIL() << "expected TimeoutError";
   } catch (const TimeoutError& error) {
-    EXPECT_NE(std::string(error.what()).find("waited 0.5 s for collective broadcast (count 10"), std::string::npos)
-        << error.what();
+    const std::string message = error.what();
+    EXPECT_NE(message.find("rank 0 waited 0.5 s for collective broadcast (count 10"), std::string::npos) << message;
+    EXPECT_NE(message.find("(2 of 3 ranks joined; rank 1 did not)"), std::string::npos) << message;
   }
 }
 
