@@ -88,6 +88,8 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   register_bench_command(app, context);
   register_train_command(app, context);
   register_reproduce_command(app, context);
+  register_algorithms_command(app, context);
+  register_run_command(app, context);
 
   try {
     check_subcommand(app, args);

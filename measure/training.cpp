@@ -2,12 +2,12 @@
 
 #include <chrono>
 #include <cmath>
-#include <numeric>
 
 #include "core/data/catalog.hpp"
 #include "core/data/sampler.hpp"
 #include "core/error.hpp"
 #include "core/model_zoo.hpp"
+#include "core/nn/evaluation.hpp"
 #include "core/nn/network.hpp"
 
 namespace dsgd::measure {
@@ -18,14 +18,6 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// The largest divisor of n that is at most `limit`: the evaluation batch, so every test image is counted once.
-int evaluation_batch(std::size_t n, int limit) {
-  for (int b = limit; b > 1; --b) {
-    if (n % static_cast<std::size_t>(b) == 0) return b;
-  }
-  return 1;
-}
-
 void check(const TrainOptions& options) {
   if (options.batch < 1) throw InputError("train: --batch must be at least 1, got " + std::to_string(options.batch));
   if (options.iterations <= 0 && options.seconds <= 0 && options.target_accuracy <= 0) {
@@ -35,27 +27,6 @@ void check(const TrainOptions& options) {
     throw InputError("train: --target-accuracy is a fraction in (0, 1], got " + std::to_string(options.target_accuracy));
   }
   if (options.eval_every < 1) throw InputError("train: --eval-every must be at least 1");
-}
-
-// Test accuracy and mean loss of `network`'s parameters, evaluated by `evaluator` (same model, evaluation batch).
-std::pair<double, double> evaluate(nn::Network& network, nn::Network& evaluator, const data::Dataset& test,
-                                   float* images, float* labels, std::vector<float>& host_images,
-                                   std::vector<float>& host_labels) {
-  nn::Backend& backend = network.backend();
-  backend.copy(evaluator.parameters(), network.parameters(), network.parameter_count());
-  const auto batch = static_cast<std::size_t>(evaluator.batch());
-  std::vector<std::size_t> indices(batch);
-  std::int64_t correct = 0;
-  double loss_sum = 0;
-  for (std::size_t start = 0; start < test.size(); start += batch) {
-    std::iota(indices.begin(), indices.end(), start);
-    data::fill_batch(test, indices, host_images, host_labels);
-    backend.copy_to_device(images, host_images.data(), host_images.size());
-    backend.copy_to_device(labels, host_labels.data(), host_labels.size());
-    correct += evaluator.evaluate(images, labels, &loss_sum);
-  }
-  const auto n = static_cast<double>(test.size());
-  return {static_cast<double>(correct) / n, loss_sum / n};
 }
 
 // Backend memory freed on every path out of train().
@@ -87,18 +58,15 @@ TrainResult train(const TrainOptions& options, const std::function<void(const Ev
   const auto backend = nn::make_backend(options.backend, backend_options);
   nn::Network network(model, *backend, options.batch);
   network.initialize(options.seed);
-  nn::Network evaluator(model, *backend, evaluation_batch(data.test.size(), 256));
+  nn::Network evaluator(model, *backend, nn::evaluation_batch(data.test.size()));
   nn::Sgd sgd(*backend, network.parameter_count(), options.sgd);
 
   const auto image_floats = data.train.image_size();
   const auto train_batch = static_cast<std::size_t>(options.batch);
-  const auto eval_batch = static_cast<std::size_t>(evaluator.batch());
-  DeviceBuffer images(*backend, std::max(train_batch, eval_batch) * image_floats);
-  DeviceBuffer labels(*backend, std::max(train_batch, eval_batch));
+  DeviceBuffer images(*backend, train_batch * image_floats);
+  DeviceBuffer labels(*backend, train_batch);
   std::vector<float> host_images(train_batch * image_floats);
   std::vector<float> host_labels(train_batch);
-  std::vector<float> eval_images(eval_batch * image_floats);
-  std::vector<float> eval_labels(eval_batch);
 
   // A target accuracy alone might never be reached: it runs under a 10-minute training-time cap.
   const double seconds_budget = options.seconds > 0 ? options.seconds : options.iterations > 0 ? 0.0 : 600.0;
@@ -110,7 +78,8 @@ TrainResult train(const TrainOptions& options, const std::function<void(const Ev
   std::int64_t batches_since_eval = 0;
 
   auto evaluate_now = [&] {
-    const auto [accuracy, loss] = evaluate(network, evaluator, data.test, images.data, labels.data, eval_images, eval_labels);
+    backend->copy(evaluator.parameters(), network.parameters(), network.parameter_count());
+    const auto [accuracy, loss] = nn::evaluate(evaluator, data.test);
     EvalPoint point{result.iterations, result.train_seconds, accuracy, loss,
                     batches_since_eval ? loss_since_eval / static_cast<double>(batches_since_eval) : 0.0};
     result.curve.push_back(point);

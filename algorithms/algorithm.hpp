@@ -1,0 +1,71 @@
+#pragma once
+// An SGD algorithm of seed 000, written once against the communication interface (core/comm.hpp) and a Trainer
+// (algorithms/trainer.hpp: this rank's model replica, data and timed steps), so it runs unchanged on threads, on
+// OpenMPI and in SimGrid. One file per algorithm in this folder, each registering itself in the catalog of
+// algorithms/registry.cpp -- nothing outside algorithms/ names an algorithm.
+//
+// Roles, as in seed 000: workers play the GPUs, a master (if the algorithm has one) the host CPU. With a master,
+// rank 0 is the master and ranks 1..P the workers; without one, ranks 0..P-1 are the workers. Either way rank 0
+// holds the model that is evaluated (the master's centre or server weights, worker 0's replica, the shared vector).
+//
+// Training runs in rounds (algorithms/runner.hpp): in a round every worker does `iterations` SGD iterations,
+// exchanging with the others as its algorithm does, and a master serves exactly the exchanges of that round. Between
+// rounds the runner evaluates rank 0's model and decides whether to stop, so the budget (iterations, seconds, target
+// accuracy) is one decision for every algorithm. A round's iteration count is a multiple of the communication
+// period.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace dsgd::algorithms {
+
+class Trainer;
+
+// What every algorithm of the family is tuned by (seed 000's eta, rho, mu, batch, period, seed).
+struct Hyperparameters {
+  float learning_rate = 0.01F;  // eta
+  float momentum = 0.9F;        // mu: momentum SGD (Sync SGD, Async MSGD's server, Async MEASGD's workers)
+  float weight_decay = 5e-4F;   // lambda, L2
+  // rho: the elastic force is alpha = eta * rho. 0 picks alpha = 0.9 / P (EASGD's beta = P alpha = 0.9).
+  float elastic_rho = 0.0F;
+  int batch = 64;             // per worker
+  int period = 1;             // tau: iterations between exchanges
+  std::uint64_t seed = 1;
+  bool per_layer = false;     // exchange weights one message per layer instead of one packed message (Fig 10)
+};
+
+struct AlgorithmInfo {
+  std::string name;         // as on the command line, e.g. "sync-easgd2"
+  std::string description;  // one line
+  bool has_master = false;  // rank 0 is a master (the CPU); workers are ranks 1..P
+  bool synchronous = false;  // same seed, same weights, bit for bit (on any executor)
+};
+
+class Algorithm {
+ public:
+  virtual ~Algorithm() = default;
+  // One round: `iterations` SGD iterations on every worker, with the algorithm's exchanges; a master serves them.
+  virtual void run_round(Trainer& trainer, std::int64_t iterations) = 0;
+  // On rank 0, after a round: the parameters to evaluate (parameter_count floats, host memory).
+  virtual void model_of_record(Trainer& trainer, std::span<float> parameters) = 0;
+};
+
+// Builds this rank's part of an algorithm; called on every rank, it may communicate (collectively).
+using AlgorithmFactory = std::function<std::unique_ptr<Algorithm>(Trainer& trainer)>;
+
+struct AlgorithmEntry {
+  AlgorithmInfo info;
+  AlgorithmFactory make;
+};
+
+// Every algorithm, in seed 000's order.
+const std::vector<AlgorithmEntry>& algorithm_catalog();
+// Throws UnknownNameError listing the names.
+const AlgorithmEntry& find_algorithm(const std::string& name);
+std::vector<std::string> algorithm_names();
+
+}  // namespace dsgd::algorithms

@@ -1,0 +1,22 @@
+#pragma once
+// The catalog's entries, one function per algorithm file (internal to algorithms/): registry.cpp lists them in
+// seed 000's order. Adding an algorithm is a new file here, its line below and in registry.cpp, and its name in
+// CMakeLists.txt -- all inside algorithms/.
+
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+
+namespace dsgd::algorithms {
+
+AlgorithmEntry sync_sgd_entry();
+AlgorithmEntry async_sgd_entry();
+AlgorithmEntry async_msgd_entry();
+AlgorithmEntry hogwild_sgd_entry();
+AlgorithmEntry original_easgd_entry();
+AlgorithmEntry async_easgd_entry();
+AlgorithmEntry async_measgd_entry();
+AlgorithmEntry hogwild_easgd_entry();
+std::vector<AlgorithmEntry> sync_easgd_entries();  // EASGD1, EASGD2, EASGD3
+
+}  // namespace dsgd::algorithms

@@ -1,0 +1,30 @@
+#include "algorithms/entries.hpp"
+#include "core/error.hpp"
+
+namespace dsgd::algorithms {
+
+const std::vector<AlgorithmEntry>& algorithm_catalog() {
+  static const std::vector<AlgorithmEntry> catalog = [] {
+    std::vector<AlgorithmEntry> entries = {sync_sgd_entry(),       async_sgd_entry(),      async_msgd_entry(),
+                                           hogwild_sgd_entry(),    original_easgd_entry(), async_easgd_entry(),
+                                           async_measgd_entry(),   hogwild_easgd_entry()};
+    for (auto& entry : sync_easgd_entries()) entries.push_back(std::move(entry));
+    return entries;
+  }();
+  return catalog;
+}
+
+std::vector<std::string> algorithm_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : algorithm_catalog()) names.push_back(entry.info.name);
+  return names;
+}
+
+const AlgorithmEntry& find_algorithm(const std::string& name) {
+  for (const auto& entry : algorithm_catalog()) {
+    if (entry.info.name == name) return entry;
+  }
+  throw UnknownNameError("algorithm", name, algorithm_names());
+}
+
+}  // namespace dsgd::algorithms

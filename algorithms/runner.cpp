@@ -1,0 +1,184 @@
+#include "algorithms/runner.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "algorithms/trainer.hpp"
+#include "core/collectives.hpp"
+#include "core/nn/evaluation.hpp"
+
+namespace dsgd::algorithms {
+
+namespace {
+
+// The runner's own messages, apart from the algorithms' (which use kFirstCollectiveTag and below).
+constexpr Tag kRoundTag = kFirstCollectiveTag + 1;
+constexpr Tag kStopTag = kFirstCollectiveTag + 2;
+constexpr Tag kBreakdownTag = kFirstCollectiveTag + 3;
+// A target accuracy alone might never be reached.
+constexpr double kTargetOnlyCapSeconds = 600;
+
+std::uint64_t fnv1a(const void* data, std::size_t bytes) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 0x100000001b3ULL;
+  return hash;
+}
+
+Breakdown minus(const Breakdown& later, const Breakdown& earlier) {
+  Breakdown difference;
+  for (std::size_t i = 0; i < later.seconds.size(); ++i) difference.seconds[i] = later.seconds[i] - earlier.seconds[i];
+  return difference;
+}
+
+void add(Breakdown& total, const Breakdown& part) {
+  for (std::size_t i = 0; i < total.seconds.size(); ++i) total.seconds[i] += part.seconds[i];
+}
+
+// Rank 0's side of the run: evaluations, the curve and the stop decision.
+class Recorder {
+ public:
+  Recorder(const RunOptions& options, const RunData& data, Trainer& trainer, RunResult& result)
+      : options_(options), data_(data), result_(result),
+        evaluator_(trainer.network().model(), trainer.backend(), nn::evaluation_batch(data.test->size())) {}
+
+  // After a round of `iterations` taking `seconds` with `train_loss`: evaluates `algorithm`'s model, records the
+  // point and returns whether to stop.
+  bool after_round(Algorithm& algorithm, Trainer& trainer, std::int64_t iterations, double seconds,
+                   double train_loss) {
+    result_.iterations += iterations;
+    result_.train_seconds += seconds;
+    algorithm.model_of_record(trainer, {evaluator_.parameters(), evaluator_.parameter_count()});
+    const auto evaluation = nn::evaluate(evaluator_, *data_.test);
+    RunPoint point;
+    point.iterations = result_.iterations;
+    point.images = static_cast<double>(result_.iterations) * options_.hyper.batch * options_.workers;
+    point.seconds = result_.train_seconds;
+    point.test_accuracy = evaluation.accuracy;
+    point.test_loss = evaluation.loss;
+    point.train_loss = train_loss;
+    result_.curve.push_back(point);
+    const Budget& budget = options_.budget;
+    if (budget.target_accuracy > 0 && evaluation.accuracy >= budget.target_accuracy && result_.time_to_target_s < 0) {
+      result_.time_to_target_s = result_.train_seconds;
+      result_.stop_reason = "target accuracy";
+      return true;
+    }
+    if (budget.iterations > 0 && result_.iterations >= budget.iterations) {
+      result_.stop_reason = "iterations";
+      return true;
+    }
+    const double seconds_budget = budget.seconds > 0 ? budget.seconds
+                                  : budget.iterations > 0 ? 0.0
+                                                          : kTargetOnlyCapSeconds;
+    if (seconds_budget > 0 && result_.train_seconds >= seconds_budget) {
+      result_.stop_reason = "seconds";
+      return true;
+    }
+    return false;
+  }
+
+  void finish() {
+    result_.images_per_second = result_.curve.empty() ? 0.0 : result_.curve.back().images / std::max(result_.train_seconds, 1e-12);
+    std::vector<float> parameters(evaluator_.parameter_count());
+    std::copy_n(evaluator_.parameters(), parameters.size(), parameters.begin());
+    result_.parameters_hash = fnv1a(parameters.data(), parameters.size() * sizeof(float));
+  }
+
+ private:
+  const RunOptions& options_;
+  const RunData& data_;
+  RunResult& result_;
+  nn::Network evaluator_;
+};
+
+}  // namespace
+
+void check_run_options(const RunOptions& options) {
+  find_algorithm(options.algorithm);  // UnknownNameError lists the names
+  build_model(options.model);
+  if (options.workers < 1) throw InputError("run: --workers must be at least 1, got " + std::to_string(options.workers));
+  const auto& hyper = options.hyper;
+  if (hyper.batch < 1) throw InputError("run: --batch must be at least 1, got " + std::to_string(hyper.batch));
+  if (hyper.period < 1) throw InputError("run: --period must be at least 1, got " + std::to_string(hyper.period));
+  if (!(hyper.learning_rate > 0)) throw InputError("run: --lr must be > 0");
+  if (hyper.elastic_rho < 0) throw InputError("run: --rho must be >= 0 (0: alpha = 0.9 / workers)");
+  if (options.threads_per_rank < 1) throw InputError("run: --threads must be at least 1");
+  const Budget& budget = options.budget;
+  if (budget.iterations <= 0 && budget.seconds <= 0 && budget.target_accuracy <= 0) {
+    throw InputError("run: no budget: give --iterations, --seconds or --target-accuracy");
+  }
+  if (budget.target_accuracy > 1) throw InputError("run: --target-accuracy is a fraction in (0, 1]");
+  if (budget.eval_every < 1 || budget.eval_every % hyper.period != 0) {
+    throw InputError("run: --eval-every (" + std::to_string(budget.eval_every) +
+                     ") must be a positive multiple of --period (" + std::to_string(hyper.period) + ")");
+  }
+  if (budget.iterations % hyper.period != 0) {
+    throw InputError("run: --iterations (" + std::to_string(budget.iterations) + ") must be a multiple of --period (" +
+                     std::to_string(hyper.period) + ")");
+  }
+}
+
+int world_size(const RunOptions& options) {
+  return options.workers + (find_algorithm(options.algorithm).info.has_master ? 1 : 0);
+}
+
+WorkerFunction training_worker(const RunOptions& options, const RunData& data, RunResult* result,
+                               std::function<void(const RunPoint&)> progress) {
+  check_run_options(options);
+  DSGD_ENFORCE(data.train && data.test, "training_worker needs both datasets");
+  const AlgorithmEntry& entry = find_algorithm(options.algorithm);
+  return [options, data, result, &entry, progress](Comm& comm) {
+    TrainerSetup setup;
+    setup.model = build_model(options.model);
+    setup.train = data.train;
+    setup.threads_per_rank = options.threads_per_rank;
+    Trainer trainer(comm, entry.info, options.hyper, setup);
+    const auto algorithm = entry.make(trainer);
+    std::unique_ptr<Recorder> recorder;
+    if (comm.rank() == 0) {
+      DSGD_ENFORCE(result != nullptr, "rank 0 needs a result to fill");
+      *result = RunResult{};
+      result->info = entry.info;
+      result->ranks = comm.size();
+      result->per_rank.assign(static_cast<std::size_t>(comm.size()), Breakdown{});
+      recorder = std::make_unique<Recorder>(options, data, trainer, *result);
+    }
+    Breakdown training;
+    std::int64_t done = 0;
+    for (;;) {
+      std::int64_t round = options.budget.eval_every;
+      if (options.budget.iterations > 0) round = std::min(round, options.budget.iterations - done);
+      const Breakdown before = comm.breakdown();
+      const double start_s = comm.now_s();
+      algorithm->run_round(trainer, round);
+      float losses[2] = {static_cast<float>(trainer.loss_sum()), static_cast<float>(trainer.loss_count())};
+      trainer.reset_losses();
+      allreduce(comm, {losses, 2}, AllreduceAlgorithm::kRecursiveDoubling, {Category::kWait, kRoundTag});
+      const double seconds = comm.now_s() - start_s;
+      add(training, minus(comm.breakdown(), before));
+      done += round;
+      float stop = 0;
+      if (recorder) {
+        const double train_loss = losses[1] > 0 ? losses[0] / losses[1] : 0.0;
+        stop = recorder->after_round(*algorithm, trainer, round, seconds, train_loss) ? 1.0F : 0.0F;
+        if (progress) progress(result->curve.back());
+      }
+      broadcast(comm, {&stop, 1}, 0, {Category::kWait, kStopTag});
+      if (stop != 0) break;
+    }
+    // Every rank's training breakdown to rank 0, as raw doubles.
+    if (comm.rank() != 0) {
+      comm.send(0, kBreakdownTag, training.seconds.data(), sizeof training.seconds, Category::kWait);
+      return;
+    }
+    result->per_rank[0] = training;
+    for (int rank = 1; rank < comm.size(); ++rank) {
+      comm.recv(rank, kBreakdownTag, result->per_rank[static_cast<std::size_t>(rank)].seconds.data(),
+                sizeof training.seconds, Category::kWait);
+    }
+    recorder->finish();
+  };
+}
+
+}  // namespace dsgd::algorithms

@@ -1,0 +1,60 @@
+// Sync SGD: every iteration each worker computes a gradient on its batch, the gradients are summed by an allreduce
+// among the workers (gpu-gpu para) and averaged, and every worker applies the same momentum update -- the replicas
+// stay bit-identical. No master. With a period > 1 the workers take `period` local steps between allreduces of
+// their weights instead (local SGD / model averaging).
+
+#include <algorithm>
+
+#include "algorithms/entries.hpp"
+#include "algorithms/trainer.hpp"
+
+namespace dsgd::algorithms {
+
+namespace {
+
+class SyncSgd final : public Algorithm {
+ public:
+  explicit SyncSgd(Trainer& trainer) : sgd_(trainer.make_sgd(trainer.hyper().momentum)) {}
+
+  void run_round(Trainer& trainer, std::int64_t iterations) override {
+    const float scale = 1.0F / static_cast<float>(trainer.workers());
+    for (std::int64_t i = 0; i < iterations; ++i) {
+      trainer.compute_gradient();
+      if (trainer.hyper().period == 1) {
+        trainer.allreduce_weights(trainer.gradients(), AllreduceAlgorithm::kRing, Category::kGpuGpuPara);
+        scale_by(trainer, trainer.gradients(), scale);
+        trainer.sgd_step(*sgd_);
+        continue;
+      }
+      trainer.sgd_step(*sgd_);
+      if ((trainer.iterations() % trainer.hyper().period) == 0) {
+        trainer.allreduce_weights(trainer.parameters(), AllreduceAlgorithm::kRing, Category::kGpuGpuPara);
+        scale_by(trainer, trainer.parameters(), scale);
+      }
+    }
+  }
+
+  void model_of_record(Trainer& trainer, std::span<float> parameters) override {
+    std::copy_n(trainer.parameters(), parameters.size(), parameters.begin());
+  }
+
+ private:
+  static void scale_by(Trainer& trainer, float* data, float scale) {
+    const std::size_t n = trainer.parameter_count();
+    trainer.elementwise(static_cast<double>(n), Category::kGpuUpdate, [data, n, scale] {
+      for (std::size_t i = 0; i < n; ++i) data[i] *= scale;
+    });
+  }
+
+  std::unique_ptr<nn::Sgd> sgd_;
+};
+
+}  // namespace
+
+AlgorithmEntry sync_sgd_entry() {
+  return {{"sync-sgd", "gradients summed by a ring allreduce every iteration, same update everywhere",
+           /*has_master=*/false, /*synchronous=*/true},
+          [](Trainer& trainer) { return std::make_unique<SyncSgd>(trainer); }};
+}
+
+}  // namespace dsgd::algorithms

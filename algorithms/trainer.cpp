@@ -1,0 +1,156 @@
+#include "algorithms/trainer.hpp"
+
+#include <cmath>
+
+namespace dsgd::algorithms {
+
+namespace {
+
+// Each worker draws its own batch order: the run's seed mixed with the worker's index (SplitMix64's constant), so
+// workers see different batches and a run is reproducible.
+std::uint64_t worker_seed(std::uint64_t seed, int worker_index) {
+  return seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(worker_index + 1);
+}
+
+}  // namespace
+
+Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& hyper, const TrainerSetup& setup)
+    : comm_(comm), info_(info), hyper_(hyper), setup_(setup) {
+  if (workers() < 1) {
+    throw InputError(info_.name + " needs at least one worker (" + std::to_string(comm_.size()) + " ranks given)");
+  }
+  nn::BackendOptions options;
+  options.threads = setup_.threads_per_rank;
+  options.seed = hyper_.seed;
+  backend_ = nn::make_backend("cpu", options);
+  network_ = std::make_unique<nn::Network>(setup_.model, *backend_, hyper_.batch);
+  network_->initialize(hyper_.seed);  // the same weights on every rank
+  if (!is_master()) {
+    DSGD_ENFORCE(setup_.train != nullptr, "a worker needs training data");
+    sampler_ = std::make_unique<data::BatchSampler>(setup_.train->size(), static_cast<std::size_t>(hyper_.batch),
+                                                    worker_seed(hyper_.seed, worker_index()));
+    const auto batch = static_cast<std::size_t>(hyper_.batch);
+    host_images_.resize(batch * setup_.train->image_size());
+    host_labels_.resize(batch);
+    images_ = backend_->allocate(host_images_.size());
+    labels_ = backend_->allocate(host_labels_.size());
+  }
+}
+
+Trainer::~Trainer() {
+  if (prefetch_.valid()) prefetch_.wait();  // the copy writes into buffers released below
+  if (images_ != nullptr) backend_->release(images_);
+  if (labels_ != nullptr) backend_->release(labels_);
+}
+
+float Trainer::elastic_alpha() const {
+  if (hyper_.elastic_rho > 0) return hyper_.learning_rate * hyper_.elastic_rho;
+  return 0.9F / static_cast<float>(workers());
+}
+
+double Trainer::compute_gradient() {
+  DSGD_ENFORCE(!is_master(), "the master computes no gradients");
+  ComputeStep copy;
+  copy.kernel_class = "copy";
+  copy.category = Category::kCpuGpuData;
+  if (prefetch_.valid()) {
+    copy.kernel = [this] { prefetch_.get(); };  // only the part the exchange did not hide
+  } else {
+    copy.kernel = [this] { load_batch(); };
+  }
+  comm_.compute(copy);
+
+  double loss = 0;
+  ComputeStep step;
+  // Backward costs about twice the forward pass.
+  step.flops = 3.0 * setup_.model.forward_flops() * hyper_.batch;
+  step.kernel_class = "conv";
+  step.category = Category::kForwardBackward;
+  step.kernel = [this, &loss] {
+    loss = network_->train_step(images_, labels_);
+    backend_->synchronize();
+  };
+  comm_.compute(step);
+  ++iterations_;
+  if (comm_.has_payload()) {
+    if (!std::isfinite(loss)) {
+      throw Error(info_.name + ": worker " + std::to_string(worker_index()) + "'s loss became " +
+                  std::to_string(loss) + " at its iteration " + std::to_string(iterations_) +
+                  " (diverged; lower the learning rate)");
+    }
+    loss_sum_ += loss;
+    ++loss_count_;
+  }
+  return loss;
+}
+
+void Trainer::load_batch() {
+  data::fill_batch(*setup_.train, sampler_->next(), host_images_, host_labels_);
+  backend_->copy_to_device(images_, host_images_.data(), host_images_.size());
+  backend_->copy_to_device(labels_, host_labels_.data(), host_labels_.size());
+  backend_->synchronize();
+}
+
+void Trainer::prefetch_batch() {
+  DSGD_ENFORCE(!is_master() && !prefetch_.valid(), "prefetch_batch: a worker with no prefetch pending");
+  if (!comm_.has_payload()) return;
+  prefetch_ = std::async(std::launch::async, [this] { load_batch(); });
+}
+
+std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum) {
+  return std::make_unique<nn::Sgd>(*backend_, parameter_count(),
+                                   nn::SgdOptions{hyper_.learning_rate, momentum, hyper_.weight_decay});
+}
+
+void Trainer::sgd_step(nn::Sgd& sgd, Category category) {
+  // Weight decay, momentum and the step: about 4 FLOPs per parameter.
+  elementwise(4.0 * static_cast<double>(parameter_count()), category, [this, &sgd] {
+    sgd.step(parameters(), gradients());
+    backend_->synchronize();
+  });
+}
+
+void Trainer::elementwise(double flops, Category category, const std::function<void()>& kernel) {
+  ComputeStep step;
+  step.flops = flops;
+  step.kernel_class = "elementwise";
+  step.category = category;
+  step.kernel = kernel;
+  comm_.compute(step);
+}
+
+template <typename PerSlice>
+void Trainer::for_each_slice(float* data, PerSlice&& per_slice) {
+  if (!hyper_.per_layer) {
+    per_slice(Floats{data, parameter_count()});
+    return;
+  }
+  for (const auto& slice : network_->layout()) {
+    if (slice.count > 0) per_slice(Floats{data ? data + slice.offset : nullptr, slice.count});
+  }
+}
+
+void Trainer::send_weights(int peer, const float* data, Tag tag, Category category) {
+  // Floats holds a mutable pointer; a send only reads through it.
+  for_each_slice(const_cast<float*>(data), [&](Floats slice) {
+    comm_.send(peer, tag, slice.data, slice.bytes(), category);
+  });
+}
+
+void Trainer::recv_weights(int peer, float* data, Tag tag, Category category) {
+  for_each_slice(data, [&](Floats slice) { comm_.recv(peer, tag, slice.data, slice.bytes(), category); });
+}
+
+void Trainer::allreduce_weights(float* data, AllreduceAlgorithm algorithm, Category category) {
+  for_each_slice(data, [&](Floats slice) { allreduce(comm_, slice, algorithm, {category, kFirstCollectiveTag}); });
+}
+
+void Trainer::reduce_weights(float* data, int root, Category category) {
+  for_each_slice(data, [&](Floats slice) { reduce(comm_, slice, root, {category, kFirstCollectiveTag}); });
+}
+
+void Trainer::broadcast_weights(float* data, int root, Category category) {
+  for_each_slice(data, [&](Floats slice) { broadcast(comm_, slice, root, {category, kFirstCollectiveTag}); });
+}
+
+}  // namespace dsgd::algorithms

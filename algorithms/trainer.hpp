@@ -1,0 +1,119 @@
+#pragma once
+// One rank's training context, passed explicitly to its algorithm: the Comm, the hyper-parameters, a model replica
+// (every rank, the master included, builds the same network from the same seed, so all start from the same
+// weights), this worker's batches, and timed steps that charge seed 000's categories. Every step goes through
+// Comm::compute, so natively it runs and is timed, and in simulation it costs its FLOPs.
+//
+// Memory: the CPU back end keeps parameters in host memory, which is what the algorithms read and write; the
+// CUDA back end is not offered to distributed runs yet (runner.cpp refuses it).
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "core/collectives.hpp"
+#include "core/comm.hpp"
+#include "core/data/dataset.hpp"
+#include "core/data/sampler.hpp"
+#include "core/model_zoo.hpp"
+#include "core/nn/backend.hpp"
+#include "core/nn/network.hpp"
+#include "core/nn/sgd.hpp"
+
+namespace dsgd::algorithms {
+
+// What every rank needs besides its Comm. `train` may be shared by the ranks of one process (threads).
+struct TrainerSetup {
+  ModelSpec model;
+  std::shared_ptr<const data::Dataset> train;
+  int threads_per_rank = 1;  // CPU threads of each rank's back end
+};
+
+class Trainer {
+ public:
+  Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& hyper, const TrainerSetup& setup);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  Comm& comm() { return comm_; }
+  const Hyperparameters& hyper() const { return hyper_; }
+  const AlgorithmInfo& info() const { return info_; }
+  bool is_master() const { return info_.has_master && comm_.rank() == 0; }
+  int master() const { return 0; }
+  int workers() const { return comm_.size() - (info_.has_master ? 1 : 0); }
+  // 0..workers()-1 on a worker, -1 on the master.
+  int worker_index() const { return is_master() ? -1 : comm_.rank() - (info_.has_master ? 1 : 0); }
+  // The rank of worker `index`.
+  int worker_rank(int index) const { return index + (info_.has_master ? 1 : 0); }
+  // EASGD's alpha = eta * rho (or 0.9 / P when rho is 0).
+  float elastic_alpha() const;
+
+  nn::Backend& backend() { return *backend_; }
+  nn::Network& network() { return *network_; }
+  std::size_t parameter_count() const { return network_->parameter_count(); }
+  float* parameters() { return network_->parameters(); }
+  float* gradients() { return network_->gradients(); }
+  Floats parameter_floats() { return {parameters(), parameter_count()}; }
+  Floats gradient_floats() { return {gradients(), parameter_count()}; }
+
+  // Draws this worker's next batch and runs forward and backward on the current parameters: charges cpu-gpu data
+  // and for/backward, leaves the gradients in gradients(). Throws Error if the loss is not finite.
+  double compute_gradient();
+  // Starts copying the next batch to the device in the background (seed 000's EASGD3 overlap); the next
+  // compute_gradient() waits for it and charges only the wait to cpu-gpu data. Natively a std::thread; in a
+  // simulation without payloads there is nothing to copy.
+  void prefetch_batch();
+  // A local update by `sgd` (this rank's optimiser) of parameters() from gradients(), charged to `category`.
+  void sgd_step(nn::Sgd& sgd, Category category = Category::kGpuUpdate);
+  // An optimiser for this replica's parameters.
+  std::unique_ptr<nn::Sgd> make_sgd(float momentum);
+  // Runs `kernel` as a compute step of `flops` elementwise FLOPs charged to `category`.
+  void elementwise(double flops, Category category, const std::function<void()>& kernel);
+
+  // Weights exchanges honouring Hyperparameters::per_layer: one message (or collective) for the packed buffer, or
+  // one per layer of network().layout() (Fig 10).
+  void send_weights(int peer, const float* data, Tag tag, Category category);
+  void recv_weights(int peer, float* data, Tag tag, Category category);
+  void allreduce_weights(float* data, AllreduceAlgorithm algorithm, Category category);
+  void reduce_weights(float* data, int root, Category category);
+  void broadcast_weights(float* data, int root, Category category);
+
+  // Training losses since the runner last took them (the runner averages them over ranks per round).
+  double loss_sum() const { return loss_sum_; }
+  std::int64_t loss_count() const { return loss_count_; }
+  void reset_losses() {
+    loss_sum_ = 0;
+    loss_count_ = 0;
+  }
+  std::int64_t iterations() const { return iterations_; }  // compute_gradient() calls so far
+
+ private:
+  template <typename PerSlice>
+  void for_each_slice(float* data, PerSlice&& per_slice);
+  void load_batch();  // the next batch into images_ and labels_
+
+  Comm& comm_;
+  AlgorithmInfo info_;
+  Hyperparameters hyper_;
+  TrainerSetup setup_;
+  std::unique_ptr<nn::Backend> backend_;
+  std::unique_ptr<nn::Network> network_;
+  std::unique_ptr<data::BatchSampler> sampler_;
+  std::vector<float> host_images_;
+  std::vector<float> host_labels_;
+  float* images_ = nullptr;  // back-end buffers
+  float* labels_ = nullptr;
+  std::future<void> prefetch_;  // valid while a prefetched batch is on its way
+  double loss_sum_ = 0;
+  std::int64_t loss_count_ = 0;
+  std::int64_t iterations_ = 0;
+};
+
+}  // namespace dsgd::algorithms

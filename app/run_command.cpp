@@ -1,0 +1,107 @@
+// `dsgd run`: one algorithm of the catalog, natively, on threads (this process) or OpenMPI processes (dsgd-mpi
+// under mpirun: dsgd links SimGrid, whose library defines MPI_* too). `dsgd algorithms` lists the algorithms.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "algorithms/algorithm.hpp"
+#include "app/commands.hpp"
+#include "app/run_common.hpp"
+#include "core/subprocess.hpp"
+#include "measure/mpi/launch.hpp"
+#include "measure/threads/executor.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+struct RunCommand {
+  RunCli cli;
+  std::string executor = "threads";
+  double timeout_s = 120;         // for any wait of a rank for another
+  double wall_timeout_s = 3600;   // for the whole MPI run
+};
+
+reports::Entry run_threads(RunCommand& command, Context& context) {
+  const auto data = load_run_data(command.cli);
+  algorithms::RunResult result;
+  WorldOptions world;
+  world.size = algorithms::world_size(command.cli.run);
+  world.timeout_s = command.timeout_s;
+  auto worker = algorithms::training_worker(command.cli.run, data, &result,
+                                            [&](const algorithms::RunPoint& point) {
+                                              context.err << progress_line(point) << std::flush;
+                                            });
+  measure::threads::run_threads(world, worker);
+  return run_entry(command.cli, result, "threads");
+}
+
+reports::Entry run_mpi(RunCommand& command, Context& context) {
+  const auto file =
+      std::filesystem::temp_directory_path() / ("dsgd-run-" + std::to_string(::getpid()) + ".json");
+  std::vector<std::string> program = {measure::mpi::worker_executable().string(), "--timeout",
+                                      std::to_string(command.timeout_s), "run"};
+  for (const auto& argument : run_arguments(command.cli)) program.push_back(argument);
+  program.insert(program.end(), {"--results", file.string()});
+  const auto mpirun = measure::mpi::mpirun_command(algorithms::world_size(command.cli.run), program);
+  context.err << "run: " << mpirun.front() << " ... -np " << algorithms::world_size(command.cli.run) << " dsgd-mpi run"
+              << std::endl;
+  const auto process = run_process(mpirun, std::chrono::seconds(static_cast<long>(command.wall_timeout_s)));
+  std::error_code ignored;
+  context.err << process.output;
+  if (process.timed_out || process.exit_code != 0) {
+    std::filesystem::remove(file, ignored);
+    throw Error("run: dsgd-mpi run " + (process.timed_out ? std::string("timed out") :
+                                        "failed (exit code " + std::to_string(process.exit_code) + ")") +
+                " (its output is above)");
+  }
+  auto results = reports::read_results(file);
+  std::filesystem::remove(file, ignored);
+  if (results.benchmarks.size() != 1) throw InternalError("run: dsgd-mpi wrote no run result");
+  return results.benchmarks.front();
+}
+
+}  // namespace
+
+void register_run_command(CLI::App& app, Context& context) {
+  auto command = std::make_shared<RunCommand>();
+  command->cli.run.budget.target_accuracy = 0.85;
+  auto* run = app.add_subcommand("run", "Train with one algorithm of the catalog, natively (threads or MPI)");
+  add_run_options(*run, command->cli);
+  run->add_option("--executor", command->executor, "threads or mpi")->capture_default_str();
+  run->add_option("--timeout", command->timeout_s, "Seconds a rank waits for another before failing")
+      ->capture_default_str();
+  run->add_option("--wall-timeout", command->wall_timeout_s, "mpi: seconds before the whole run is stopped")
+      ->capture_default_str();
+  run->add_option("--results", command->cli.results, "Write the results (JSON) here");
+  run->callback([&context, command] {
+    const std::vector<std::string> executors = {"threads", "mpi"};
+    if (std::find(executors.begin(), executors.end(), command->executor) == executors.end()) {
+      throw UnknownNameError("executor", command->executor, executors);
+    }
+    algorithms::check_run_options(command->cli.run);
+    context.err << "run: " << command->cli.run.algorithm << ", " << command->cli.run.workers << " workers, "
+                << command->cli.run.model << " on " << command->cli.dataset << ", " << command->executor << std::endl;
+    const auto entry = command->executor == "mpi" ? run_mpi(*command, context) : run_threads(*command, context);
+    auto results = new_results(context);
+    results.benchmarks.push_back(entry);
+    if (!command->cli.results.empty()) reports::write_results(command->cli.results, results);
+    context.out << run_summary(command->cli, entry);
+  });
+}
+
+void register_algorithms_command(CLI::App& app, Context& context) {
+  auto* command = app.add_subcommand("algorithms", "The SGD algorithms `dsgd run` knows, one line each");
+  command->callback([&context] {
+    for (const auto& entry : algorithms::algorithm_catalog()) {
+      char line[300];
+      std::snprintf(line, sizeof line, "%-15s %-8s %-13s %s\n", entry.info.name.c_str(),
+                    entry.info.has_master ? "master" : "-", entry.info.synchronous ? "deterministic" : "asynchronous",
+                    entry.info.description.c_str());
+      context.out << line;
+    }
+  });
+}
+
+}  // namespace dsgd::app

@@ -1,0 +1,172 @@
+#include "app/run_common.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+
+#include "core/data/catalog.hpp"
+#include "core/model_zoo.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+std::string number(double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.9g", value);
+  return text;
+}
+
+}  // namespace
+
+void add_run_options(CLI::App& command, RunCli& cli) {
+  auto& run = cli.run;
+  command.add_option("--algo", run.algorithm, "Algorithm (`dsgd algorithms` lists them)")->capture_default_str();
+  command.add_option("--workers", run.workers, "Workers (a master, if the algorithm has one, is one more rank)")
+      ->capture_default_str();
+  command.add_option("--model", run.model, "Model of the zoo (sequential ones: lenet, cifar10_alexnet, ...)")
+      ->capture_default_str();
+  command.add_option("--data", cli.dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")->capture_default_str();
+  command.add_option("--lr", run.hyper.learning_rate, "Learning rate eta")->capture_default_str();
+  command.add_option("--momentum", run.hyper.momentum, "Momentum mu (where the algorithm has one)")
+      ->capture_default_str();
+  command.add_option("--weight-decay", run.hyper.weight_decay, "L2 weight decay")->capture_default_str();
+  command.add_option("--rho", run.hyper.elastic_rho, "EASGD's rho, alpha = eta rho (0: alpha = 0.9 / workers)")
+      ->capture_default_str();
+  command.add_option("--batch", run.hyper.batch, "Images per worker per iteration")->capture_default_str();
+  command.add_option("--period", run.hyper.period, "Iterations between exchanges (tau)")->capture_default_str();
+  command.add_flag("--per-layer", run.hyper.per_layer, "One message per layer instead of one packed message");
+  command.add_option("--seed", run.hyper.seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
+  command.add_option("--iterations", run.budget.iterations, "Stop after this many iterations per worker");
+  command.add_option("--seconds", run.budget.seconds, "Stop after this much training time");
+  command.add_option("--target-accuracy", run.budget.target_accuracy, "Stop at this test accuracy (0: none)")
+      ->capture_default_str();
+  command.add_option("--eval-every", run.budget.eval_every, "Iterations per worker between test evaluations")
+      ->capture_default_str();
+  command.add_option("--threads", run.threads_per_rank, "CPU threads per rank")->capture_default_str();
+}
+
+std::vector<std::string> run_arguments(const RunCli& cli) {
+  const auto& run = cli.run;
+  std::vector<std::string> arguments = {
+      "--algo", run.algorithm, "--workers", std::to_string(run.workers), "--model", run.model, "--data", cli.dataset,
+      "--lr", number(run.hyper.learning_rate), "--momentum", number(run.hyper.momentum), "--weight-decay",
+      number(run.hyper.weight_decay), "--rho", number(run.hyper.elastic_rho), "--batch",
+      std::to_string(run.hyper.batch), "--period", std::to_string(run.hyper.period), "--seed",
+      std::to_string(run.hyper.seed), "--iterations", std::to_string(run.budget.iterations), "--seconds",
+      number(run.budget.seconds), "--target-accuracy", number(run.budget.target_accuracy), "--eval-every",
+      std::to_string(run.budget.eval_every), "--threads", std::to_string(run.threads_per_rank)};
+  if (run.hyper.per_layer) arguments.emplace_back("--per-layer");
+  return arguments;
+}
+
+algorithms::RunData load_run_data(const RunCli& cli) {
+  const ModelSpec model = build_model(cli.run.model);
+  auto data = data::load_normalized(cli.dataset);
+  const Shape input{data.train.channels, data.train.height, data.train.width};
+  if (!(input == model.input) || data.train.classes > model.classes) {
+    throw InputError("run: model '" + cli.run.model + "' does not take the images or classes of dataset '" +
+                     cli.dataset + "'");
+  }
+  algorithms::RunData run_data;
+  run_data.train = std::make_shared<const data::Dataset>(std::move(data.train));
+  run_data.test = std::make_shared<const data::Dataset>(std::move(data.test));
+  return run_data;
+}
+
+reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result, const std::string& executor) {
+  const auto& run = cli.run;
+  reports::Entry entry;
+  entry.name = "run/" + run.algorithm + "/" + run.model + "/" + std::to_string(run.workers) + "workers/" + executor;
+  entry.executor = executor;
+  entry.fidelity = "measured";
+  entry.algorithm = run.algorithm;
+  entry.algorithm_options = {{"learning_rate", run.hyper.learning_rate}, {"momentum", run.hyper.momentum},
+                             {"weight_decay", run.hyper.weight_decay},   {"rho", run.hyper.elastic_rho},
+                             {"batch", run.hyper.batch},                 {"period", run.hyper.period},
+                             {"per_layer", run.hyper.per_layer},         {"workers", run.workers},
+                             {"threads_per_rank", run.threads_per_rank}};
+  entry.model = run.model;
+  entry.dataset = cli.dataset;
+  entry.ranks = result.ranks;
+  entry.seed = run.hyper.seed;
+  entry.iterations = result.iterations;
+  entry.real_time = result.train_seconds;
+  entry.cpu_time = result.train_seconds;
+  entry.labels["stop_reason"] = result.stop_reason;
+  entry.labels["description"] = result.info.description;
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016" PRIx64, result.parameters_hash);
+  entry.labels["parameters_fnv1a"] = hash;
+  if (!result.curve.empty()) {
+    const auto& last = result.curve.back();
+    entry.counters["test_accuracy"] = last.test_accuracy;
+    entry.counters["test_loss"] = last.test_loss;
+    entry.counters["train_loss"] = last.train_loss;
+  }
+  entry.counters["images_per_second"] = result.images_per_second;
+  if (result.time_to_target_s >= 0) entry.counters["time_to_target_s"] = result.time_to_target_s;
+  // The breakdown of a worker (seed 000 Table 3 is per GPU): worker 0's rank; the master's, if any, apart.
+  const std::size_t worker = result.info.has_master ? 1 : 0;
+  if (worker < result.per_rank.size()) {
+    const Breakdown& b = result.per_rank[worker];
+    for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
+      if (b.seconds[i] > 0) entry.breakdown_s[std::string(kCategoryNames[i])] = b.seconds[i];
+    }
+  }
+  if (result.info.has_master && !result.per_rank.empty()) {
+    const Breakdown& master = result.per_rank[0];
+    for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
+      if (master.seconds[i] > 0) entry.counters["master_" + std::string(kCategoryNames[i]) + "_s"] = master.seconds[i];
+    }
+  }
+  reports::Curve by_time{"test_accuracy", "time_s", "accuracy", {}};
+  reports::Curve by_iteration{"test_accuracy_by_iteration", "iteration", "accuracy", {}};
+  reports::Curve error_by_time{"test_error", "time_s", "error", {}};
+  reports::Curve loss{"train_loss", "iteration", "loss", {}};
+  for (const auto& point : result.curve) {
+    by_time.points.emplace_back(point.seconds, point.test_accuracy);
+    by_iteration.points.emplace_back(static_cast<double>(point.iterations), point.test_accuracy);
+    error_by_time.points.emplace_back(point.seconds, 1.0 - point.test_accuracy);
+    loss.points.emplace_back(static_cast<double>(point.iterations), point.train_loss);
+  }
+  entry.curves = {by_time, by_iteration, error_by_time, loss};
+  return entry;
+}
+
+std::string progress_line(const algorithms::RunPoint& point) {
+  char line[200];
+  std::snprintf(line, sizeof line,
+                "  iteration %6lld  %8.0f images  %7.1f s  train loss %.4f  test loss %.4f  test accuracy %.4f\n",
+                static_cast<long long>(point.iterations), point.images, point.seconds, point.train_loss,
+                point.test_loss, point.test_accuracy);
+  return line;
+}
+
+std::string run_summary(const RunCli& cli, const reports::Entry& entry) {
+  std::string text;
+  char line[400];
+  const auto counter = [&](const char* name) {
+    const auto found = entry.counters.find(name);
+    return found == entry.counters.end() ? 0.0 : found->second;
+  };
+  std::snprintf(line, sizeof line,
+                "%s, %d workers on %s (%lld ranks): test accuracy %.4f after %lld iterations per worker, %.1f s of "
+                "training, %.0f images/s; stopped by %s\n",
+                cli.run.algorithm.c_str(), cli.run.workers, entry.executor.c_str(),
+                static_cast<long long>(entry.ranks), counter("test_accuracy"),
+                static_cast<long long>(entry.iterations), entry.real_time, counter("images_per_second"),
+                entry.labels.at("stop_reason").c_str());
+  text += line;
+  double total = 0;
+  for (const auto& [category, seconds] : entry.breakdown_s) total += seconds;
+  text += "worker 0 time breakdown:";
+  for (const auto& [category, seconds] : entry.breakdown_s) {
+    std::snprintf(line, sizeof line, " %s %.2f s (%.0f%%);", category.c_str(), seconds,
+                  total > 0 ? 100 * seconds / total : 0.0);
+    text += line;
+  }
+  text += "\n";
+  return text;
+}
+
+}  // namespace dsgd::app

@@ -1,0 +1,34 @@
+#pragma once
+// What `dsgd run` and `dsgd-mpi run` share: the command-line options of a training run, forwarding them to
+// dsgd-mpi, loading the data, and the results entry. Links neither SimGrid nor OpenMPI, so both executables can.
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "algorithms/runner.hpp"
+#include "reports/results.hpp"
+
+namespace dsgd::app {
+
+struct RunCli {
+  algorithms::RunOptions run;
+  std::string dataset = "fashion-mnist";
+  std::string results;  // write the results here when not empty
+};
+
+// Registers --algo, --workers, --model, --data, the hyper-parameters, the budget and --threads on `command`.
+void add_run_options(CLI::App& command, RunCli& cli);
+// The same options as arguments, for `dsgd-mpi run` (without --results).
+std::vector<std::string> run_arguments(const RunCli& cli);
+// The training and test sets of cli.dataset, normalised; checks that the model takes them.
+algorithms::RunData load_run_data(const RunCli& cli);
+// The results entry of a run on `executor` ("threads" or "mpi").
+reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result, const std::string& executor);
+// One line per evaluation, for progress.
+std::string progress_line(const algorithms::RunPoint& point);
+// The closing summary: accuracy, time, throughput, breakdown of rank 0 and of a worker.
+std::string run_summary(const RunCli& cli, const reports::Entry& entry);
+
+}  // namespace dsgd::app
