@@ -3,6 +3,7 @@
 //   pingpong   latency and bandwidth between ranks 0 and 1, 8 B .. 64 MiB (what `dsgd calibrate` fits)
 //   allreduce  core/collectives.hpp's four allreduce algorithms against MPI_Allreduce at DeepBench's sizes
 //   selftest   a quick end-to-end check of the MPI executor (used by the tests), optionally with a failing rank
+//   run        training with an algorithm of the catalog (what `dsgd run --executor mpi` starts)
 // Rank 0 prints and writes the results file (reports/results.hpp schema). A rank that fails prints one line
 // "dsgd-mpi: rank R: <what>" and ends the whole world with MPI_Abort, so no other rank waits for it.
 #include <mpi.h>
@@ -18,6 +19,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "algorithms/runner.hpp"
+#include "app/run_common.hpp"
 #include "core/collectives.hpp"
 #include "measure/calibration.hpp"
 #include "measure/host_info.hpp"
@@ -359,6 +362,32 @@ void selftest(MpiComm& comm, const SelftestOptions& options) {
   }
 }
 
+// --- run ------------------------------------------------------------------------------------------------------
+
+// Every rank loads the data and trains; rank 0 prints progress and writes the results.
+void train(const dsgd::app::RunCli& cli, const dsgd::WorldOptions& world, const std::string& command) {
+  dsgd::algorithms::check_run_options(cli.run);
+  const auto data = dsgd::app::load_run_data(cli);
+  dsgd::algorithms::RunResult result;
+  const auto worker = dsgd::algorithms::training_worker(cli.run, data, &result, [](const auto& point) {
+    std::fputs(dsgd::app::progress_line(point).c_str(), stderr);
+  });
+  int rank = 0;
+  dsgd::measure::mpi::run_mpi_worker(world, [&](dsgd::Comm& comm) {
+    rank = comm.rank();
+    if (comm.size() != dsgd::algorithms::world_size(cli.run)) {
+      throw dsgd::InputError("run: " + cli.run.algorithm + " with " + std::to_string(cli.run.workers) +
+                             " workers needs " + std::to_string(dsgd::algorithms::world_size(cli.run)) +
+                             " ranks, mpirun started " + std::to_string(comm.size()));
+    }
+    worker(comm);
+  });
+  if (rank != 0 || cli.results.empty()) return;
+  auto results = new_results(command);
+  results.benchmarks.push_back(dsgd::app::run_entry(cli, result, "mpi"));
+  dsgd::reports::write_results(cli.results, results);
+}
+
 // --- command line ---------------------------------------------------------------------------------------------
 
 template <typename T>
@@ -409,6 +438,11 @@ int run(int argc, char** argv, int world_rank) {
   auto* selftest_command = app.add_subcommand("selftest", "Quick end-to-end check of the MPI executor");
   selftest_command->add_option("--fail-rank", selftest_options.fail_rank, "This rank fails on purpose (tests the abort path)");
 
+  dsgd::app::RunCli run_cli;
+  auto* run_command = app.add_subcommand("run", "Training with an algorithm of the catalog (as `dsgd run`)");
+  dsgd::app::add_run_options(*run_command, run_cli);
+  run_command->add_option("--results", run_cli.results, "Write the results (JSON) here");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -434,6 +468,10 @@ int run(int argc, char** argv, int world_rank) {
   dsgd::WorldOptions world;
   world.timeout_s = timeout_s;
   const std::string command = command_line(argc, argv);
+  if (*run_command) {
+    train(run_cli, world, command);
+    return kExitOk;
+  }
   dsgd::measure::mpi::run_mpi_worker(world, [&](dsgd::Comm& base) {
     auto& comm = dynamic_cast<MpiComm&>(base);  // run_mpi_worker hands out an MpiComm
     if (*pingpong_command) pingpong(comm, pingpong_options, command);

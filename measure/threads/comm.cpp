@@ -111,6 +111,27 @@ class ThreadsSharedVector final : public SharedVector {
   std::vector<std::atomic<float>> values_;
 };
 
+// One rank's handle on a shared vector: the storage is the world's, the time goes to this rank's categories.
+class ChargedSharedVector final : public SharedVector {
+ public:
+  ChargedSharedVector(std::shared_ptr<SharedVector> storage, Comm& comm) : storage_(std::move(storage)), comm_(comm) {}
+  std::size_t size() const override { return storage_->size(); }
+  void read(std::size_t offset, std::span<float> out, Category category) override {
+    const auto start = std::chrono::steady_clock::now();
+    storage_->read(offset, out, category);
+    comm_.charge(category, seconds_since(start));
+  }
+  void add(std::size_t offset, std::span<const float> delta, float scale, Category category) override {
+    const auto start = std::chrono::steady_clock::now();
+    storage_->add(offset, delta, scale, category);
+    comm_.charge(category, seconds_since(start));
+  }
+
+ private:
+  std::shared_ptr<SharedVector> storage_;
+  Comm& comm_;
+};
+
 }  // namespace
 
 // --- Hub ------------------------------------------------------------------------------------------------------
@@ -249,7 +270,8 @@ void ThreadsComm::compute(const ComputeStep& step) {
 
 std::shared_ptr<SharedVector> ThreadsComm::shared_vector(const std::string& name, std::size_t count,
                                                          std::span<const float> initial) {
-  return hub_.shared_vector(rank_, name, count, initial);
+  // The time of every access is charged to this rank.
+  return std::make_shared<ChargedSharedVector>(hub_.shared_vector(rank_, name, count, initial), *this);
 }
 
 }  // namespace dsgd::measure::threads

@@ -1,0 +1,208 @@
+// algorithms/: every algorithm of the catalog learns a small generated task on the threads executor; the
+// deterministic ones give bit-identical weights across runs and across the threads, MPI (real mpirun, dsgd-mpi run)
+// and SimGrid executors; bad run options are refused. The tests iterate over the catalog and never name an
+// algorithm, so a new algorithm is tested without touching this file.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "algorithms/runner.hpp"
+#include "app/run_common.hpp"
+#include "core/data/binary_file.hpp"
+#include "core/data/idx.hpp"
+#include "core/subprocess.hpp"
+#include "measure/mpi/launch.hpp"
+#include "measure/threads/executor.hpp"
+#include "reports/results.hpp"
+#include "simulate/simgrid/executor.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+namespace dsgd::algorithms {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kWorker = std::string(DSGD_BINARY_DIR) + "/app/dsgd-mpi";
+
+// A 10-class task LeNet learns in a few dozen iterations: class c is a bright 7 x 7 block at one of ten places of
+// a 28 x 28 image, on noise. Bytes, as IDX files hold them.
+struct ByteImages {
+  std::vector<std::uint8_t> pixels;
+  std::vector<std::uint8_t> labels;
+};
+
+ByteImages make_images(std::size_t count, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  ByteImages images;
+  images.pixels.resize(count * 28 * 28);
+  for (std::size_t i = 0; i < count; ++i) {
+    const auto label = static_cast<std::uint8_t>(random() % 10);
+    images.labels.push_back(label);
+    std::uint8_t* image = images.pixels.data() + i * 28 * 28;
+    for (std::size_t p = 0; p < 28 * 28; ++p) image[p] = static_cast<std::uint8_t>(random() % 64);
+    const std::size_t top = 3 + (label / 5) * 14;
+    const std::size_t left = 1 + (label % 5) * 5;
+    for (std::size_t y = top; y < top + 7; ++y) {
+      for (std::size_t x = left; x < left + 5; ++x) image[y * 28 + x] = static_cast<std::uint8_t>(192 + random() % 64);
+    }
+  }
+  return images;
+}
+
+void write_idx(const fs::path& folder, const std::string& prefix, const ByteImages& images) {
+  data::IdxImages idx;
+  idx.count = images.labels.size();
+  idx.rows = 28;
+  idx.cols = 28;
+  idx.pixels = images.pixels;
+  data::write_binary_file(folder / (prefix + "-images-idx3-ubyte"), data::encode_idx_images(idx));
+  data::write_binary_file(folder / (prefix + "-labels-idx1-ubyte"), data::encode_idx_labels(images.labels));
+}
+
+class Algorithms : public testing::ScratchDirTest {
+ protected:
+  void SetUp() override {
+    ScratchDirTest::SetUp();
+    write_idx(dir_, "train", make_images(960, 1));
+    write_idx(dir_, "t10k", make_images(200, 2));
+    cli_.dataset = "idx:" + dir_.string();
+    cli_.run.workers = 3;
+    cli_.run.hyper.batch = 16;
+    cli_.run.hyper.learning_rate = 0.01F;
+    cli_.run.hyper.momentum = 0.5F;
+    cli_.run.budget.iterations = 40;
+    cli_.run.budget.eval_every = 20;
+    data_ = app::load_run_data(cli_);
+  }
+
+  RunResult run_threads(const app::RunCli& cli) {
+    RunResult result;
+    WorldOptions world;
+    world.size = world_size(cli.run);
+    measure::threads::run_threads(world, training_worker(cli.run, data_, &result));
+    return result;
+  }
+
+  app::RunCli with(const std::string& algorithm) const {
+    app::RunCli cli = cli_;
+    cli.run.algorithm = algorithm;
+    return cli;
+  }
+
+  app::RunCli cli_;
+  RunData data_;
+};
+
+std::string hex(std::uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%016" PRIx64, value);
+  return text;
+}
+
+TEST(AlgorithmCatalog, NamesAreUniqueAndDescribed) {
+  const auto names = algorithm_names();
+  EXPECT_EQ(names.size(), 11U);  // seed 000's nine methods, Sync EASGD in its three co-design steps
+  for (const auto& entry : algorithm_catalog()) {
+    EXPECT_EQ(std::count(names.begin(), names.end(), entry.info.name), 1) << entry.info.name;
+    EXPECT_FALSE(entry.info.description.empty()) << entry.info.name;
+    EXPECT_EQ(entry.info.description.find('\n'), std::string::npos) << entry.info.name;
+    EXPECT_EQ(&find_algorithm(entry.info.name), &entry);
+  }
+  try {
+    find_algorithm("downpour");
+    FAIL() << "expected UnknownNameError";
+  } catch (const UnknownNameError& error) {
+    EXPECT_NE(std::string(error.what()).find(names.front()), std::string::npos) << error.what();
+  }
+}
+
+TEST_F(Algorithms, EveryAlgorithmLearnsOnThreads) {
+  for (const auto& entry : algorithm_catalog()) {
+    const auto cli = with(entry.info.name);
+    const auto result = run_threads(cli);
+    ASSERT_EQ(result.curve.size(), 2U) << entry.info.name;
+    const double accuracy = result.curve.back().test_accuracy;
+    std::printf("%-15s test accuracy %.3f after %lld iterations, %.2f s\n", entry.info.name.c_str(), accuracy,
+                static_cast<long long>(result.iterations), result.train_seconds);
+    EXPECT_GT(accuracy, 0.5) << entry.info.name << " (chance is 0.1)";
+    EXPECT_EQ(result.iterations, 40) << entry.info.name;
+    EXPECT_EQ(result.stop_reason, "iterations") << entry.info.name;
+    EXPECT_EQ(result.ranks, world_size(cli.run)) << entry.info.name;
+    // A worker computed; a master, if any, did not.
+    const std::size_t worker = entry.info.has_master ? 1 : 0;
+    EXPECT_GT(result.per_rank.at(worker)[Category::kForwardBackward], 0) << entry.info.name;
+    if (entry.info.has_master) {
+      EXPECT_EQ(result.per_rank.at(0)[Category::kForwardBackward], 0) << entry.info.name;
+    }
+  }
+}
+
+TEST_F(Algorithms, DeterministicAlgorithmsRepeatBitForBit) {
+  for (const auto& entry : algorithm_catalog()) {
+    if (!entry.info.synchronous) continue;
+    auto cli = with(entry.info.name);
+    const auto first = run_threads(cli);
+    const auto second = run_threads(cli);
+    EXPECT_EQ(hex(first.parameters_hash), hex(second.parameters_hash)) << entry.info.name;
+    cli.run.hyper.seed = 2;
+    EXPECT_NE(hex(run_threads(cli).parameters_hash), hex(first.parameters_hash)) << entry.info.name;
+  }
+}
+
+TEST_F(Algorithms, DeterministicAlgorithmsGiveTheSameWeightsOnThreadsMpiAndSimgrid) {
+  for (const auto& entry : algorithm_catalog()) {
+    if (!entry.info.synchronous) continue;
+    auto cli = with(entry.info.name);
+    cli.run.budget.iterations = 20;
+    const std::string threads = hex(run_threads(cli).parameters_hash);
+
+    // MPI: dsgd-mpi run under real mpirun, as `dsgd run --executor mpi` starts it.
+    const auto file = dir_ / (entry.info.name + ".json");
+    std::vector<std::string> program = {kWorker, "run"};
+    for (const auto& argument : app::run_arguments(cli)) program.push_back(argument);
+    program.insert(program.end(), {"--results", file.string()});
+    const auto process =
+        run_process(measure::mpi::mpirun_command(world_size(cli.run), program), std::chrono::seconds(240));
+    ASSERT_EQ(process.exit_code, 0) << entry.info.name << ": " << process.output;
+    const auto mpi = reports::read_results(file).benchmarks.at(0).labels.at("parameters_fnv1a");
+
+    // SimGrid, with payloads: the kernels run inside the simulation.
+    WorldOptions world;
+    world.size = world_size(cli.run);
+    simulate::SimulationOptions options;
+    options.fidelity = simulate::Fidelity::kMessage;
+    RunResult simulated;
+    options.collect = [&simulated] { return hex(simulated.parameters_hash); };
+    const auto simgrid = simulate::run_simulation(simulate::flat_platform(world.size, 1e-6, 1e9, 1e12), world,
+                                                  training_worker(cli.run, data_, &simulated), options)
+                             .collected;
+    std::printf("%-15s threads %s, mpi %s, simgrid %s\n", entry.info.name.c_str(), threads.c_str(), mpi.c_str(),
+                simgrid.c_str());
+    EXPECT_EQ(mpi, threads) << entry.info.name;
+    EXPECT_EQ(simgrid, threads) << entry.info.name;
+  }
+}
+
+TEST_F(Algorithms, BadRunOptionsAreInputErrors) {
+  auto cli = with(algorithm_names().front());
+  cli.run.hyper.period = 3;  // eval_every 20 is no multiple of it
+  EXPECT_THROW(check_run_options(cli.run), InputError);
+  cli = with(algorithm_names().front());
+  cli.run.budget = {};
+  EXPECT_THROW(check_run_options(cli.run), InputError);
+  cli = with(algorithm_names().front());
+  cli.run.workers = 0;
+  EXPECT_THROW(check_run_options(cli.run), InputError);
+  EXPECT_THROW(check_run_options(with("downpour").run), UnknownNameError);
+}
+
+}  // namespace
+}  // namespace dsgd::algorithms
