@@ -21,9 +21,18 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+
 namespace dsgd::algorithms {
 
 class Trainer;
+
+// A worker's loss became NaN or infinite: the step is too large for this algorithm in this setting. Studies that
+// run every algorithm with the same hyper-parameters record it as a result rather than stopping.
+class DivergedError : public Error {
+ public:
+  using Error::Error;
+};
 
 // What every algorithm of the family is tuned by (seed 000's eta, rho, mu, batch, period, seed).
 struct Hyperparameters {

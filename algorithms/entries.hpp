@@ -13,7 +13,7 @@ AlgorithmEntry sync_sgd_entry();
 AlgorithmEntry async_sgd_entry();
 AlgorithmEntry async_msgd_entry();
 AlgorithmEntry hogwild_sgd_entry();
-AlgorithmEntry original_easgd_entry();
+std::vector<AlgorithmEntry> original_easgd_entries();  // Original EASGD and EASGD*
 AlgorithmEntry async_easgd_entry();
 AlgorithmEntry async_measgd_entry();
 AlgorithmEntry hogwild_easgd_entry();

@@ -1,7 +1,9 @@
 // Original EASGD (seed 000 Algorithm 1, Zhang et al. 2015): the master talks to one worker at a time in rank order.
 // Every period a worker sends its weights W_i; the master replies with its centre W~ and moves it,
 // W~ += alpha (W_i - W~); the worker moves back, W_i -= alpha (W_i - W~) (eqs. 1-2). The round robin serialises
-// the workers: a fast worker waits for its turn.
+// the exchanges; the workers compute meanwhile, so for/backward overlaps the master's cpu-gpu para traffic.
+// Seed 000's Original EASGD* (Table 3, Fig 11) is the version without that overlap: a worker computes only in its
+// turn, which the master gives it by a message, so only one worker works at a time.
 
 #include <algorithm>
 
@@ -12,9 +14,12 @@ namespace dsgd::algorithms {
 
 namespace {
 
+// The master's go-ahead to a worker in Original EASGD*.
+constexpr Tag kTurnTag = kFirstCollectiveTag - 1;
+
 class OriginalEasgd final : public Algorithm {
  public:
-  explicit OriginalEasgd(Trainer& trainer) : buffer_(trainer.parameter_count()) {
+  OriginalEasgd(Trainer& trainer, bool serial) : serial_(serial), buffer_(trainer.parameter_count()) {
     if (!trainer.is_master()) sgd_ = trainer.make_sgd(0.0F);
   }
 
@@ -25,21 +30,25 @@ class OriginalEasgd final : public Algorithm {
     if (trainer.is_master()) {
       float* centre = trainer.parameters();
       for (std::int64_t e = 0; e < exchanges; ++e) {
+        if (serial_) {
+          serve_in_turns(trainer, centre, options);
+          continue;
+        }
         // buffer_ is the reply: the centre before each worker's move.
         round_robin_gather(trainer.comm(), trainer.master(), {buffer_.data(), n}, /*reply=*/true,
                            [&](int, std::span<const float> worker) {
                              std::copy_n(centre, n, buffer_.begin());
-                             const float alpha = trainer.elastic_alpha();
-                             const float* w = worker.data();
-                             trainer.elementwise(2.0 * static_cast<double>(n), Category::kCpuUpdate, [=] {
-                               for (std::size_t k = 0; k < n; ++k) centre[k] += alpha * (w[k] - centre[k]);
-                             });
+                             move_centre(trainer, centre, worker.data());
                            },
                            options);
       }
       return;
     }
     for (std::int64_t i = 0; i < iterations; ++i) {
+      if (serial_ && (trainer.iterations() % trainer.hyper().period) == 0) {
+        char turn = 0;
+        trainer.comm().recv(trainer.master(), kTurnTag, &turn, 1, Category::kWait);
+      }
       trainer.compute_gradient();
       trainer.sgd_step(*sgd_);
       if ((trainer.iterations() % trainer.hyper().period) != 0) continue;
@@ -54,16 +63,44 @@ class OriginalEasgd final : public Algorithm {
   }
 
  private:
+  // Original EASGD*: one worker at a time computes its period and exchanges, in rank order.
+  void serve_in_turns(Trainer& trainer, float* centre, const CollectiveOptions& options) {
+    const std::size_t n = trainer.parameter_count();
+    for (int w = 0; w < trainer.workers(); ++w) {
+      const int worker = trainer.worker_rank(w);
+      const char turn = 1;
+      trainer.comm().send(worker, kTurnTag, &turn, 1, Category::kWait);
+      trainer.comm().recv(worker, options.tag, buffer_.data(), n * sizeof(float), options.category);
+      const std::vector<float> received = buffer_;
+      std::copy_n(centre, n, buffer_.begin());
+      move_centre(trainer, centre, received.data());
+      trainer.comm().send(worker, options.tag, buffer_.data(), n * sizeof(float), options.category);
+    }
+  }
+
+  static void move_centre(Trainer& trainer, float* centre, const float* worker) {
+    const std::size_t n = trainer.parameter_count();
+    const float alpha = trainer.elastic_alpha();
+    trainer.elementwise(2.0 * static_cast<double>(n), Category::kCpuUpdate, [=] {
+      for (std::size_t k = 0; k < n; ++k) centre[k] += alpha * (worker[k] - centre[k]);
+    });
+  }
+
+  bool serial_;
   std::unique_ptr<nn::Sgd> sgd_;
   std::vector<float> buffer_;
 };
 
 }  // namespace
 
-AlgorithmEntry original_easgd_entry() {
-  return {{"original-easgd", "the master exchanges with one worker at a time, in rank order (Algorithm 1)",
-           /*has_master=*/true, /*synchronous=*/true},
-          [](Trainer& trainer) { return std::make_unique<OriginalEasgd>(trainer); }};
+std::vector<AlgorithmEntry> original_easgd_entries() {
+  return {{{"original-easgd", "the master exchanges with one worker at a time, in rank order (Algorithm 1)",
+            /*has_master=*/true, /*synchronous=*/true},
+           [](Trainer& trainer) { return std::make_unique<OriginalEasgd>(trainer, /*serial=*/false); }},
+          {{"original-easgd-serial",
+            "seed 000's Original EASGD*: original-easgd with one worker computing at a time (no overlap)",
+            /*has_master=*/true, /*synchronous=*/true},
+           [](Trainer& trainer) { return std::make_unique<OriginalEasgd>(trainer, /*serial=*/true); }}};
 }
 
 }  // namespace dsgd::algorithms

@@ -5,9 +5,12 @@ namespace dsgd::algorithms {
 
 const std::vector<AlgorithmEntry>& algorithm_catalog() {
   static const std::vector<AlgorithmEntry> catalog = [] {
-    std::vector<AlgorithmEntry> entries = {sync_sgd_entry(),       async_sgd_entry(),      async_msgd_entry(),
-                                           hogwild_sgd_entry(),    original_easgd_entry(), async_easgd_entry(),
-                                           async_measgd_entry(),   hogwild_easgd_entry()};
+    std::vector<AlgorithmEntry> entries = {sync_sgd_entry(), async_sgd_entry(), async_msgd_entry(),
+                                           hogwild_sgd_entry()};
+    for (auto& entry : original_easgd_entries()) entries.push_back(std::move(entry));
+    for (auto entry : {async_easgd_entry(), async_measgd_entry(), hogwild_easgd_entry()}) {
+      entries.push_back(std::move(entry));
+    }
     for (auto& entry : sync_easgd_entries()) entries.push_back(std::move(entry));
     return entries;
   }();

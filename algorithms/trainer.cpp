@@ -74,7 +74,7 @@ double Trainer::compute_gradient() {
   ++iterations_;
   if (comm_.has_payload()) {
     if (!std::isfinite(loss)) {
-      throw Error(info_.name + ": worker " + std::to_string(worker_index()) + "'s loss became " +
+      throw DivergedError(info_.name + ": worker " + std::to_string(worker_index()) + "'s loss became " +
                   std::to_string(loss) + " at its iteration " + std::to_string(iterations_) +
                   " (diverged; lower the learning rate)");
     }

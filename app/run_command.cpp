@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "algorithms/algorithm.hpp"
+#include "algorithms/studies.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
 #include "core/subprocess.hpp"
@@ -23,8 +24,10 @@ struct RunCommand {
   double wall_timeout_s = 3600;   // for the whole MPI run
 };
 
-reports::Entry run_threads(RunCommand& command, Context& context) {
-  const auto data = load_run_data(command.cli);
+// With `record_divergence`, a run whose loss diverges becomes an entry (stop reason "diverged", the curve up to
+// then) instead of an error: a study that runs every algorithm with the same settings reports it.
+reports::Entry run_threads(const RunCommand& command, const algorithms::RunData& data, Context& context,
+                           bool record_divergence = false) {
   algorithms::RunResult result;
   WorldOptions world;
   world.size = algorithms::world_size(command.cli.run);
@@ -33,11 +36,17 @@ reports::Entry run_threads(RunCommand& command, Context& context) {
                                             [&](const algorithms::RunPoint& point) {
                                               context.err << progress_line(point) << std::flush;
                                             });
-  measure::threads::run_threads(world, worker);
+  try {
+    measure::threads::run_threads(world, worker);
+  } catch (const algorithms::DivergedError& error) {
+    if (!record_divergence) throw;
+    context.err << "run: " << error.what() << std::endl;
+    result.stop_reason = "diverged";
+  }
   return run_entry(command.cli, result, "threads");
 }
 
-reports::Entry run_mpi(RunCommand& command, Context& context) {
+reports::Entry run_mpi(const RunCommand& command, Context& context) {
   const auto file =
       std::filesystem::temp_directory_path() / ("dsgd-run-" + std::to_string(::getpid()) + ".json");
   std::vector<std::string> program = {measure::mpi::worker_executable().string(), "--timeout",
@@ -83,11 +92,51 @@ void register_run_command(CLI::App& app, Context& context) {
     algorithms::check_run_options(command->cli.run);
     context.err << "run: " << command->cli.run.algorithm << ", " << command->cli.run.workers << " workers, "
                 << command->cli.run.model << " on " << command->cli.dataset << ", " << command->executor << std::endl;
-    const auto entry = command->executor == "mpi" ? run_mpi(*command, context) : run_threads(*command, context);
+    const auto entry = command->executor == "mpi" ? run_mpi(*command, context)
+                                                   : run_threads(*command, load_run_data(command->cli), context);
     auto results = new_results(context);
     results.benchmarks.push_back(entry);
     if (!command->cli.results.empty()) reports::write_results(command->cli.results, results);
     context.out << run_summary(command->cli, entry);
+  });
+}
+
+void register_study_command(CLI::App& app, Context& context) {
+  auto command = std::make_shared<RunCommand>();
+  auto settings = std::make_shared<algorithms::StudySettings>();
+  auto name = std::make_shared<std::string>();
+  std::string names;
+  for (const auto& study : algorithms::study_catalog()) names += (names.empty() ? "" : ", ") + study.name;
+  auto* study = app.add_subcommand("study", "Run one of seed 000's comparisons (" + names + ")");
+  study->add_option("name", *name, "The study: " + names)->required();
+  study->add_option("--workers", settings->workers, "Workers (methods, easgd-variants, packing)")->capture_default_str();
+  study->add_option("--seconds", settings->seconds, "Training time per run (methods)")->capture_default_str();
+  study->add_option("--target-accuracy", settings->target_accuracy, "Accuracy each run trains to (easgd-variants)")
+      ->capture_default_str();
+  study->add_option("--iterations", settings->iterations, "Iterations per worker (packing, partition)")
+      ->capture_default_str();
+  study->add_option("--data", command->cli.dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")
+      ->capture_default_str();
+  study->add_option("--executor", command->executor, "threads or mpi")->capture_default_str();
+  study->add_option("--results", command->cli.results, "Write the results (JSON) here");
+  study->callback([&context, command, settings, name] {
+    const auto& chosen = algorithms::find_study(*name);
+    const auto runs = chosen.runs(*settings);
+    const auto data = command->executor == "mpi" ? algorithms::RunData{} : load_run_data(command->cli);
+    auto results = new_results(context);
+    for (const auto& run : runs) {
+      RunCommand one = *command;
+      one.cli.run = run.options;
+      algorithms::check_run_options(one.cli.run);
+      context.err << "study " << chosen.name << ": " << run.label << std::endl;
+      auto entry = command->executor == "mpi" ? run_mpi(one, context)
+                                              : run_threads(one, data, context, /*record_divergence=*/true);
+      entry.labels["study"] = chosen.name;
+      entry.labels["run"] = run.label;
+      context.out << run_summary(one.cli, entry);
+      results.benchmarks.push_back(std::move(entry));
+    }
+    if (!command->cli.results.empty()) reports::write_results(command->cli.results, results);
   });
 }
 

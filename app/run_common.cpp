@@ -119,6 +119,20 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
       if (master.seconds[i] > 0) entry.counters["master_" + std::string(kCategoryNames[i]) + "_s"] = master.seconds[i];
     }
   }
+  // Seed 000 Table 3's shares: worker 0's time per category plus the master's cpu update, as fractions of their
+  // sum; the comm ratio is the share of the three communication categories.
+  if (worker < result.per_rank.size()) {
+    Breakdown system = result.per_rank[worker];
+    if (result.info.has_master) system.add(Category::kCpuUpdate, result.per_rank[0][Category::kCpuUpdate]);
+    const double total = system.total();
+    if (total > 0) {
+      for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
+        entry.counters["share:" + std::string(kCategoryNames[i])] = system.seconds[i] / total;
+      }
+      entry.counters["comm_ratio"] =
+          (system[Category::kGpuGpuPara] + system[Category::kCpuGpuData] + system[Category::kCpuGpuPara]) / total;
+    }
+  }
   reports::Curve by_time{"test_accuracy", "time_s", "accuracy", {}};
   reports::Curve by_iteration{"test_accuracy_by_iteration", "iteration", "accuracy", {}};
   reports::Curve error_by_time{"test_error", "time_s", "error", {}};
