@@ -1,7 +1,6 @@
 #include "algorithms/runner.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 #include "algorithms/trainer.hpp"
 #include "core/collectives.hpp"
@@ -79,10 +78,10 @@ class Recorder {
   }
 
   void finish() {
-    result_.images_per_second = result_.curve.empty() ? 0.0 : result_.curve.back().images / std::max(result_.train_seconds, 1e-12);
-    std::vector<float> parameters(evaluator_.parameter_count());
-    std::copy_n(evaluator_.parameters(), parameters.size(), parameters.begin());
-    result_.parameters_hash = fnv1a(parameters.data(), parameters.size() * sizeof(float));
+    result_.images_per_second =
+        result_.curve.empty() ? 0.0 : result_.curve.back().images / std::max(result_.train_seconds, 1e-12);
+    // The evaluator holds the model of record of the last round (host memory on the CPU back end).
+    result_.parameters_hash = fnv1a(evaluator_.parameters(), evaluator_.parameter_count() * sizeof(float));
   }
 
  private:

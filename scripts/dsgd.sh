@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's entry point: sets up (packages + build) and then runs one of
 #   scripts/dsgd.sh reproduce [ARGS...]   the main job: `dsgd reproduce` on the embedded manifest -> report/
-#   scripts/dsgd.sh test [CTEST ARGS...]  the whole test suite through CTest
+#   scripts/dsgd.sh test [CTEST ARGS...]  the whole test suite through CTest, then ThreadSanitizer (scripts/tsan.sh)
 #   scripts/dsgd.sh run ARGS...           any other dsgd command, e.g. `scripts/dsgd.sh run models`
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -17,7 +17,9 @@ case "$command" in
     cd "$repo" && exec "$build/app/dsgd" reproduce "$@" ;;
   test)
     jobs=$(nproc 2>/dev/null || echo 2)
-    exec ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 900 "$@" ;;
+    ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 900 "$@"
+    # With CTest arguments (a selection) the sanitizer pass is left out.
+    [[ $# -gt 0 ]] || exec "$repo/scripts/tsan.sh" ;;
   run)
     exec "$build/app/dsgd" "$@" ;;
   *)

