@@ -8,15 +8,12 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/runner.hpp"
 #include "app/run_common.hpp"
-#include "core/data/binary_file.hpp"
-#include "core/data/idx.hpp"
 #include "core/subprocess.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
@@ -24,6 +21,7 @@
 #include "simulate/simgrid/executor.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 #include "tests/support/scratch_dir.hpp"
+#include "tests/support/synthetic_images.hpp"
 
 namespace dsgd::algorithms {
 namespace {
@@ -32,47 +30,11 @@ namespace fs = std::filesystem;
 
 const std::string kWorker = std::string(DSGD_BINARY_DIR) + "/app/dsgd-mpi";
 
-// A 10-class task LeNet learns in a few dozen iterations: class c is a bright 7 x 7 block at one of ten places of
-// a 28 x 28 image, on noise. Bytes, as IDX files hold them.
-struct ByteImages {
-  std::vector<std::uint8_t> pixels;
-  std::vector<std::uint8_t> labels;
-};
-
-ByteImages make_images(std::size_t count, std::uint64_t seed) {
-  std::mt19937_64 random(seed);
-  ByteImages images;
-  images.pixels.resize(count * 28 * 28);
-  for (std::size_t i = 0; i < count; ++i) {
-    const auto label = static_cast<std::uint8_t>(random() % 10);
-    images.labels.push_back(label);
-    std::uint8_t* image = images.pixels.data() + i * 28 * 28;
-    for (std::size_t p = 0; p < 28 * 28; ++p) image[p] = static_cast<std::uint8_t>(random() % 64);
-    const std::size_t top = 3 + (label / 5) * 14;
-    const std::size_t left = 1 + (label % 5) * 5;
-    for (std::size_t y = top; y < top + 7; ++y) {
-      for (std::size_t x = left; x < left + 5; ++x) image[y * 28 + x] = static_cast<std::uint8_t>(192 + random() % 64);
-    }
-  }
-  return images;
-}
-
-void write_idx(const fs::path& folder, const std::string& prefix, const ByteImages& images) {
-  data::IdxImages idx;
-  idx.count = images.labels.size();
-  idx.rows = 28;
-  idx.cols = 28;
-  idx.pixels = images.pixels;
-  data::write_binary_file(folder / (prefix + "-images-idx3-ubyte"), data::encode_idx_images(idx));
-  data::write_binary_file(folder / (prefix + "-labels-idx1-ubyte"), data::encode_idx_labels(images.labels));
-}
-
 class Algorithms : public testing::ScratchDirTest {
  protected:
   void SetUp() override {
     ScratchDirTest::SetUp();
-    write_idx(dir_, "train", make_images(960, 1));
-    write_idx(dir_, "t10k", make_images(200, 2));
+    testing::write_synthetic_idx_folder(dir_, 960, 200);
     cli_.dataset = "idx:" + dir_.string();
     cli_.run.workers = 3;
     cli_.run.hyper.batch = 16;

@@ -10,6 +10,8 @@
 #include "core/json.hpp"
 #include "core/subprocess.hpp"
 #include "reports/results.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/synthetic_images.hpp"
 
 namespace dsgd::app {
 namespace {
@@ -87,16 +89,7 @@ TEST(AppCli, PlatformsListsAndShows) {
   EXPECT_TRUE(contains(list.out, "dragonfly")) << list.out;
 }
 
-class AppReproduce : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("dsgd-reproduce-test-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  fs::path dir_;
-};
+using AppReproduce = dsgd::testing::ScratchDirTest;
 
 TEST_F(AppReproduce, WritesTheReportWithModelAndPlatformTables) {
   const auto out = dir_ / "report";
@@ -198,6 +191,59 @@ TEST(AppCli, BenchRejectsUnknownExecutorsAndMissingPlatforms) {
   outcome = dsgd({"bench", "allreduce", "--algorithms", "butterfly"});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, "unknown allreduce algorithm 'butterfly'")) << outcome.err;
+}
+
+TEST(AppCli, AlgorithmsListsTheCatalogOneLineEach) {
+  const auto outcome = dsgd({"algorithms"});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  std::istringstream lines(outcome.out);
+  int count = 0;
+  for (std::string line; std::getline(lines, line);) {
+    ++count;
+    EXPECT_TRUE(contains(line, "deterministic") || contains(line, "asynchronous")) << line;
+  }
+  EXPECT_GE(count, 9);
+}
+
+using AppRun = dsgd::testing::ScratchDirTest;
+
+TEST_F(AppRun, RunAndStudyWriteTrainingResults) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 480, 100);
+  const std::string data = "idx:" + dir_.string();
+  const auto file = dir_ / "run.json";
+  // The first algorithm of the catalog, by `dsgd algorithms`' first word: this test names none.
+  const auto listing = dsgd({"algorithms"});
+  const std::string algorithm = listing.out.substr(0, listing.out.find(' '));
+  auto outcome = dsgd({"run", "--algo", algorithm, "--workers", "2", "--data", data, "--batch", "16", "--iterations",
+                       "20", "--eval-every", "10", "--target-accuracy", "0", "--results", file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  EXPECT_TRUE(contains(outcome.out, "test accuracy")) << outcome.out;
+  const auto entry = reports::read_results(file).benchmarks.at(0);
+  EXPECT_EQ(entry.algorithm, algorithm);
+  EXPECT_EQ(entry.executor, "threads");
+  EXPECT_EQ(entry.iterations, 20);
+  EXPECT_GT(entry.counters.at("test_accuracy"), 0.3);
+  EXPECT_GT(entry.breakdown_s.at("for/backward"), 0);
+  EXPECT_EQ(entry.labels.at("parameters_fnv1a").size(), 16U);
+  ASSERT_EQ(entry.curves.size(), 4U);
+  EXPECT_EQ(entry.curves.at(0).points.size(), 2U);
+
+  const auto study_file = dir_ / "study.json";
+  outcome = dsgd({"study", "packing", "--workers", "2", "--data", data, "--iterations", "10", "--results",
+                  study_file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const auto study = reports::read_results(study_file).benchmarks;
+  ASSERT_EQ(study.size(), 2U);
+  EXPECT_EQ(study.at(0).labels.at("study"), "packing");
+  EXPECT_NE(study.at(0).labels.at("run"), study.at(1).labels.at("run"));
+  EXPECT_GT(study.at(0).counters.at("comm_ratio"), 0);
+
+  outcome = dsgd({"study", "figure-13"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "unknown study 'figure-13'")) << outcome.err;
+  outcome = dsgd({"run", "--data", data, "--iterations", "0", "--target-accuracy", "0"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "no budget")) << outcome.err;
 }
 
 }  // namespace
