@@ -46,6 +46,17 @@ void check_log_axis(const Figure& figure, const std::filesystem::path& stem) {
   }
 }
 
+// The series that have points. gnuplot counts data blocks, not comments: an empty series would merge its two
+// separators with the next ones and shift every later `index`, mislabelling the lines after it (a diverged run's
+// empty curve did). Empty series are left out of the data file and the plot alike.
+std::vector<const Series*> plotted_series(const Figure& figure) {
+  std::vector<const Series*> plotted;
+  for (const auto& series : figure.series) {
+    if (!series.points.empty()) plotted.push_back(&series);
+  }
+  return plotted;
+}
+
 std::string data_file(const Figure& figure) {
   std::ostringstream out;
   out << "# " << figure.title << '\n';
@@ -54,10 +65,11 @@ std::string data_file(const Figure& figure) {
     for (const auto& [label, value] : figure.bars) out << quoted(label) << ' ' << number(value) << '\n';
     return out.str();
   }
-  for (std::size_t s = 0; s < figure.series.size(); ++s) {
+  const auto plotted = plotted_series(figure);
+  for (std::size_t s = 0; s < plotted.size(); ++s) {
     if (s) out << "\n\n";  // two blank lines: the next gnuplot index
-    out << "# series " << s << ": " << figure.series[s].title << "\n# x y\n";
-    for (const auto& [x, y] : figure.series[s].points) out << number(x) << ' ' << number(y) << '\n';
+    out << "# series " << s << ": " << plotted[s]->title << "\n# x y\n";
+    for (const auto& [x, y] : plotted[s]->points) out << number(x) << ' ' << number(y) << '\n';
   }
   return out.str();
 }
@@ -81,10 +93,11 @@ std::string plot_commands(const Figure& figure, const std::string& data_name) {
   const char* with = figure.style == PlotStyle::kLines ? "lines" : figure.style == PlotStyle::kPoints ? "points"
                                                                                                       : "linespoints";
   out << "plot ";
-  for (std::size_t s = 0; s < figure.series.size(); ++s) {
+  const auto plotted = plotted_series(figure);
+  for (std::size_t s = 0; s < plotted.size(); ++s) {
     if (s) out << ", \\\n     ";
     out << quoted(data_name) << " index " << s << " using 1:2 with " << with << " linewidth 2 title "
-        << quoted(figure.series[s].title);
+        << quoted(plotted[s]->title);
   }
   out << '\n';
   return out.str();
@@ -100,7 +113,7 @@ PlotStyle plot_style_from_string(const std::string& name) {
 }
 
 void render_figure(const Figure& figure, const std::filesystem::path& stem) {
-  if (figure.style == PlotStyle::kBars ? figure.bars.empty() : figure.series.empty()) {
+  if (figure.style == PlotStyle::kBars ? figure.bars.empty() : plotted_series(figure).empty()) {
     throw InputError(stem.string() + ": figure '" + figure.title + "' has no data");
   }
   check_log_axis(figure, stem);

@@ -44,6 +44,21 @@ TEST_F(ReportsFigure, RendersPngAndPdfFromTheDataFile) {
   EXPECT_FALSE(fs::exists(dir_ / "err.tmp.png"));
 }
 
+TEST_F(ReportsFigure, AnEmptySeriesShiftsNoOtherSeriesTitle) {
+  // A run that diverged before its first evaluation has an empty curve: the lines after it keep their titles.
+  Figure figure;
+  figure.title = "error";
+  figure.series = {{"first", {{1, 0.5}}}, {"diverged", {}}, {"third", {{1, 0.3}, {2, 0.2}}}};
+  render_figure(figure, dir_ / "gap");
+  const std::string script = read_text_file(dir_ / "gap.gp");
+  EXPECT_NE(script.find("index 1 using 1:2 with linespoints linewidth 2 title \"third\""), std::string::npos)
+      << script;
+  EXPECT_EQ(script.find("diverged"), std::string::npos) << script;
+  EXPECT_EQ(script.find("index 2"), std::string::npos) << script;
+  figure.series = {{"diverged", {}}};
+  EXPECT_THROW(render_figure(figure, dir_ / "none"), InputError);
+}
+
 TEST_F(ReportsFigure, RendersBars) {
   Figure figure;
   figure.title = "bars";
