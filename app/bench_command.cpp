@@ -1,15 +1,13 @@
 // `dsgd bench allreduce`: one microbenchmark, three executors. The same collectives (core/collectives.cpp) run on
 // threads (measured), under mpirun through dsgd-mpi (measured, beside MPI_Allreduce) or in SimGrid on a platform
 // (simulated, beside the closed form), and come out in one table and one results format.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 
 #include "app/commands.hpp"
+#include "app/mpi_worker.hpp"
 #include "core/collectives.hpp"
-#include "core/subprocess.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
@@ -134,25 +132,14 @@ void bench_mpi(const BenchOptions& options, const std::vector<AllreduceAlgorithm
   for (const auto floats : options.sizes) sizes += (sizes.empty() ? "" : ",") + std::to_string(floats);
   std::string names = "mpi";
   for (const auto algorithm : algorithms) names += "," + std::string(to_string(algorithm));
-  const auto file = std::filesystem::temp_directory_path() / ("dsgd-bench-" + std::to_string(::getpid()) + ".json");
-  const auto command = measure::mpi::mpirun_command(
-      options.ranks, {measure::mpi::worker_executable().string(), "allreduce", "--sizes", sizes, "--algorithms", names,
-                      "--rounds", std::to_string(options.rounds), "--results", file.string()});
-  context.err << "bench: running";
-  for (const auto& word : command) context.err << ' ' << word;
-  context.err << std::endl;
-  const auto run = run_process(command, std::chrono::seconds(static_cast<long>(options.timeout_s)));
-  std::error_code ignored;
-  if (run.timed_out || run.exit_code != 0) {
-    std::filesystem::remove(file, ignored);
-    const auto last = run.output.find_last_not_of('\n');
-    const auto begin = run.output.rfind('\n', last);
-    throw Error("bench: dsgd-mpi allreduce " +
-                (run.timed_out ? "timed out" : "failed (exit code " + std::to_string(run.exit_code) + ")") + ": " +
-                run.output.substr(begin == std::string::npos ? 0 : begin + 1, last == std::string::npos ? 0 : last - begin));
-  }
-  const auto measured = reports::read_results(file);
-  std::filesystem::remove(file, ignored);
+  WorkerLaunch launch;
+  launch.command = "bench";
+  launch.what = "dsgd-mpi allreduce";
+  launch.ranks = options.ranks;
+  launch.program = {measure::mpi::worker_executable().string(), "allreduce", "--sizes", sizes, "--algorithms", names,
+                    "--rounds", std::to_string(options.rounds)};
+  launch.timeout_s = options.timeout_s;
+  const auto measured = run_worker(launch, context).results;
   for (auto entry : measured.benchmarks) {
     entry.executor = "mpi";
     results.benchmarks.push_back(entry);

@@ -1,17 +1,13 @@
 // `dsgd calibrate`: measures this machine's MPI ping-pong with the dsgd-mpi worker (under mpirun, since dsgd itself
 // links SimGrid and never OpenMPI), fits alpha and beta per message-size segment, and writes a platform file the
 // simulator can load (DESIGN.md "Calibration, prediction, validation").
-#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
-#include <optional>
 #include <cstdio>
-#include <sstream>
 
 #include "app/commands.hpp"
+#include "app/mpi_worker.hpp"
 #include "core/error.hpp"
-#include "core/subprocess.hpp"
 #include "measure/calibration.hpp"
 #include "measure/mpi/launch.hpp"
 #include "platforms/loader.hpp"
@@ -41,38 +37,6 @@ std::string number_text(double value) {
   std::snprintf(text, sizeof text, "%.17g", value);
   return text;
 }
-
-std::string joined(const std::vector<std::string>& words) {
-  std::string text;
-  for (const auto& word : words) text += (text.empty() ? "" : " ") + word;
-  return text;
-}
-
-// The lines a failed dsgd-mpi printed about itself ("dsgd-mpi: rank R: ..."), else the output's last line.
-std::string failure_summary(const std::string& output) {
-  std::istringstream in(output);
-  std::string summary;
-  std::string last;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("dsgd-mpi:", 0) == 0) summary += (summary.empty() ? "" : "; ") + line;
-    if (!line.empty()) last = line;
-  }
-  return summary.empty() ? last : summary;
-}
-
-// Deletes a temporary file when the command ends, however it ends.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(std::filesystem::path path) : path_(std::move(path)) {}
-  ~TemporaryFile() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 std::vector<measure::PingPongPoint> pingpong_points(const reports::Results& results, const std::string& source) {
   std::vector<measure::PingPongPoint> points;
@@ -125,31 +89,18 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   if (options.weighting != "absolute" && options.weighting != "relative") {
     throw UnknownNameError("fit weighting", options.weighting, {"absolute", "relative"});
   }
-  const std::string worker = options.worker.empty() ? measure::mpi::worker_executable().string() : options.worker;
-  const std::filesystem::path results_path =
-      options.results.empty() ? std::filesystem::temp_directory_path() /
-                                    ("dsgd-calibrate-" + std::to_string(::getpid()) + ".json")
-                              : std::filesystem::path(options.results);
-  std::optional<TemporaryFile> temporary;
-  if (options.results.empty()) temporary.emplace(results_path);
-
-  std::vector<std::string> worker_args = {worker, "pingpong", "--results", results_path.string(),
-                                          "--min-bytes", number_text(options.min_bytes),
-                                          "--max-bytes", number_text(options.max_bytes),
-                                          "--rounds", std::to_string(options.rounds), "--quiet"};
-  const auto command = measure::mpi::mpirun_command(options.ranks, worker_args);
-  context.err << "calibrate: running " << joined(command) << '\n';
-  const auto run = run_process(command, std::chrono::seconds(options.timeout_s));
-  if (run.timed_out) {
-    throw Error("calibrate: the ping-pong did not finish within " + std::to_string(options.timeout_s) +
-                " s (--timeout): " + joined(command));
-  }
-  if (run.exit_code != 0) {
-    throw Error("calibrate: the ping-pong failed (mpirun exit code " + std::to_string(run.exit_code) +
-                "): " + failure_summary(run.output));
-  }
-  const auto results = reports::read_results(results_path);
-  const auto points = pingpong_points(results, results_path.string());
+  WorkerLaunch launch;
+  launch.command = "calibrate";
+  launch.what = "the ping-pong";
+  launch.ranks = options.ranks;
+  launch.program = {options.worker.empty() ? measure::mpi::worker_executable().string() : options.worker,
+                    "pingpong", "--min-bytes", number_text(options.min_bytes), "--max-bytes",
+                    number_text(options.max_bytes), "--rounds", std::to_string(options.rounds), "--quiet"};
+  launch.results = options.results;  // kept if given
+  launch.timeout_s = options.timeout_s;
+  const auto outcome = run_worker(launch, context);
+  const auto& results = outcome.results;
+  const auto points = pingpong_points(results, outcome.results_path.string());
   const auto segments = measure::fit_alpha_beta(points, options.boundaries, weighting);
 
   measure::CalibrationInput input;

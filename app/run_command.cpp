@@ -1,15 +1,13 @@
 // `dsgd run`: one algorithm of the catalog, natively, on threads (this process) or OpenMPI processes (dsgd-mpi
 // under mpirun: dsgd links SimGrid, whose library defines MPI_* too). `dsgd algorithms` lists the algorithms.
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/studies.hpp"
 #include "app/commands.hpp"
+#include "app/mpi_worker.hpp"
 #include "app/run_common.hpp"
-#include "core/subprocess.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
 
@@ -47,28 +45,17 @@ reports::Entry run_threads(const RunCommand& command, const algorithms::RunData&
 }
 
 reports::Entry run_mpi(const RunCommand& command, Context& context) {
-  const auto file =
-      std::filesystem::temp_directory_path() / ("dsgd-run-" + std::to_string(::getpid()) + ".json");
-  std::vector<std::string> program = {measure::mpi::worker_executable().string(), "--timeout",
-                                      std::to_string(command.timeout_s), "run"};
-  for (const auto& argument : run_arguments(command.cli)) program.push_back(argument);
-  program.insert(program.end(), {"--results", file.string()});
-  const auto mpirun = measure::mpi::mpirun_command(algorithms::world_size(command.cli.run), program);
-  context.err << "run: " << mpirun.front() << " ... -np " << algorithms::world_size(command.cli.run) << " dsgd-mpi run"
-              << std::endl;
-  const auto process = run_process(mpirun, std::chrono::seconds(static_cast<long>(command.wall_timeout_s)));
-  std::error_code ignored;
-  context.err << process.output;
-  if (process.timed_out || process.exit_code != 0) {
-    std::filesystem::remove(file, ignored);
-    throw Error("run: dsgd-mpi run " + (process.timed_out ? std::string("timed out") :
-                                        "failed (exit code " + std::to_string(process.exit_code) + ")") +
-                " (its output is above)");
-  }
-  auto results = reports::read_results(file);
-  std::filesystem::remove(file, ignored);
-  if (results.benchmarks.size() != 1) throw InternalError("run: dsgd-mpi wrote no run result");
-  return results.benchmarks.front();
+  WorkerLaunch launch;
+  launch.command = "run";
+  launch.what = "dsgd-mpi run";
+  launch.ranks = algorithms::world_size(command.cli.run);
+  launch.program = {measure::mpi::worker_executable().string(), "--timeout", std::to_string(command.timeout_s), "run"};
+  for (const auto& argument : run_arguments(command.cli)) launch.program.push_back(argument);
+  launch.timeout_s = command.wall_timeout_s;
+  const auto outcome = run_worker(launch, context);
+  context.err << outcome.output;  // rank 0's progress lines
+  if (outcome.results.benchmarks.size() != 1) throw InternalError("run: dsgd-mpi wrote no run result");
+  return outcome.results.benchmarks.front();
 }
 
 }  // namespace

@@ -1,0 +1,34 @@
+#pragma once
+// Starting dsgd-mpi under mpirun and reading back the results file it writes: what `dsgd calibrate`, `dsgd bench
+// allreduce --executor mpi` and `dsgd run --executor mpi` share (dsgd links SimGrid, whose library defines MPI_*
+// too, so the MPI side is always this separate program).
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "app/commands.hpp"
+
+namespace dsgd::app {
+
+struct WorkerLaunch {
+  std::string command;                 // the dsgd command, for messages: "calibrate", "bench", "run"
+  std::string what;                    // what dsgd-mpi does, for messages: "the ping-pong", "dsgd-mpi run"
+  int ranks = 2;
+  std::vector<std::string> program;    // dsgd-mpi and its arguments, without --results
+  std::filesystem::path results;       // where dsgd-mpi writes them; empty: a temporary file, removed afterwards
+  double timeout_s = 600;              // for the whole mpirun
+};
+
+struct WorkerOutcome {
+  reports::Results results;
+  std::string output;  // what mpirun printed (dsgd-mpi's progress lines)
+  std::filesystem::path results_path;  // where they were read from (gone afterwards if temporary)
+};
+
+// Prints "<command>: running <mpirun command line>", runs it and reads the results. Throws Error "<command>:
+// <what> did not finish within N s (--timeout): <command line>" or "<command>: <what> failed (mpirun exit code N):
+// <the lines dsgd-mpi printed about the failure, else the last line>"; InputError for an unreadable results file.
+WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context);
+
+}  // namespace dsgd::app
