@@ -73,6 +73,12 @@ algorithms::RunData load_run_data(const RunCli& cli) {
   return run_data;
 }
 
+void set_breakdown(reports::Entry& entry, const Breakdown& breakdown) {
+  for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
+    if (breakdown.seconds[i] > 0) entry.breakdown_s[std::string(kCategoryNames[i])] = breakdown.seconds[i];
+  }
+}
+
 reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result, const std::string& executor) {
   const auto& run = cli.run;
   reports::Entry entry;
@@ -107,12 +113,7 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
   if (result.time_to_target_s >= 0) entry.counters["time_to_target_s"] = result.time_to_target_s;
   // The breakdown of a worker (seed 000 Table 3 is per GPU): worker 0's rank; the master's, if any, apart.
   const std::size_t worker = result.info.has_master ? 1 : 0;
-  if (worker < result.per_rank.size()) {
-    const Breakdown& b = result.per_rank[worker];
-    for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
-      if (b.seconds[i] > 0) entry.breakdown_s[std::string(kCategoryNames[i])] = b.seconds[i];
-    }
-  }
+  if (worker < result.per_rank.size()) set_breakdown(entry, result.per_rank[worker]);
   if (result.info.has_master && !result.per_rank.empty()) {
     const Breakdown& master = result.per_rank[0];
     for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "algorithms/runner.hpp"
+#include "core/comm.hpp"
 #include "reports/results.hpp"
 
 namespace dsgd::app {
@@ -24,6 +25,8 @@ void add_run_options(CLI::App& command, RunCli& cli);
 std::vector<std::string> run_arguments(const RunCli& cli);
 // The training and test sets of cli.dataset, normalised; checks that the model takes them.
 algorithms::RunData load_run_data(const RunCli& cli);
+// entry.breakdown_s from `breakdown`: the categories that took any time.
+void set_breakdown(reports::Entry& entry, const Breakdown& breakdown);
 // The results entry of a run on `executor` ("threads" or "mpi").
 reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result, const std::string& executor);
 // One line per evaluation, for progress.

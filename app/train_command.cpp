@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "app/commands.hpp"
+#include "app/run_common.hpp"
 #include "core/data/catalog.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
@@ -38,9 +39,7 @@ reports::Entry train_entry(const measure::TrainOptions& options, const measure::
   entry.counters["images_per_second"] = result.images_per_second;
   entry.counters["test_images"] = static_cast<double>(result.test_images);
   if (result.time_to_target_s >= 0) entry.counters["time_to_target_s"] = result.time_to_target_s;
-  for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
-    if (result.breakdown.seconds[i] > 0) entry.breakdown_s[std::string(kCategoryNames[i])] = result.breakdown.seconds[i];
-  }
+  set_breakdown(entry, result.breakdown);
   reports::Curve by_time{"test_accuracy", "time_s", "accuracy", {}};
   reports::Curve by_iteration{"test_accuracy_by_iteration", "iteration", "accuracy", {}};
   reports::Curve loss{"train_loss", "iteration", "loss", {}};
