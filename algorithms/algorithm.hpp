@@ -59,8 +59,9 @@ class Algorithm {
   virtual ~Algorithm() = default;
   // One round: `iterations` SGD iterations on every worker, with the algorithm's exchanges; a master serves them.
   virtual void run_round(Trainer& trainer, std::int64_t iterations) = 0;
-  // On rank 0, after a round: the parameters to evaluate (parameter_count floats, host memory).
-  virtual void model_of_record(Trainer& trainer, std::span<float> parameters) = 0;
+  // On rank 0, after a round: the parameters to evaluate (parameter_count floats, host memory). By default rank
+  // 0's replica: the master's centre or server weights, or worker 0's weights.
+  virtual void model_of_record(Trainer& trainer, std::span<float> parameters);
 };
 
 // Builds this rank's part of an algorithm; called on every rank, it may communicate (collectively).

@@ -38,7 +38,7 @@ class OriginalEasgd final : public Algorithm {
         round_robin_gather(trainer.comm(), trainer.master(), {buffer_.data(), n}, /*reply=*/true,
                            [&](int, std::span<const float> worker) {
                              std::copy_n(centre, n, buffer_.begin());
-                             move_centre(trainer, centre, worker.data());
+                             pull_centre(trainer, centre, worker.data());
                            },
                            options);
       }
@@ -58,10 +58,6 @@ class OriginalEasgd final : public Algorithm {
     }
   }
 
-  void model_of_record(Trainer& trainer, std::span<float> parameters) override {
-    std::copy_n(trainer.parameters(), parameters.size(), parameters.begin());  // the master's centre
-  }
-
  private:
   // Original EASGD*: one worker at a time computes its period and exchanges, in rank order.
   void serve_in_turns(Trainer& trainer, float* centre, const CollectiveOptions& options) {
@@ -71,19 +67,10 @@ class OriginalEasgd final : public Algorithm {
       const char turn = 1;
       trainer.comm().send(worker, kTurnTag, &turn, 1, Category::kWait);
       trainer.comm().recv(worker, options.tag, buffer_.data(), n * sizeof(float), options.category);
-      const std::vector<float> received = buffer_;
-      std::copy_n(centre, n, buffer_.begin());
-      move_centre(trainer, centre, received.data());
-      trainer.comm().send(worker, options.tag, buffer_.data(), n * sizeof(float), options.category);
+      // The reply is the centre before the move: send it first, then move it.
+      trainer.comm().send(worker, options.tag, centre, n * sizeof(float), options.category);
+      pull_centre(trainer, centre, buffer_.data());
     }
-  }
-
-  static void move_centre(Trainer& trainer, float* centre, const float* worker) {
-    const std::size_t n = trainer.parameter_count();
-    const float alpha = trainer.elastic_alpha();
-    trainer.elementwise(2.0 * static_cast<double>(n), Category::kCpuUpdate, [=] {
-      for (std::size_t k = 0; k < n; ++k) centre[k] += alpha * (worker[k] - centre[k]);
-    });
   }
 
   bool serial_;

@@ -1,7 +1,6 @@
 #include "algorithms/parameter_server.hpp"
 
 #include <algorithm>
-#include <cstring>
 
 namespace dsgd::algorithms {
 
@@ -17,6 +16,33 @@ void elastic_move(Trainer& trainer, float* weights, const float* centre, Categor
   });
 }
 
+void pull_centre(Trainer& trainer, float* centre, const float* worker) {
+  const std::size_t n = trainer.parameter_count();
+  const float alpha = trainer.elastic_alpha();
+  trainer.elementwise(2.0 * static_cast<double>(n), Category::kCpuUpdate, [=] {
+    for (std::size_t i = 0; i < n; ++i) centre[i] += alpha * (worker[i] - centre[i]);
+  });
+}
+
+namespace {
+
+// The protocol both servers speak: pushes and replies of the whole model, cpu-gpu para traffic.
+constexpr CollectiveOptions kServerTraffic{Category::kCpuGpuPara, kFirstCollectiveTag};
+
+// The master's side of a round: serves every worker's pushes of the round, first come first served.
+void serve_round(Trainer& trainer, std::int64_t iterations, const PushHandler& handler) {
+  const std::size_t n = trainer.parameter_count();
+  serve_parameter_server(trainer.comm(), n, n, pushes_per_round(trainer, iterations), handler, kServerTraffic);
+}
+
+// A worker's side of one exchange: pushes `push`, receives the master's reply into `pull`.
+void push_pull(Trainer& trainer, float* push, float* pull) {
+  const std::size_t n = trainer.parameter_count();
+  parameter_server_exchange(trainer.comm(), trainer.master(), {push, n}, {pull, n}, kServerTraffic);
+}
+
+}  // namespace
+
 // --- GradientServer ------------------------------------------------------------------------------------------
 
 GradientServer::GradientServer(Trainer& trainer, float server_momentum) {
@@ -28,19 +54,14 @@ GradientServer::GradientServer(Trainer& trainer, float server_momentum) {
 }
 
 void GradientServer::run_round(Trainer& trainer, std::int64_t iterations) {
-  Comm& comm = trainer.comm();
   const std::size_t n = trainer.parameter_count();
   if (trainer.is_master()) {
-    serve_parameter_server(
-        comm, n, n, pushes_per_round(trainer, iterations),
-        [&](int, std::span<const float> pushed, std::span<float> reply) {
-          trainer.elementwise(static_cast<double>(n), Category::kCpuUpdate, [&] {
-            std::copy(pushed.begin(), pushed.end(), trainer.gradients());
-          });
-          trainer.sgd_step(*sgd_, Category::kCpuUpdate);
-          if (!reply.empty()) std::copy_n(trainer.parameters(), n, reply.begin());
-        },
-        {Category::kCpuGpuPara, kFirstCollectiveTag});
+    serve_round(trainer, iterations, [&](int, std::span<const float> pushed, std::span<float> reply) {
+      trainer.elementwise(static_cast<double>(n), Category::kCpuUpdate,
+                          [&] { std::copy(pushed.begin(), pushed.end(), trainer.gradients()); });
+      trainer.sgd_step(*sgd_, Category::kCpuUpdate);
+      if (!reply.empty()) std::copy_n(trainer.parameters(), n, reply.begin());
+    });
     return;
   }
   const int period = trainer.hyper().period;
@@ -54,14 +75,9 @@ void GradientServer::run_round(Trainer& trainer, std::int64_t iterations) {
       for (std::size_t k = 0; k < n; ++k) sum[k] = push ? (sum[k] + gradient[k]) * scale : sum[k] + gradient[k];
     });
     if (!push) continue;
-    parameter_server_exchange(comm, trainer.master(), {sum, n}, trainer.parameter_floats(),
-                              {Category::kCpuGpuPara, kFirstCollectiveTag});
+    push_pull(trainer, sum, trainer.parameters());
     std::fill(accumulated_.begin(), accumulated_.end(), 0.0F);
   }
-}
-
-void GradientServer::model_of_record(Trainer& trainer, std::span<float> parameters) {
-  std::copy_n(trainer.parameters(), parameters.size(), parameters.begin());  // the master's weights
 }
 
 // --- ElasticServer -------------------------------------------------------------------------------------------
@@ -71,36 +87,22 @@ ElasticServer::ElasticServer(Trainer& trainer, float worker_momentum) : centre_(
 }
 
 void ElasticServer::run_round(Trainer& trainer, std::int64_t iterations) {
-  Comm& comm = trainer.comm();
   const std::size_t n = trainer.parameter_count();
   if (trainer.is_master()) {
-    // The master's parameters are the centre W~.
-    serve_parameter_server(
-        comm, n, n, pushes_per_round(trainer, iterations),
-        [&](int, std::span<const float> pushed, std::span<float> reply) {
-          float* centre = trainer.parameters();
-          if (!reply.empty()) std::copy_n(centre, n, reply.begin());  // the centre before this update
-          const float alpha = trainer.elastic_alpha();
-          const float* worker = pushed.data();
-          trainer.elementwise(2.0 * static_cast<double>(n), Category::kCpuUpdate, [=] {
-            for (std::size_t i = 0; i < n; ++i) centre[i] += alpha * (worker[i] - centre[i]);
-          });
-        },
-        {Category::kCpuGpuPara, kFirstCollectiveTag});
+    // The master's parameters are the centre W~; the reply is the centre before this push's move.
+    serve_round(trainer, iterations, [&](int, std::span<const float> pushed, std::span<float> reply) {
+      if (!reply.empty()) std::copy_n(trainer.parameters(), n, reply.begin());
+      pull_centre(trainer, trainer.parameters(), pushed.data());
+    });
     return;
   }
   for (std::int64_t i = 0; i < iterations; ++i) {
     trainer.compute_gradient();
     trainer.sgd_step(*sgd_);
     if (trainer.iterations() % trainer.hyper().period != 0) continue;
-    parameter_server_exchange(comm, trainer.master(), trainer.parameter_floats(), {centre_.data(), n},
-                              {Category::kCpuGpuPara, kFirstCollectiveTag});
+    push_pull(trainer, trainer.parameters(), centre_.data());
     elastic_move(trainer, trainer.parameters(), centre_.data(), Category::kGpuUpdate);
   }
-}
-
-void ElasticServer::model_of_record(Trainer& trainer, std::span<float> parameters) {
-  std::copy_n(trainer.parameters(), parameters.size(), parameters.begin());  // the master's centre
 }
 
 }  // namespace dsgd::algorithms

@@ -22,7 +22,6 @@ class GradientServer final : public Algorithm {
  public:
   GradientServer(Trainer& trainer, float server_momentum);
   void run_round(Trainer& trainer, std::int64_t iterations) override;
-  void model_of_record(Trainer& trainer, std::span<float> parameters) override;
 
  private:
   std::unique_ptr<nn::Sgd> sgd_;    // the master's
@@ -36,7 +35,6 @@ class ElasticServer final : public Algorithm {
  public:
   ElasticServer(Trainer& trainer, float worker_momentum);
   void run_round(Trainer& trainer, std::int64_t iterations) override;
-  void model_of_record(Trainer& trainer, std::span<float> parameters) override;
 
  private:
   std::unique_ptr<nn::Sgd> sgd_;  // a worker's
@@ -45,5 +43,7 @@ class ElasticServer final : public Algorithm {
 
 // A worker's half of EASGD's elastic pair: W_i -= alpha (W_i - centre), charged to `category`.
 void elastic_move(Trainer& trainer, float* weights, const float* centre, Category category);
+// The master's half: centre += alpha (W_i - centre), charged to cpu update.
+void pull_centre(Trainer& trainer, float* centre, const float* worker);
 
 }  // namespace dsgd::algorithms

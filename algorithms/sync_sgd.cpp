@@ -3,8 +3,6 @@
 // stay bit-identical. No master. With a period > 1 the workers take `period` local steps between allreduces of
 // their weights instead (local SGD / model averaging).
 
-#include <algorithm>
-
 #include "algorithms/entries.hpp"
 #include "algorithms/trainer.hpp"
 
@@ -32,10 +30,6 @@ class SyncSgd final : public Algorithm {
         scale_by(trainer, trainer.parameters(), scale);
       }
     }
-  }
-
-  void model_of_record(Trainer& trainer, std::span<float> parameters) override {
-    std::copy_n(trainer.parameters(), parameters.size(), parameters.begin());
   }
 
  private:

@@ -1,5 +1,6 @@
 #include "algorithms/trainer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace dsgd::algorithms {
@@ -41,6 +42,10 @@ Trainer::~Trainer() {
   if (prefetch_.valid()) prefetch_.wait();  // the copy writes into buffers released below
   if (images_ != nullptr) backend_->release(images_);
   if (labels_ != nullptr) backend_->release(labels_);
+}
+
+void Algorithm::model_of_record(Trainer& trainer, std::span<float> parameters) {
+  std::copy_n(trainer.parameters(), parameters.size(), parameters.begin());
 }
 
 float Trainer::elastic_alpha() const {
