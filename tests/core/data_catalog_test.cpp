@@ -12,6 +12,7 @@
 #include "core/data/catalog.hpp"
 #include "core/data/idx.hpp"
 #include "core/error.hpp"
+#include "tests/support/error_message.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::data {
@@ -45,18 +46,7 @@ class CoreDataCatalog : public dsgd::testing::ScratchDirTest {
 
 };
 
-template <typename E>
-std::string error_of(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const E& e) {
-    std::string message = e.what();
-    EXPECT_EQ(message.find('\n'), std::string::npos) << "messages are one line: " << message;
-    return message;
-  }
-  ADD_FAILURE() << "expected an error of the named type";
-  return "";
-}
+using dsgd::testing::error_of;
 
 TEST_F(CoreDataCatalog, UnknownNameListsTheValidOnes) {
   EXPECT_EQ(error_of<UnknownNameError>([] { load_dataset("imagenet", Split::kTrain); }),

@@ -14,6 +14,7 @@
 
 #include "simulate/simgrid/executor.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
+#include "tests/support/test_names.hpp"
 
 namespace dsgd::simulate {
 namespace {
@@ -114,11 +115,8 @@ TEST_P(ClosedFormMatchesSimulation, WithinOnePercent) {
 INSTANTIATE_TEST_SUITE_P(Collectives, ClosedFormMatchesSimulation,
                          ::testing::Combine(::testing::Range(std::size_t{0}, collectives().size()), ::testing::Bool()),
                          [](const auto& param_info) {
-                           std::string name = collectives().at(std::get<0>(param_info.param)).name;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name + (std::get<1>(param_info.param) ? "_gamma" : "_alpha_beta");
+                           return testing::parameter_name(collectives().at(std::get<0>(param_info.param)).name) +
+                                  (std::get<1>(param_info.param) ? "_gamma" : "_alpha_beta");
                          });
 
 TEST(CollectiveCosts, OneRankCostsNothing) {

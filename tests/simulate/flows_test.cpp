@@ -16,6 +16,8 @@
 #include "core/collectives.hpp"
 #include "simulate/simgrid/executor.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
+#include "tests/support/error_message.hpp"
+#include "tests/support/test_names.hpp"
 
 namespace dsgd::simulate {
 namespace {
@@ -41,10 +43,11 @@ std::vector<Collective> collectives() {
 }
 
 SimulationResult simulate(const platforms::Platform& platform, int ranks, Fidelity fidelity,
-                          const std::function<void(Comm&)>& worker) {
+                          const std::function<void(Comm&)>& worker, double timeout_s = 60) {
   WorldOptions world;
   world.size = ranks;
   world.payload = false;
+  world.timeout_s = timeout_s;
   SimulationOptions options;
   options.fidelity = fidelity;
   const auto result = run_simulation(platform, world, worker, options);
@@ -93,11 +96,8 @@ TEST_P(FlowMatchesMessage, OnAFlatStar) {
 INSTANTIATE_TEST_SUITE_P(Collectives, FlowMatchesMessage,
                          ::testing::Combine(::testing::Range(std::size_t{0}, collectives().size()), ::testing::Bool()),
                          [](const auto& param_info) {
-                           std::string name = collectives().at(std::get<0>(param_info.param)).name;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name + (std::get<1>(param_info.param) ? "_gamma" : "_alpha_beta");
+                           return testing::parameter_name(collectives().at(std::get<0>(param_info.param)).name) +
+                                  (std::get<1>(param_info.param) ? "_gamma" : "_alpha_beta");
                          });
 
 TEST(FlowFidelity, SharedBackboneKeepsEveryFlow) {
@@ -148,7 +148,7 @@ TEST(FlowFidelity, NonCollectiveMessagesStayMessages) {
 }
 
 TEST(FlowFidelity, DifferentCollectivesInOnePositionIsCommError) {
-  try {
+  const std::string message = testing::error_of<CommError>([] {
     simulate(flat_platform(3, kLatency, kBandwidth, 1e12), 3, Fidelity::kFlow, [](Comm& comm) {
       if (comm.rank() == 2) {
         reduce(comm, {nullptr, 10}, 0);
@@ -156,59 +156,38 @@ TEST(FlowFidelity, DifferentCollectivesInOnePositionIsCommError) {
         broadcast(comm, {nullptr, 10}, 0);
       }
     });
-    FAIL() << "expected CommError";
-  } catch (const CommError& error) {
-    const std::string message = error.what();
-    EXPECT_NE(message.find("called collective #0 as"), std::string::npos) << message;
-    EXPECT_NE(message.find("broadcast (count 10, root 0"), std::string::npos) << message;
-    EXPECT_NE(message.find("reduce (count 10, root 0"), std::string::npos) << message;
-  }
+  });
+  EXPECT_NE(message.find("called collective #0 as"), std::string::npos) << message;
+  EXPECT_NE(message.find("broadcast (count 10, root 0"), std::string::npos) << message;
+  EXPECT_NE(message.find("reduce (count 10, root 0"), std::string::npos) << message;
 }
 
 TEST(FlowFidelity, RankThatNeverJoinsTimesOut) {
-  WorldOptions world;
-  world.size = 3;
-  world.payload = false;
-  world.timeout_s = 0.5;
-  SimulationOptions options;
-  options.fidelity = Fidelity::kFlow;
-  try {
-    run_simulation(
-        flat_platform(3, kLatency, kBandwidth, 1e12), world,
+  const std::string message = testing::error_of<TimeoutError>([] {
+    simulate(
+        flat_platform(3, kLatency, kBandwidth, 1e12), 3, Fidelity::kFlow,
         [](Comm& comm) {
           if (comm.rank() != 1) broadcast(comm, {nullptr, 10}, 0);
         },
-        options);
-    FAIL() << "expected TimeoutError";
-  } catch (const TimeoutError& error) {
-    const std::string message = error.what();
-    EXPECT_NE(message.find("rank 0 waited 0.5 s for collective broadcast (count 10"), std::string::npos) << message;
-    EXPECT_NE(message.find("(2 of 3 ranks joined; rank 1 did not)"), std::string::npos) << message;
-  }
+        /*timeout_s=*/0.5);
+  });
+  EXPECT_NE(message.find("rank 0 waited 0.5 s for collective broadcast (count 10"), std::string::npos) << message;
+  EXPECT_NE(message.find("(2 of 3 ranks joined; rank 1 did not)"), std::string::npos) << message;
 }
 
 TEST(FlowFidelity, DeadlockWithoutTimeoutNamesTheCollective) {
-  WorldOptions world;
-  world.size = 3;
-  world.payload = false;
-  world.timeout_s = std::numeric_limits<double>::infinity();
-  SimulationOptions options;
-  options.fidelity = Fidelity::kFlow;
-  try {
-    run_simulation(
-        flat_platform(3, kLatency, kBandwidth, 1e12), world,
+  const std::string message = testing::error_of<CommError>([] {
+    simulate(
+        flat_platform(3, kLatency, kBandwidth, 1e12), 3, Fidelity::kFlow,
         [](Comm& comm) {
           if (comm.rank() == 1) comm.recv(2, 5, nullptr, 4, Category::kNetwork);  // nobody sends it
           broadcast(comm, {nullptr, 10}, 0);
         },
-        options);
-    FAIL() << "expected CommError";
-  } catch (const CommError& error) {
-    const std::string message = error.what();
-    EXPECT_NE(message.find("deadlock"), std::string::npos) << message;
-    EXPECT_NE(message.find("rank 0 waits for collective broadcast (count 10"), std::string::npos) << message;
-    EXPECT_NE(message.find("rank 1 waits for a message from rank 2 (tag 5, 4 bytes)"), std::string::npos) << message;
-  }
+        std::numeric_limits<double>::infinity());
+  });
+  EXPECT_NE(message.find("deadlock"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 0 waits for collective broadcast (count 10"), std::string::npos) << message;
+  EXPECT_NE(message.find("rank 1 waits for a message from rank 2 (tag 5, 4 bytes)"), std::string::npos) << message;
 }
 
 TEST(FlowFidelity, NeedsASizeOnlyWorld) {

@@ -1,6 +1,6 @@
 #pragma once
-// The message of the InputError an action throws, checked to be one line (docs/errors.md); fails the test when
-// the action throws nothing.
+// The message of the error of type E an action throws, checked to be one line (docs/errors.md); fails the test
+// when the action throws nothing of that type.
 
 #include <gtest/gtest.h>
 
@@ -11,16 +11,19 @@
 
 namespace dsgd::testing {
 
-inline std::string input_error(const std::function<void()>& action) {
+template <typename E>
+std::string error_of(const std::function<void()>& action) {
   try {
     action();
-  } catch (const InputError& e) {
+  } catch (const E& e) {
     std::string message = e.what();
     EXPECT_EQ(message.find('\n'), std::string::npos) << "messages are one line: " << message;
     return message;
   }
-  ADD_FAILURE() << "expected an InputError";
+  ADD_FAILURE() << "expected an error of the named type";
   return "";
 }
+
+inline std::string input_error(const std::function<void()>& action) { return error_of<InputError>(action); }
 
 }  // namespace dsgd::testing
