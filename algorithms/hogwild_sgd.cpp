@@ -16,7 +16,7 @@ namespace {
 class HogwildSgd final : public Algorithm {
  public:
   explicit HogwildSgd(Trainer& trainer)
-      : sgd_(trainer.make_sgd(0.0F)), read_(trainer.parameter_count()),
+      : sgd_(trainer.make_sgd(0.0F)), read_(trainer.model_vector()),
         shared_(trainer.comm().shared_vector("hogwild-sgd weights", trainer.parameter_count(),
                                              {trainer.parameters(), trainer.parameter_count()})) {}
 
@@ -26,7 +26,7 @@ class HogwildSgd final : public Algorithm {
     for (std::int64_t i = 0; i < iterations; ++i) {
       if ((trainer.iterations() % trainer.hyper().period) == 0) {
         shared_->read(0, {weights, n}, Category::kCpuGpuPara);
-        std::copy_n(weights, n, read_.begin());
+        trainer.on_data([&] { std::copy_n(weights, n, read_.begin()); });
       }
       trainer.compute_gradient();
       trainer.sgd_step(*sgd_);

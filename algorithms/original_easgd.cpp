@@ -19,7 +19,7 @@ constexpr Tag kTurnTag = kFirstCollectiveTag - 1;
 
 class OriginalEasgd final : public Algorithm {
  public:
-  OriginalEasgd(Trainer& trainer, bool serial) : serial_(serial), buffer_(trainer.parameter_count()) {
+  OriginalEasgd(Trainer& trainer, bool serial) : serial_(serial), buffer_(trainer.model_vector()) {
     if (!trainer.is_master()) sgd_ = trainer.make_sgd(0.0F);
   }
 
@@ -37,7 +37,7 @@ class OriginalEasgd final : public Algorithm {
         // buffer_ is the reply: the centre before each worker's move.
         round_robin_gather(trainer.comm(), trainer.master(), {buffer_.data(), n}, /*reply=*/true,
                            [&](int, std::span<const float> worker) {
-                             std::copy_n(centre, n, buffer_.begin());
+                             trainer.on_data([&] { std::copy_n(centre, n, buffer_.begin()); });
                              pull_centre(trainer, centre, worker.data());
                            },
                            options);
@@ -52,7 +52,8 @@ class OriginalEasgd final : public Algorithm {
       trainer.compute_gradient();
       trainer.sgd_step(*sgd_);
       if ((trainer.iterations() % trainer.hyper().period) != 0) continue;
-      std::copy_n(trainer.parameters(), n, buffer_.begin());  // sent, then overwritten by the centre
+      // Sent, then overwritten by the centre.
+      trainer.on_data([&] { std::copy_n(trainer.parameters(), n, buffer_.begin()); });
       round_robin_gather(trainer.comm(), trainer.master(), {buffer_.data(), n}, /*reply=*/true, {}, options);
       elastic_move(trainer, trainer.parameters(), buffer_.data(), Category::kGpuUpdate);
     }

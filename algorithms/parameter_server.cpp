@@ -49,7 +49,7 @@ GradientServer::GradientServer(Trainer& trainer, float server_momentum) {
   if (trainer.is_master()) {
     sgd_ = trainer.make_sgd(server_momentum);
   } else {
-    accumulated_.assign(trainer.parameter_count(), 0.0F);
+    accumulated_ = trainer.model_vector();
   }
 }
 
@@ -60,7 +60,7 @@ void GradientServer::run_round(Trainer& trainer, std::int64_t iterations) {
       trainer.elementwise(static_cast<double>(n), Category::kCpuUpdate,
                           [&] { std::copy(pushed.begin(), pushed.end(), trainer.gradients()); });
       trainer.sgd_step(*sgd_, Category::kCpuUpdate);
-      if (!reply.empty()) std::copy_n(trainer.parameters(), n, reply.begin());
+      trainer.on_data([&] { std::copy_n(trainer.parameters(), reply.size(), reply.begin()); });
     });
     return;
   }
@@ -76,13 +76,13 @@ void GradientServer::run_round(Trainer& trainer, std::int64_t iterations) {
     });
     if (!push) continue;
     push_pull(trainer, sum, trainer.parameters());
-    std::fill(accumulated_.begin(), accumulated_.end(), 0.0F);
+    trainer.on_data([&] { std::fill(accumulated_.begin(), accumulated_.end(), 0.0F); });
   }
 }
 
 // --- ElasticServer -------------------------------------------------------------------------------------------
 
-ElasticServer::ElasticServer(Trainer& trainer, float worker_momentum) : centre_(trainer.parameter_count()) {
+ElasticServer::ElasticServer(Trainer& trainer, float worker_momentum) : centre_(trainer.model_vector()) {
   if (!trainer.is_master()) sgd_ = trainer.make_sgd(worker_momentum);
 }
 
@@ -91,7 +91,7 @@ void ElasticServer::run_round(Trainer& trainer, std::int64_t iterations) {
   if (trainer.is_master()) {
     // The master's parameters are the centre W~; the reply is the centre before this push's move.
     serve_round(trainer, iterations, [&](int, std::span<const float> pushed, std::span<float> reply) {
-      if (!reply.empty()) std::copy_n(trainer.parameters(), n, reply.begin());
+      trainer.on_data([&] { std::copy_n(trainer.parameters(), reply.size(), reply.begin()); });
       pull_centre(trainer, trainer.parameters(), pushed.data());
     });
     return;

@@ -1,6 +1,7 @@
 #include "algorithms/runner.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "algorithms/trainer.hpp"
 #include "core/collectives.hpp"
@@ -38,8 +39,12 @@ void add(Breakdown& total, const Breakdown& part) {
 class Recorder {
  public:
   Recorder(const RunOptions& options, const RunData& data, Trainer& trainer, RunResult& result)
-      : options_(options), data_(data), result_(result),
-        evaluator_(trainer.network().model(), trainer.backend(), nn::evaluation_batch(data.test->size())) {}
+      : options_(options), data_(data), result_(result) {
+    if (trainer.has_data()) {
+      evaluator_ = std::make_unique<nn::Network>(trainer.network().model(), trainer.backend(),
+                                                 nn::evaluation_batch(data.test->size()));
+    }
+  }
 
   // After a round of `iterations` taking `seconds` with `train_loss`: evaluates `algorithm`'s model, records the
   // point and returns whether to stop.
@@ -47,8 +52,9 @@ class Recorder {
                    double train_loss) {
     result_.iterations += iterations;
     result_.train_seconds += seconds;
-    algorithm.model_of_record(trainer, {evaluator_.parameters(), evaluator_.parameter_count()});
-    const auto evaluation = nn::evaluate(evaluator_, *data_.test);
+    if (!evaluator_) return result_.iterations >= options_.budget.iterations;  // size-only: nothing to evaluate
+    algorithm.model_of_record(trainer, {evaluator_->parameters(), evaluator_->parameter_count()});
+    const auto evaluation = nn::evaluate(*evaluator_, *data_.test);
     RunPoint point;
     point.iterations = result_.iterations;
     point.images = static_cast<double>(result_.iterations) * options_.hyper.batch * options_.workers;
@@ -78,17 +84,18 @@ class Recorder {
   }
 
   void finish() {
-    result_.images_per_second =
-        result_.curve.empty() ? 0.0 : result_.curve.back().images / std::max(result_.train_seconds, 1e-12);
+    const double images = static_cast<double>(result_.iterations) * options_.hyper.batch * options_.workers;
+    result_.images_per_second = images / std::max(result_.train_seconds, 1e-12);
+    if (!evaluator_) return;
     // The evaluator holds the model of record of the last round (host memory on the CPU back end).
-    result_.parameters_hash = fnv1a(evaluator_.parameters(), evaluator_.parameter_count() * sizeof(float));
+    result_.parameters_hash = fnv1a(evaluator_->parameters(), evaluator_->parameter_count() * sizeof(float));
   }
 
  private:
   const RunOptions& options_;
   const RunData& data_;
   RunResult& result_;
-  nn::Network evaluator_;
+  std::unique_ptr<nn::Network> evaluator_;  // null in a size-only world
 };
 
 }  // namespace
@@ -125,9 +132,13 @@ int world_size(const RunOptions& options) {
 WorkerFunction training_worker(const RunOptions& options, const RunData& data, RunResult* result,
                                std::function<void(const RunPoint&)> progress) {
   check_run_options(options);
-  DSGD_ENFORCE(data.train && data.test, "training_worker needs both datasets");
   const AlgorithmEntry& entry = find_algorithm(options.algorithm);
   return [options, data, result, &entry, progress](Comm& comm) {
+    if (comm.has_payload()) {
+      DSGD_ENFORCE(data.train && data.test, "training_worker needs both datasets");
+    } else if (options.budget.iterations <= 0 || options.budget.seconds > 0 || options.budget.target_accuracy > 0) {
+      throw InputError("run: a size-only simulation has no data and no accuracy: its budget is --iterations only");
+    }
     TrainerSetup setup;
     setup.model = build_model(options.model);
     setup.train = data.train;
@@ -140,7 +151,7 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       *result = RunResult{};
       result->info = entry.info;
       result->ranks = comm.size();
-      result->per_rank.assign(static_cast<std::size_t>(comm.size()), Breakdown{});
+      if (comm.has_payload()) result->per_rank.assign(static_cast<std::size_t>(comm.size()), Breakdown{});
       recorder = std::make_unique<Recorder>(options, data, trainer, *result);
     }
     Breakdown training;
@@ -161,10 +172,20 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       if (recorder) {
         const double train_loss = losses[1] > 0 ? losses[0] / losses[1] : 0.0;
         stop = recorder->after_round(*algorithm, trainer, round, seconds, train_loss) ? 1.0F : 0.0F;
-        if (progress) progress(result->curve.back());
+        if (progress && !result->curve.empty()) progress(result->curve.back());
+      }
+      if (!comm.has_payload()) {
+        // Messages carry no values: every rank knows the iteration budget and stops by itself.
+        if (done >= options.budget.iterations) break;
+        continue;
       }
       broadcast(comm, {&stop, 1}, 0, {Category::kWait, kStopTag});
       if (stop != 0) break;
+    }
+    if (!comm.has_payload()) {
+      // No values travel: the executor reports every rank's breakdown itself (SimulationResult::per_rank).
+      if (recorder) recorder->finish();
+      return;
     }
     // Every rank's training breakdown to rank 0, as raw doubles.
     if (comm.rank() != 0) {

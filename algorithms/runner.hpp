@@ -61,7 +61,7 @@ struct RunResult {
   double images_per_second = 0;   // all workers together
   double time_to_target_s = -1;   // training time when the target accuracy was first reached, or -1
   std::string stop_reason;        // "iterations", "seconds", "target accuracy"
-  std::vector<Breakdown> per_rank;  // training rounds only
+  std::vector<Breakdown> per_rank;  // training rounds only; left empty in a size-only world (the executor has them)
   // FNV-1a of the bytes of the final model of record: equal hashes, bit-identical weights.
   std::uint64_t parameters_hash = 0;
 };

@@ -19,10 +19,10 @@ enum class Variant { kMasterOnHost, kCentreOnWorker, kOverlappedCopy };
 class SyncEasgd final : public Algorithm {
  public:
   SyncEasgd(Trainer& trainer, Variant variant)
-      : variant_(variant), sum_(trainer.parameter_count()), centre_(trainer.parameter_count()) {
+      : variant_(variant), sum_(trainer.model_vector()), centre_(trainer.model_vector()) {
     if (!trainer.is_master()) sgd_ = trainer.make_sgd(0.0F);
     // The centre starts at the common initial weights.
-    std::copy_n(trainer.parameters(), trainer.parameter_count(), centre_.begin());
+    trainer.on_data([&] { std::copy_n(trainer.parameters(), trainer.parameter_count(), centre_.begin()); });
   }
 
   void run_round(Trainer& trainer, std::int64_t iterations) override {
@@ -54,11 +54,13 @@ class SyncEasgd final : public Algorithm {
     const bool holder = trainer.comm().rank() == 0;
     float* sum = sum_.data();
     // The master adds nothing to the sum; a worker adds its weights.
-    if (trainer.is_master()) {
-      std::fill(sum_.begin(), sum_.end(), 0.0F);
-    } else {
-      std::copy_n(trainer.parameters(), n, sum);
-    }
+    trainer.on_data([&] {
+      if (trainer.is_master()) {
+        std::fill(sum_.begin(), sum_.end(), 0.0F);
+      } else {
+        std::copy_n(trainer.parameters(), n, sum);
+      }
+    });
     trainer.reduce_weights(sum, 0, traffic);
     float* centre = centre_.data();
     if (holder) {

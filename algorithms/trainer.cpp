@@ -20,12 +20,23 @@ Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& h
   if (workers() < 1) {
     throw InputError(info_.name + " needs at least one worker (" + std::to_string(comm_.size()) + " ranks given)");
   }
+  if (!has_data()) {
+    // Sizes from the model description, as nn::Network lays them out.
+    for (const auto& layer : setup_.model.layers) {
+      const auto count = static_cast<std::size_t>(layer.parameters);
+      layout_.push_back({layer.name, parameter_count_, count});
+      parameter_count_ += count;
+    }
+    return;
+  }
   nn::BackendOptions options;
   options.threads = setup_.threads_per_rank;
   options.seed = hyper_.seed;
   backend_ = nn::make_backend("cpu", options);
   network_ = std::make_unique<nn::Network>(setup_.model, *backend_, hyper_.batch);
   network_->initialize(hyper_.seed);  // the same weights on every rank
+  parameter_count_ = network_->parameter_count();
+  layout_ = network_->layout();
   if (!is_master()) {
     DSGD_ENFORCE(setup_.train != nullptr, "a worker needs training data");
     sampler_ = std::make_unique<data::BatchSampler>(setup_.train->size(), static_cast<std::size_t>(hyper_.batch),
@@ -48,6 +59,15 @@ void Algorithm::model_of_record(Trainer& trainer, std::span<float> parameters) {
   std::copy_n(trainer.parameters(), parameters.size(), parameters.begin());
 }
 
+nn::Network& Trainer::network() {
+  DSGD_ENFORCE(network_ != nullptr, "a size-only world has no network");
+  return *network_;
+}
+
+std::vector<float> Trainer::model_vector() const {
+  return has_data() ? std::vector<float>(parameter_count_, 0.0F) : std::vector<float>{};
+}
+
 float Trainer::elastic_alpha() const {
   if (hyper_.elastic_rho > 0) return hyper_.learning_rate * hyper_.elastic_rho;
   return 0.9F / static_cast<float>(workers());
@@ -58,6 +78,8 @@ double Trainer::compute_gradient() {
   ComputeStep copy;
   copy.kernel_class = "copy";
   copy.category = Category::kCpuGpuData;
+  // The batch's images and labels as floats.
+  copy.bytes = static_cast<double>(hyper_.batch) * static_cast<double>(setup_.model.input.elements() + 1) * sizeof(float);
   if (prefetch_.valid()) {
     copy.kernel = [this] { prefetch_.get(); };  // only the part the exchange did not hide
   } else {
@@ -103,21 +125,35 @@ void Trainer::prefetch_batch() {
 }
 
 std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum) {
+  if (!has_data()) {
+    // An optimiser over no floats: its steps are pure cost. One CPU back end serves every size-only rank.
+    static const std::unique_ptr<nn::Backend> no_data_backend = nn::make_backend("cpu", nn::BackendOptions{});
+    return std::make_unique<nn::Sgd>(*no_data_backend, 0,
+                                     nn::SgdOptions{hyper_.learning_rate, momentum, hyper_.weight_decay});
+  }
   return std::make_unique<nn::Sgd>(*backend_, parameter_count(),
                                    nn::SgdOptions{hyper_.learning_rate, momentum, hyper_.weight_decay});
 }
 
 void Trainer::sgd_step(nn::Sgd& sgd, Category category) {
-  // Weight decay, momentum and the step: about 4 FLOPs per parameter.
-  elementwise(4.0 * static_cast<double>(parameter_count()), category, [this, &sgd] {
+  // Weight decay, momentum and the step: about 4 FLOPs per parameter, touching weights, gradients and velocity
+  // (read 3, write 2 floats: 20 bytes).
+  const auto n = static_cast<double>(parameter_count());
+  elementwise(4.0 * n, 20.0 * n, category, [this, &sgd] {
     sgd.step(parameters(), gradients());
     backend_->synchronize();
   });
 }
 
 void Trainer::elementwise(double flops, Category category, const std::function<void()>& kernel) {
+  // The updates of the algorithms are axpy-like: 2 FLOPs per element reading two floats and writing one.
+  elementwise(flops, 6.0 * flops, category, kernel);
+}
+
+void Trainer::elementwise(double flops, double bytes, Category category, const std::function<void()>& kernel) {
   ComputeStep step;
   step.flops = flops;
+  step.bytes = bytes;
   step.kernel_class = "elementwise";
   step.category = category;
   step.kernel = kernel;
@@ -130,7 +166,7 @@ void Trainer::for_each_slice(float* data, PerSlice&& per_slice) {
     per_slice(Floats{data, parameter_count()});
     return;
   }
-  for (const auto& slice : network_->layout()) {
+  for (const auto& slice : layout_) {
     if (slice.count > 0) per_slice(Floats{data ? data + slice.offset : nullptr, slice.count});
   }
 }

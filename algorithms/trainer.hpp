@@ -6,6 +6,12 @@
 //
 // Memory: the CPU back end keeps parameters in host memory, which is what the algorithms read and write; the
 // CUDA back end is not offered to distributed runs yet (runner.cpp refuses it).
+//
+// Size-only worlds (Comm::has_payload() false: a simulation at scale) hold no data at all: no network, no batches,
+// parameters() and gradients() are null, model_vector() is empty, and on_data() skips its bookkeeping. What is
+// left is what the algorithm sends and computes, with its sizes and FLOPs taken from the model description, so
+// 4352 ranks of VGG (138 M parameters each) cost no memory beyond the actors. Models with branches (GoogLeNet)
+// cannot train here but can be simulated this way.
 
 #include <cstddef>
 #include <cstdint>
@@ -56,10 +62,21 @@ class Trainer {
   float elastic_alpha() const;
 
   nn::Backend& backend() { return *backend_; }
-  nn::Network& network() { return *network_; }
-  std::size_t parameter_count() const { return network_->parameter_count(); }
-  float* parameters() { return network_->parameters(); }
-  float* gradients() { return network_->gradients(); }
+  // Only where has_data(): a size-only world builds no network.
+  nn::Network& network();
+  std::size_t parameter_count() const { return parameter_count_; }
+  float* parameters() { return network_ ? network_->parameters() : nullptr; }
+  float* gradients() { return network_ ? network_->gradients() : nullptr; }
+  // False in a size-only world (see above).
+  bool has_data() const { return comm_.has_payload(); }
+  // A model-sized work buffer, zero-filled: parameter_count() floats, or none in a size-only world.
+  std::vector<float> model_vector() const;
+  // Host-side bookkeeping on model-sized data (copies, fills) that costs no modelled time: runs `work` only where
+  // the data exists.
+  template <typename Work>
+  void on_data(Work&& work) {
+    if (has_data()) work();
+  }
   Floats parameter_floats() { return {parameters(), parameter_count()}; }
   Floats gradient_floats() { return {gradients(), parameter_count()}; }
 
@@ -74,8 +91,10 @@ class Trainer {
   void sgd_step(nn::Sgd& sgd, Category category = Category::kGpuUpdate);
   // An optimiser for this replica's parameters.
   std::unique_ptr<nn::Sgd> make_sgd(float momentum);
-  // Runs `kernel` as a compute step of `flops` elementwise FLOPs charged to `category`.
+  // Runs `kernel` as a compute step of `flops` elementwise FLOPs charged to `category`, moving 6 bytes per FLOP
+  // (axpy-like) unless `bytes` says otherwise.
   void elementwise(double flops, Category category, const std::function<void()>& kernel);
+  void elementwise(double flops, double bytes, Category category, const std::function<void()>& kernel);
 
   // Weights exchanges honouring Hyperparameters::per_layer: one message (or collective) for the packed buffer, or
   // one per layer of network().layout() (Fig 10).
@@ -104,7 +123,9 @@ class Trainer {
   Hyperparameters hyper_;
   TrainerSetup setup_;
   std::unique_ptr<nn::Backend> backend_;
-  std::unique_ptr<nn::Network> network_;
+  std::unique_ptr<nn::Network> network_;  // null in a size-only world
+  std::size_t parameter_count_ = 0;
+  std::vector<nn::ParameterSlice> layout_;
   std::unique_ptr<data::BatchSampler> sampler_;
   std::vector<float> host_images_;
   std::vector<float> host_labels_;

@@ -103,13 +103,18 @@ void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgor
                      "written by `dsgd calibrate`)");
   }
   const auto platform = platforms::load_platform(options.platform);
-  const auto model = simulate::alpha_beta_gamma(platform);
   WorldOptions world;
   world.size = options.ranks;
   world.payload = false;
   world.timeout_s = options.timeout_s;
   simulate::SimulationOptions simulation;
   simulation.fidelity = simulate::fidelity_from_string(options.fidelity);
+  // One rank per node, so every message crosses the network the closed form describes; reductions run at the
+  // rank's unit (a device of a GPU node) as the simulation computes them.
+  simulation.placement.ranks_per_node = 1;
+  auto model = simulate::alpha_beta_gamma(platform);
+  const auto site = simulate::place_ranks(platform, options.ranks, simulation.placement).front();
+  model.flops = site.peak_flops * site.efficiency.of("elementwise");
   for (const std::size_t floats : options.sizes) {
     for (const auto algorithm : algorithms) {
       const auto simulated = simulate::run_simulation(

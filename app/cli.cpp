@@ -91,6 +91,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   register_algorithms_command(app, context);
   register_run_command(app, context);
   register_study_command(app, context);
+  register_simulate_command(app, context);
 
   try {
     check_subcommand(app, args);

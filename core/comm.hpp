@@ -69,13 +69,14 @@ class Request {
 using RequestPtr = std::unique_ptr<Request>;
 
 // One step of computation. Natively the kernel runs and is timed. In simulation the worker's clock advances by
-// flops / (the host's rate for kernel_class), and the kernel also runs if the simulation carries payloads
-// (numeric mode), so results stay exact.
+// the roofline time max(flops / (the host's rate for kernel_class), bytes / (its memory bandwidth)), and the
+// kernel also runs if the simulation carries payloads (numeric mode), so results stay exact.
 struct ComputeStep {
   double flops = 0;
   std::string_view kernel_class = "gemm";  // a rate class of the platform: "gemm", "conv", "elementwise", ...
   Category category = Category::kForwardBackward;
   std::function<void()> kernel;  // may be empty (pure cost)
+  double bytes = 0;              // memory traffic (read + written)
 };
 
 // A vector of floats shared by all workers of a world and updated without locks, for Hogwild-style algorithms.
@@ -144,9 +145,15 @@ class Comm {
 
   const Breakdown& breakdown() const { return breakdown_; }
   // Charges `seconds` to `category` (executors call this; algorithms may charge their own bookkeeping).
-  void charge(Category category, double seconds) { breakdown_.add(category, seconds); }
+  void charge(Category category, double seconds) {
+    breakdown_.add(category, seconds);
+    charged(category, seconds);
+  }
 
  protected:
+  // Called by charge(): the span [now - seconds, now] was spent in `category`. An executor may record it (the
+  // SimGrid executor's timeline: SimulationOptions::trace_events).
+  virtual void charged(Category /*category*/, double /*seconds*/) {}
   // Throws CommError unless 0 <= peer < size() (or peer is kAnySource where `any_allowed`).
   void check_peer(int peer, bool any_allowed, std::string_view operation) const;
 

@@ -137,9 +137,24 @@ Memory parse_memory(const JsonView& view) {
   return memory;
 }
 
+KernelEfficiency parse_efficiency(const JsonView& view) {
+  // Kept in step with kernel_class_names() (a test loads every class).
+  view.allow_only({"conv", "gemm", "elementwise", "copy", "sources"});
+  KernelEfficiency efficiency;
+  for (const auto& name : kernel_class_names()) {
+    const auto value = view.find(name);
+    if (!value) continue;
+    const double fraction = value->positive();
+    if (fraction > 1) value->fail("expected a fraction of peak in (0, 1], got " + show(fraction));
+    efficiency.by_class[name] = fraction;
+  }
+  efficiency.sources = take_sources(view);
+  return efficiency;
+}
+
 Cpu parse_cpu(const JsonView& view) {
   view.allow_only({"model", "sockets", "cores_per_socket", "clock_Hz", "vector_width_bits",
-                   "sp_flops_per_cycle_per_core", "peak_flops", "sources"});
+                   "sp_flops_per_cycle_per_core", "peak_flops", "kernel_efficiency", "sources"});
   Cpu cpu;
   cpu.model = nonempty_string(view.at("model"));
   cpu.sockets = positive_int(view.at("sockets"));
@@ -154,17 +169,19 @@ Cpu parse_cpu(const JsonView& view) {
     peak.fail(show(cpu.peak_flops) + " disagrees by more than 1% with sockets x cores_per_socket x clock_Hz x " +
               "sp_flops_per_cycle_per_core = " + show(expected));
   }
+  if (const auto efficiency = view.find("kernel_efficiency")) cpu.efficiency = parse_efficiency(*efficiency);
   cpu.sources = take_sources(view);
   return cpu;
 }
 
 DeviceGroup parse_device_group(const JsonView& view) {
-  view.allow_only({"model", "count", "peak_flops", "memory", "sources"});
+  view.allow_only({"model", "count", "peak_flops", "memory", "kernel_efficiency", "sources"});
   DeviceGroup group;
   group.model = nonempty_string(view.at("model"));
   group.count = positive_int(view.at("count"));
   group.peak_flops = view.at("peak_flops").positive();
   group.memory = parse_memory(view.at("memory"));
+  if (const auto efficiency = view.find("kernel_efficiency")) group.efficiency = parse_efficiency(*efficiency);
   group.sources = take_sources(view);
   return group;
 }
@@ -186,8 +203,10 @@ std::vector<MeshStop> parse_stops(const JsonView& view, const KnlMesh& mesh) {
 
 KnlMesh parse_knl_mesh(const JsonView& view, const Cpu& cpu) {
   view.allow_only({"kind", "columns", "rows", "physical_tiles", "active_tiles", "cores_per_tile", "controllers",
-                   "cluster_mode", "mcdram_mode", "sources"});
+                   "cluster_mode", "mcdram_mode", "link_bandwidth_Bps", "hop_latency_s", "sources"});
   KnlMesh mesh;
+  if (const auto bandwidth = view.find("link_bandwidth_Bps")) mesh.link_bandwidth_Bps = bandwidth->positive();
+  if (const auto latency = view.find("hop_latency_s")) mesh.hop_latency_s = latency->positive();
   mesh.columns = positive_int(view.at("columns"));
   mesh.rows = positive_int(view.at("rows"));
 
@@ -515,6 +534,13 @@ void put_sources(Json& object, const Sources& sources) {
   for (const auto& [key, text] : sources) out[key] = text;
 }
 
+Json efficiency_json(const KernelEfficiency& efficiency) {
+  Json out = Json::object();
+  for (const auto& [name, fraction] : efficiency.by_class) out[name] = fraction;
+  put_sources(out, efficiency.sources);
+  return out;
+}
+
 Json memory_json(const Memory& memory) {
   Json out = {{"name", memory.name}, {"bandwidth_Bps", memory.bandwidth_Bps}};
   if (memory.size_bytes) out["size_bytes"] = *memory.size_bytes;
@@ -547,6 +573,8 @@ Json intra_node_json(const IntraNode& intra) {
                 {"controllers", controllers},
                 {"cluster_mode", to_string(mesh->cluster_mode)},
                 {"mcdram_mode", to_string(mesh->mcdram_mode)}};
+    if (mesh->link_bandwidth_Bps) out["link_bandwidth_Bps"] = *mesh->link_bandwidth_Bps;
+    if (mesh->hop_latency_s) out["hop_latency_s"] = *mesh->hop_latency_s;
     put_sources(out, mesh->sources);
     return out;
   }
@@ -687,6 +715,7 @@ Json to_json(const Platform& platform) {
               {"vector_width_bits", nodes.cpu.vector_width_bits},
               {"sp_flops_per_cycle_per_core", nodes.cpu.sp_flops_per_cycle_per_core},
               {"peak_flops", nodes.cpu.peak_flops}};
+  if (!nodes.cpu.efficiency.by_class.empty()) cpu["kernel_efficiency"] = efficiency_json(nodes.cpu.efficiency);
   put_sources(cpu, nodes.cpu.sources);
   Json memories = Json::array();
   for (const auto& memory : nodes.memories) memories.push_back(memory_json(memory));
@@ -696,6 +725,7 @@ Json to_json(const Platform& platform) {
                  {"count", group.count},
                  {"peak_flops", group.peak_flops},
                  {"memory", memory_json(group.memory)}};
+    if (!group.efficiency.by_class.empty()) item["kernel_efficiency"] = efficiency_json(group.efficiency);
     put_sources(item, group.sources);
     devices.push_back(std::move(item));
   }

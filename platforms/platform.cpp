@@ -55,6 +55,16 @@ int Nodes::devices_per_node() const {
   return total;
 }
 
+double KernelEfficiency::of(std::string_view kernel_class) const {
+  const auto found = by_class.find(std::string(kernel_class));
+  return found == by_class.end() ? 1.0 : found->second;
+}
+
+const std::vector<std::string>& kernel_class_names() {
+  static const std::vector<std::string> names = {"conv", "gemm", "elementwise", "copy"};
+  return names;
+}
+
 double Nodes::peak_flops_per_node() const {
   double total = cpu.peak_flops;
   for (const auto& group : devices) total += group.count * group.peak_flops;

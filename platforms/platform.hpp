@@ -29,6 +29,21 @@ struct Memory {
   Sources sources;
 };
 
+// The fraction of peak a kernel class achieves on a processor (seed 000's kernels run far below peak: a
+// convolution at a third of it is typical of CPU deep-learning libraries). Kernel classes are those a
+// ComputeStep names (core/comm.hpp): "conv" (forward/backward), "gemm", "elementwise" (updates, memory-bound),
+// "copy" (batch copies: its value scales the memory or PCIe bandwidth instead of the FLOP peak). A class not
+// listed runs at 1 (peak, or full bandwidth) and the simulation says so.
+struct KernelEfficiency {
+  std::map<std::string, double> by_class;  // class -> fraction in (0, 1]
+  Sources sources;
+
+  // The fraction for `kernel_class`, 1 if not listed.
+  double of(std::string_view kernel_class) const;
+};
+// The kernel classes a platform file may list.
+const std::vector<std::string>& kernel_class_names();
+
 // The host processor(s) of a node. `peak_flops` is the whole node's single-precision peak (all sockets).
 struct Cpu {
   std::string model;
@@ -38,6 +53,7 @@ struct Cpu {
   int vector_width_bits = 0;
   double sp_flops_per_cycle_per_core = 0;  // vector lanes x vector units x 2 if FMA
   double peak_flops = 0;
+  KernelEfficiency efficiency;  // JSON `kernel_efficiency`, optional
   Sources sources;
 
   int cores() const { return sockets * cores_per_socket; }
@@ -49,6 +65,7 @@ struct DeviceGroup {
   int count = 0;
   double peak_flops = 0;  // per device, single precision
   Memory memory;          // per device
+  KernelEfficiency efficiency;  // JSON `kernel_efficiency`, optional
   Sources sources;
 };
 
@@ -77,6 +94,9 @@ struct KnlMesh {
   std::vector<MeshStop> ddr_controllers;
   ClusterMode cluster_mode = ClusterMode::kQuadrant;
   McdramMode mcdram_mode = McdramMode::kCache;
+  // One mesh link (between adjacent stops, per direction) and one hop; optional in a file, needed to simulate.
+  std::optional<double> link_bandwidth_Bps;
+  std::optional<double> hop_latency_s;
   Sources sources;             // of the mesh object's numbers
   Sources controller_sources;  // of the controller position lists
 };

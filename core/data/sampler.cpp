@@ -5,17 +5,10 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/splitmix.hpp"
 
 namespace dsgd::data {
 namespace {
-
-// SplitMix64's finaliser: spreads (seed, epoch) so neighbouring seeds or epochs give unrelated generator states.
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Uniform in [0, bound): rejects the lowest 2^64 mod bound raw values so every residue is equally likely.
 std::uint64_t uniform_below(std::mt19937_64& rng, std::uint64_t bound) {

@@ -9,9 +9,11 @@
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
+#include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include "core/splitmix.hpp"
 #include "simulate/simgrid/flows.hpp"
 
 namespace dsgd::simulate {
@@ -182,7 +184,7 @@ class SimSharedVector final : public SharedVector {
   }
 
   void charge(double bytes, Category category) {
-    const double bandwidth = comm_.world().memory_bandwidth_Bps();
+    const double bandwidth = comm_.world().site(comm_.rank()).memory_bandwidth_Bps;
     if (bandwidth > 0) comm_.spend(bytes / bandwidth, category);
   }
 
@@ -231,20 +233,58 @@ struct SharedVectors {
 
 // --- World ----------------------------------------------------------------------------------------------------
 
-World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, double memory_bandwidth_Bps,
-             bool flow_collectives)
+World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, std::vector<RankSite> sites,
+             bool flow_collectives, platforms::Noise noise, std::uint64_t noise_seed, std::size_t trace_events)
     : options_(options),
       hosts_(std::move(hosts)),
-      memory_bandwidth_Bps_(memory_bandwidth_Bps),
+      sites_(std::move(sites)),
+      noise_(std::move(noise)),
+      noise_seed_(noise_seed),
+      trace_events_(trace_events),
       waiting_(static_cast<std::size_t>(options.size)),
       shared_(std::make_unique<SharedVectors>()) {
   DSGD_ENFORCE_EQ(hosts_.size(), static_cast<std::size_t>(options.size));
+  DSGD_ENFORCE_EQ(sites_.size(), static_cast<std::size_t>(options.size));
   comms_.reserve(hosts_.size());
   for (int rank = 0; rank < options.size; ++rank) comms_.push_back(std::make_unique<SimgridComm>(*this, rank));
   if (flow_collectives) flows_ = std::make_unique<FlowCollectives>(*this);
 }
 
 World::~World() = default;
+
+void World::record(const TimelineSpan& span) {
+  if (timeline_.size() < trace_events_) {
+    timeline_.push_back(span);
+  } else {
+    ++timeline_dropped_;
+  }
+}
+
+namespace {
+
+// A uniform in (0, 1) from 53 bits.
+double unit_uniform(std::uint64_t bits) { return (static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53; }
+
+}  // namespace
+
+double noise_factor(const platforms::Noise& noise, std::uint64_t seed, int node, std::uint64_t step) {
+  if (noise.distribution == platforms::NoiseDistribution::kNone || noise.spread == 0) return 1.0;
+  const std::uint64_t key = splitmix64(splitmix64(seed ^ 0x6E6F697365ULL) ^ static_cast<std::uint64_t>(node)) ^ step;
+  const double u1 = unit_uniform(splitmix64(key));
+  const double u2 = unit_uniform(splitmix64(key ^ 0xA5A5A5A5A5A5A5A5ULL));
+  const double gaussian = std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * 3.14159265358979323846 * u2);
+  switch (noise.distribution) {
+    case platforms::NoiseDistribution::kNormal:
+      return std::max(0.0, 1.0 + noise.spread * gaussian);
+    case platforms::NoiseDistribution::kLognormal:
+      return std::exp(noise.spread * gaussian - noise.spread * noise.spread / 2);
+    case platforms::NoiseDistribution::kUniform:
+      return 1.0 - noise.spread + 2.0 * noise.spread * u1;
+    case platforms::NoiseDistribution::kNone:
+      break;
+  }
+  return 1.0;
+}
 
 double World::simgrid_timeout() const { return std::isfinite(options_.timeout_s) ? options_.timeout_s : -1.0; }
 
@@ -458,9 +498,19 @@ void SimgridComm::compute(const ComputeStep& step) {
   DSGD_ENFORCE(step.flops >= 0, "compute step with negative flops");
   const double begin = now_s();
   if (has_payload() && step.kernel) step.kernel();
-  // Every kernel class runs at the host's speed (the node's CPU peak) until platforms carry per-class rates.
-  if (step.flops > 0) s4u::this_actor::execute(step.flops);
+  const RankSite& site = world_.site(rank_);
+  const double efficiency = site.efficiency.of(step.kernel_class);
+  double seconds = step.flops > 0 ? step.flops / (site.peak_flops * efficiency) : 0.0;
+  const double bandwidth = step.kernel_class == "copy" ? site.copy_bandwidth_Bps * efficiency : site.memory_bandwidth_Bps;
+  if (step.bytes > 0 && bandwidth > 0) seconds = std::max(seconds, step.bytes / bandwidth);
+  seconds *= noise_factor(world_.noise(), world_.noise_seed(), site.node, compute_steps_++);
+  // The host is busy for that long: an execution of the host's speed x seconds.
+  if (seconds > 0) s4u::this_actor::execute(seconds * s4u::this_actor::get_host()->get_speed());
   charge(step.category, now_s() - begin);
+}
+
+void SimgridComm::charged(Category category, double seconds) {
+  if (seconds > 0) world_.record({rank_, category, now_s() - seconds, seconds});
 }
 
 void SimgridComm::run_collective(const CollectiveCall& call, const std::function<void(Comm&)>& body) {

@@ -15,10 +15,11 @@
 //
 // Time. Every wait is bounded by WorldOptions::timeout_s of simulated time (TimeoutError names who waited for whom;
 // an infinite timeout leaves deadlocks to SimGrid's detector, which the executor turns into a CommError). compute()
-// advances the clock by flops / host speed -- every kernel class runs at the node's CPU peak until platforms carry
-// rates per kernel class -- and runs the kernel only with payloads. Shared vectors are one std::vector<float> per
-// world (actors run one at a time, so no races); a read or add costs its bytes (an add: load and store) at the
-// node's memory bandwidth, or nothing if the platform lists no memory. Each call charges the simulated time spent
+// advances the clock by the roofline time of the step on the rank's site -- max(flops / (peak x the kernel class's
+// efficiency), bytes / memory bandwidth; batch copies at the copy bandwidth) -- times the node's noise factor, and
+// runs the kernel only with payloads. Shared vectors are one std::vector<float> per world (actors run one at a
+// time, so no races); a read or add costs its bytes (an add: load and store) at the rank's memory bandwidth, or
+// nothing if the platform lists no memory. Each call charges the simulated time spent
 // inside it to its category.
 //
 // SimGrid's types stay in comm.cpp: this header is shared by executor.cpp and comm.cpp only.
@@ -34,6 +35,8 @@
 #include <vector>
 
 #include "core/comm.hpp"
+#include "platforms/platform.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -47,6 +50,19 @@ class FlowCollectives;
 class Inbox;
 struct SimMessage;
 struct SharedVectors;
+
+// One span of a rank's timeline (the Chrome trace of reports/trace.hpp is written from these).
+struct TimelineSpan {
+  int rank = 0;
+  Category category = Category::kWait;
+  double start_s = 0;
+  double duration_s = 0;
+};
+
+// Compute noise (platforms::Noise): the factor of a node's compute step. Ranks of one node share it (a node is
+// slow or fast as a whole), drawn from a counter-based generator of (seed, node, step), so a simulation repeats
+// exactly and does not depend on the order actors run in.
+double noise_factor(const platforms::Noise& noise, std::uint64_t seed, int node, std::uint64_t step);
 
 // What a blocked rank waits for, kept so that a deadlock report can say who waited for whom.
 struct Waiting {
@@ -64,10 +80,12 @@ std::string describe(const Waiting& waiting);
 // The state the actors of one simulation share. Created before Engine::run() and destroyed after it.
 class World {
  public:
-  // `hosts[r]` runs rank r; `memory_bandwidth_Bps` 0 makes shared-vector access free; `flow_collectives` runs
-  // deterministic collectives at flow fidelity (simulate/simgrid/flows.hpp).
-  World(const WorldOptions& options, std::vector<simgrid::s4u::Host*> hosts, double memory_bandwidth_Bps,
-        bool flow_collectives);
+  // `hosts[r]` runs rank r at `sites[r]`'s rates (a memory bandwidth of 0 makes shared-vector access free);
+  // `flow_collectives` runs deterministic collectives at flow fidelity (simulate/simgrid/flows.hpp); `noise` and
+  // `noise_seed` spread compute times; up to `trace_events` timeline spans are kept (0: none).
+  World(const WorldOptions& options, std::vector<simgrid::s4u::Host*> hosts, std::vector<RankSite> sites,
+        bool flow_collectives, platforms::Noise noise = {}, std::uint64_t noise_seed = 0,
+        std::size_t trace_events = 0);
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -75,7 +93,13 @@ class World {
   const WorldOptions& options() const { return options_; }
   int size() const { return options_.size; }
   simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
-  double memory_bandwidth_Bps() const { return memory_bandwidth_Bps_; }
+  const RankSite& site(int rank) const { return sites_[static_cast<std::size_t>(rank)]; }
+  const platforms::Noise& noise() const { return noise_; }
+  std::uint64_t noise_seed() const { return noise_seed_; }
+  // Keeps `span` if the timeline has room (counts it as dropped otherwise).
+  void record(const TimelineSpan& span);
+  const std::vector<TimelineSpan>& timeline() const { return timeline_; }
+  std::size_t timeline_dropped() const { return timeline_dropped_; }
   // The timeout to hand SimGrid: timeout_s, or -1 (wait forever) if timeout_s is infinite.
   double simgrid_timeout() const;
   SimgridComm& comm(int rank) { return *comms_[static_cast<std::size_t>(rank)]; }
@@ -105,7 +129,12 @@ class World {
  private:
   WorldOptions options_;
   std::vector<simgrid::s4u::Host*> hosts_;
-  double memory_bandwidth_Bps_;
+  std::vector<RankSite> sites_;
+  platforms::Noise noise_;
+  std::uint64_t noise_seed_;
+  std::size_t trace_events_;
+  std::vector<TimelineSpan> timeline_;
+  std::size_t timeline_dropped_ = 0;
   std::vector<std::unique_ptr<SimgridComm>> comms_;
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
   std::exception_ptr first_error_;
@@ -146,8 +175,11 @@ class SimgridComm final : public Comm {
   void finish();
 
  private:
+  void charged(Category category, double seconds) override;
+
   World& world_;
   int rank_;
+  std::uint64_t compute_steps_ = 0;  // for the noise generator
   std::map<Tag, std::unique_ptr<Inbox>> inboxes_;
   std::exception_ptr deferred_error_;
 };

@@ -93,14 +93,15 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
 
   std::vector<s4u::Host*> hosts;
   try {
-    hosts = build_platform(platform, world_options.size);
+    hosts = build_platform(platform, world_options.size, options.placement);
     // A piecewise link's segments describe pure alpha-beta costs; the other models bring their own factors.
     if (options.network_model == "CM02") install_segment_factors(platform);
   } catch (const simgrid::Exception& error) {
     throw InternalError("SimGrid refused the platform built from '" + platform.name + "': " + error.what());
   }
   const Fidelity fidelity = resolve(options.fidelity, world_options);
-  World world(world_options, hosts, node_rates(platform).memory_bandwidth_Bps, fidelity == Fidelity::kFlow);
+  World world(world_options, hosts, place_ranks(platform, world_options.size, options.placement),
+              fidelity == Fidelity::kFlow, platform.noise, options.noise_seed, options.trace_events);
   s4u::Engine::on_deadlock_cb([&world] { world.on_deadlock(); });
   std::vector<double> end_s(static_cast<std::size_t>(world_options.size), 0.0);
   for (int rank = 0; rank < world_options.size; ++rank) {
@@ -120,6 +121,8 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   result.per_rank.reserve(end_s.size());
   for (int rank = 0; rank < world_options.size; ++rank) result.per_rank.push_back(world.comm(rank).breakdown());
   if (options.collect) result.collected = options.collect();
+  result.timeline = world.timeline();
+  result.timeline_dropped = world.timeline_dropped();
   return result;
 }
 
@@ -215,6 +218,14 @@ std::string encode(const SimulationResult& result) {
     for (const double seconds : breakdown.seconds) out.f64(seconds);
   }
   out.text(result.collected);
+  out.u64(result.timeline.size());
+  for (const auto& span : result.timeline) {
+    out.u64(static_cast<std::uint64_t>(span.rank));
+    out.u64(static_cast<std::uint64_t>(span.category));
+    out.f64(span.start_s);
+    out.f64(span.duration_s);
+  }
+  out.u64(result.timeline_dropped);
   return out.bytes();
 }
 
@@ -239,6 +250,14 @@ SimulationResult decode(const std::string& bytes) {
     for (double& seconds : breakdown.seconds) seconds = in.f64();
   }
   result.collected = in.text();
+  result.timeline.resize(in.u64());
+  for (auto& span : result.timeline) {
+    span.rank = static_cast<int>(in.u64());
+    span.category = static_cast<Category>(in.u64());
+    span.start_s = in.f64();
+    span.duration_s = in.f64();
+  }
+  result.timeline_dropped = in.u64();
   return result;
 }
 
@@ -364,7 +383,7 @@ void check_request(const platforms::Platform& platform, const WorldOptions& worl
   if (options.fidelity == Fidelity::kFlow && world.payload) {
     throw InputError("flow fidelity simulates sizes only: set WorldOptions::payload to false, or use message fidelity");
   }
-  check_simulatable(platform, world.size);
+  check_simulatable(platform, world.size, options.placement);
   if (g_engine_started) {
     throw UnavailableError(
         "this process already started SimGrid's engine (an in-process simulation, or a simulation that is running "

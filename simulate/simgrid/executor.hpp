@@ -30,6 +30,8 @@
 
 #include "core/comm.hpp"
 #include "platforms/platform.hpp"
+#include "simulate/simgrid/comm.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
 
 namespace dsgd::simulate {
 
@@ -46,6 +48,12 @@ Fidelity fidelity_from_string(std::string_view name);
 struct SimulationOptions {
   // kFlow needs a size-only world (WorldOptions::payload false): flows carry no data.
   Fidelity fidelity = Fidelity::kAuto;
+  // Where ranks go (simulate/simgrid/platform_builder.hpp).
+  PlacementOptions placement;
+  // Seeds the platform's compute noise (platforms::Noise); equal seeds, equal simulations.
+  std::uint64_t noise_seed = 0;
+  // Timeline spans kept for a trace (SimulationResult::timeline); 0 keeps none.
+  std::size_t trace_events = 0;
   // SimGrid's network model. "CM02" with cross_traffic and tcp_gamma off is the pure alpha-beta model of the
   // platform's links; "LV08" (SimGrid's default) adds its own latency and bandwidth factors. Valid values:
   // CM02, LV08, SMPI, IB.
@@ -71,6 +79,8 @@ struct SimulationResult {
   double setup_wall_s = 0;          // wall time to start the engine, build the platform and create the actors
   double run_wall_s = 0;            // wall time inside Engine::run()
   std::string collected;            // what SimulationOptions::collect returned
+  std::vector<TimelineSpan> timeline;  // the first SimulationOptions::trace_events spans, in the order they ended
+  std::size_t timeline_dropped = 0;    // spans beyond that
 };
 
 // Runs `worker` for every rank of a world of world.size ranks on `platform` and returns when all have returned.

@@ -1,7 +1,11 @@
 #include "simulate/simgrid/platform_builder.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <tuple>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
+#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
@@ -12,24 +16,174 @@
 
 namespace dsgd::simulate {
 
+namespace s4u = simgrid::s4u;
+using simgrid::kernel::routing::NetPoint;
+
 namespace {
 
 std::string quoted(const platforms::Platform& platform) {
   return "platform '" + (platform.name.empty() ? std::string("(unnamed)") : platform.name) + "'";
 }
 
+const platforms::KnlMesh* mesh_of(const platforms::Platform& platform) {
+  return std::get_if<platforms::KnlMesh>(&platform.nodes.intra_node);
+}
+
+const platforms::PcieTree* tree_of(const platforms::Platform& platform) {
+  return std::get_if<platforms::PcieTree>(&platform.nodes.intra_node);
+}
+
+// Compute units of one node: cores of a mesh, devices, or the node.
+int units_per_node(const platforms::Platform& platform) {
+  if (mesh_of(platform) != nullptr) return platform.nodes.cpu.cores();
+  const int devices = platform.nodes.devices_per_node();
+  return devices > 0 ? devices : 1;
+}
+
+int ranks_per_node(const platforms::Platform& platform, const PlacementOptions& placement) {
+  return placement.ranks_per_node > 0 ? placement.ranks_per_node : units_per_node(platform);
+}
+
+double fastest_memory_Bps(const platforms::Platform& platform) {
+  double fastest = 0;
+  for (const auto& memory : platform.nodes.memories) fastest = std::max(fastest, memory.bandwidth_Bps);
+  return fastest;
+}
+
+// The bandwidth of the PCIe connection of device `device` (numbered as platforms::PcieTree says), 0 if unknown.
+double device_link_Bps(const platforms::Platform& platform, int device) {
+  const auto* tree = tree_of(platform);
+  if (tree == nullptr) return 0;
+  if (device < tree->host_devices) return tree->host_device_link->bandwidth_Bps;
+  int first = tree->host_devices;
+  for (const auto& item : tree->switches) {
+    if (device < first + item.devices) return item.device_link->bandwidth_Bps;
+    first += item.devices;
+  }
+  return 0;
+}
+
+// The device group of device `device` of a node.
+const platforms::DeviceGroup& device_group(const platforms::Platform& platform, int device) {
+  int first = 0;
+  for (const auto& group : platform.nodes.devices) {
+    if (device < first + group.count) return group;
+    first += group.count;
+  }
+  throw InternalError("device " + std::to_string(device) + " beyond the node's devices");
+}
+
+// Which unit of which node rank `rank` takes: node, index of the unit (or of the core group) on the node; -1 for
+// the CPU of a master on the host.
+struct Slot {
+  int node = 0;
+  int index = 0;
+};
+
+Slot slot_of(const platforms::Platform& platform, int rank, const PlacementOptions& placement) {
+  if (placement.master_on_host) {
+    if (rank == 0) return {0, -1};
+    --rank;
+  }
+  const int per_node = ranks_per_node(platform, placement);
+  return {rank / per_node, rank % per_node};
+}
+
+// --- the mesh of a KNL node ------------------------------------------------------------------------------------
+
+// Stops of the tiles, in tile order: the stops the controllers leave, row-major.
+std::vector<platforms::MeshStop> tile_stops(const platforms::KnlMesh& mesh) {
+  std::vector<platforms::MeshStop> stops;
+  for (int y = 0; y < mesh.rows; ++y) {
+    for (int x = 0; x < mesh.columns; ++x) {
+      const platforms::MeshStop stop{x, y};
+      const auto taken = [&](const std::vector<platforms::MeshStop>& list) {
+        return std::find(list.begin(), list.end(), stop) != list.end();
+      };
+      if (!taken(mesh.mcdram_controllers) && !taken(mesh.ddr_controllers)) stops.push_back(stop);
+    }
+  }
+  stops.resize(static_cast<std::size_t>(mesh.physical_tiles));
+  return stops;
+}
+
+// Cores [first, last] of group `index` of `groups` on a chip of `cores`.
+std::pair<int, int> group_cores(int cores, int groups, int index) {
+  return {index * cores / groups, (index + 1) * cores / groups - 1};
+}
+
+int quadrant(const platforms::KnlMesh& mesh, const platforms::MeshStop& stop) {
+  return (stop.x * 2 >= mesh.columns ? 1 : 0) + (stop.y * 2 >= mesh.rows ? 2 : 0);
+}
+
 }  // namespace
 
-void check_simulatable(const platforms::Platform& platform, int ranks) {
-  const auto& topology = platform.network.topology;
-  if (topology.kind() != platforms::TopologyKind::kStar) {
-    throw UnavailableError(quoted(platform) + ": topology " + std::string(platforms::to_string(topology.kind())) +
-                           " is not yet simulated; only star is");
+MeshStop nic_stop(const platforms::KnlMesh& mesh) { return {mesh.columns / 2, 0}; }
+
+std::vector<MeshHop> xy_route(const platforms::KnlMesh& mesh, MeshStop from, MeshStop to) {
+  (void)mesh;
+  std::vector<MeshHop> hops;
+  MeshStop at = from;
+  while (at.x != to.x) {
+    const MeshStop next{at.x + (to.x > at.x ? 1 : -1), at.y};
+    hops.push_back({at, next});
+    at = next;
   }
+  while (at.y != to.y) {
+    const MeshStop next{at.x, at.y + (to.y > at.y ? 1 : -1)};
+    hops.push_back({at, next});
+    at = next;
+  }
+  return hops;
+}
+
+int memory_controller(const platforms::KnlMesh& mesh, MeshStop from, MeshStop to) {
+  const bool local = mesh.cluster_mode == platforms::ClusterMode::kSnc4;
+  int best = -1;
+  int best_distance = 0;
+  for (std::size_t i = 0; i < mesh.mcdram_controllers.size(); ++i) {
+    const auto& controller = mesh.mcdram_controllers[i];
+    if (local && quadrant(mesh, controller) != quadrant(mesh, to)) continue;
+    const int distance = std::abs(controller.x - from.x) + std::abs(controller.y - from.y);
+    if (best < 0 || distance < best_distance) {
+      best = static_cast<int>(i);
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+MeshStop rank_stop(const platforms::Platform& platform, int group, int groups) {
+  const auto* mesh = mesh_of(platform);
+  DSGD_ENFORCE(mesh != nullptr, "rank_stop needs a KNL mesh");
+  const int first = group_cores(platform.nodes.cpu.cores(), groups, group).first;
+  return tile_stops(*mesh)[static_cast<std::size_t>(first / mesh->cores_per_tile)];
+}
+
+long long rank_capacity(const platforms::Platform& platform, const PlacementOptions& placement) {
+  const long long per_node = ranks_per_node(platform, placement);
+  return static_cast<long long>(platform.nodes.count) * per_node + (placement.master_on_host ? 1 : 0);
+}
+
+void check_simulatable(const platforms::Platform& platform, int ranks, const PlacementOptions& placement) {
   if (ranks < 1) throw InputError("a simulated world needs at least 1 rank, got " + std::to_string(ranks));
-  if (ranks > platform.nodes.count) {
-    throw InputError(quoted(platform) + " has " + std::to_string(platform.nodes.count) + " nodes but the world has " +
-                     std::to_string(ranks) + " ranks; the SimGrid executor places one rank per node");
+  const int units = units_per_node(platform);
+  if (placement.ranks_per_node < 0 || placement.ranks_per_node > units) {
+    throw InputError(quoted(platform) + ": " + std::to_string(placement.ranks_per_node) +
+                     " ranks per node, but a node has " + std::to_string(units) + " compute units");
+  }
+  if (placement.ranks_per_node > 1 && mesh_of(platform) == nullptr && platform.nodes.devices_per_node() == 0) {
+    throw InputError(quoted(platform) + ": several ranks per node need a KNL mesh or devices in the node");
+  }
+  if (placement.master_on_host && platform.nodes.devices_per_node() == 0) {
+    throw InputError(quoted(platform) + " has no devices: a master on the host needs workers on devices");
+  }
+  if (ranks > rank_capacity(platform, placement)) {
+    throw InputError(quoted(platform) + " holds " + std::to_string(rank_capacity(platform, placement)) +
+                     " ranks (" + std::to_string(platform.nodes.count) + " nodes x " +
+                     std::to_string(ranks_per_node(platform, placement)) + " per node" +
+                     (placement.master_on_host ? " + a master" : "") + ") but the world has " +
+                     std::to_string(ranks));
   }
   const auto& link = platform.network.link;
   if (!(link.bandwidth_Bps > 0)) {
@@ -52,60 +206,384 @@ void check_simulatable(const platforms::Platform& platform, int ranks) {
     throw InputError(quoted(platform) + ": cpu peak_flops must be > 0 to simulate compute, got " +
                      std::to_string(platform.nodes.cpu.peak_flops));
   }
+  const auto& topology = platform.network.topology;
   if (topology.link_bandwidth_Bps && !(*topology.link_bandwidth_Bps > 0)) {
     throw InputError(quoted(platform) + ": topology link_bandwidth_Bps must be > 0");
   }
   if (topology.link_latency_s && !(*topology.link_latency_s >= 0)) {
     throw InputError(quoted(platform) + ": topology link_latency_s must be >= 0");
   }
-}
-
-NodeRates node_rates(const platforms::Platform& platform) {
-  NodeRates rates;
-  rates.flops = platform.nodes.cpu.peak_flops;
-  for (const auto& memory : platform.nodes.memories) {
-    rates.memory_bandwidth_Bps = std::max(rates.memory_bandwidth_Bps, memory.bandwidth_Bps);
+  if (const auto* dragonfly = std::get_if<platforms::DragonflyTopology>(&topology.shape)) {
+    // SimGrid 3.32 crashes at the first message otherwise (the loader checks files; built platforms too).
+    if (dragonfly->groups > dragonfly->routers_per_chassis) {
+      throw InputError(quoted(platform) + ": a dragonfly of " + std::to_string(dragonfly->groups) +
+                       " groups needs at least as many routers per chassis (" +
+                       std::to_string(dragonfly->routers_per_chassis) + "): SimGrid 3.32 wires group g to router g");
+    }
   }
-  return rates;
+  if (const auto* mesh = mesh_of(platform)) {
+    if (!mesh->link_bandwidth_Bps || !mesh->hop_latency_s) {
+      throw InputError(quoted(platform) + ": its knl_mesh needs link_bandwidth_Bps and hop_latency_s to be simulated");
+    }
+    if (platform.nodes.memories.empty()) throw InputError(quoted(platform) + ": a KNL mesh needs a memory to route through");
+  }
 }
 
-std::vector<simgrid::s4u::Host*> build_platform(const platforms::Platform& platform, int ranks) {
-  namespace s4u = simgrid::s4u;
-  check_simulatable(platform, ranks);
+std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks, const PlacementOptions& placement) {
+  check_simulatable(platform, ranks, placement);
+  const auto& cpu = platform.nodes.cpu;
+  const int per_node = ranks_per_node(platform, placement);
+  std::vector<RankSite> sites;
+  sites.reserve(static_cast<std::size_t>(ranks));
+  for (int rank = 0; rank < ranks; ++rank) {
+    const Slot slot = slot_of(platform, rank, placement);
+    RankSite site;
+    site.node = slot.node;
+    if (slot.index < 0 || (mesh_of(platform) == nullptr && platform.nodes.devices_per_node() == 0)) {
+      site.unit = "cpu";
+      site.peak_flops = cpu.peak_flops;
+      site.efficiency = cpu.efficiency;
+      site.memory_bandwidth_Bps = fastest_memory_Bps(platform);
+      site.copy_bandwidth_Bps = site.memory_bandwidth_Bps;
+    } else if (mesh_of(platform) != nullptr) {
+      const auto [first, last] = group_cores(cpu.cores(), per_node, slot.index);
+      const double share = static_cast<double>(last - first + 1) / cpu.cores();
+      site.unit = first == last ? "core " + std::to_string(first)
+                                : "cores " + std::to_string(first) + "-" + std::to_string(last);
+      site.peak_flops = cpu.peak_flops * share;
+      site.efficiency = cpu.efficiency;
+      // The cores of a chip share its memory bandwidth.
+      site.memory_bandwidth_Bps = fastest_memory_Bps(platform) * share;
+      site.copy_bandwidth_Bps = site.memory_bandwidth_Bps;
+    } else {
+      const auto& group = device_group(platform, slot.index);
+      site.unit = "device " + std::to_string(slot.index);
+      site.peak_flops = group.peak_flops;
+      site.efficiency = group.efficiency;
+      site.memory_bandwidth_Bps = group.memory.bandwidth_Bps;
+      // Batches come from the host over the device's PCIe connection.
+      site.copy_bandwidth_Bps = device_link_Bps(platform, slot.index);
+      if (!(site.copy_bandwidth_Bps > 0)) site.copy_bandwidth_Bps = fastest_memory_Bps(platform);
+    }
+    sites.push_back(std::move(site));
+  }
+  return sites;
+}
+
+namespace {
+
+// One node as built: what the network above connects to, and the host of each of its units.
+struct BuiltNode {
+  NetPoint* netpoint = nullptr;
+  NetPoint* gateway = nullptr;  // null when the node is a plain host
+  std::vector<s4u::Host*> units;  // by unit index; the CPU of a node with devices last
+};
+
+class Builder {
+ public:
+  Builder(const platforms::Platform& platform, int ranks, const PlacementOptions& placement)
+      : platform_(platform), placement_(placement), per_node_(ranks_per_node(platform, placement)) {
+    const Slot last = slot_of(platform, ranks - 1, placement);
+    occupied_nodes_ = last.node + 1;
+  }
+
+  int occupied_nodes() const { return occupied_nodes_; }
+
+  // Node `node` inside `parent`. With `own_link`, traffic leaving the node crosses the node's link (alpha/2, the
+  // node link's bandwidth) inside it, so the node is always a zone; without, a node with no intra-node topology is
+  // a plain host and its parent provides the link.
+  BuiltNode build_node(s4u::NetZone* parent, int node, bool own_link) {
+    const std::string name = "node-" + std::to_string(node);
+    own_link_ = own_link;
+    if (const auto* mesh = mesh_of(platform_)) return build_mesh(parent, name, *mesh);
+    if (const auto* tree = tree_of(platform_)) return build_tree(parent, name, *tree);
+    BuiltNode built;
+    if (!own_link) {
+      auto* host = parent->create_host(name, platform_.nodes.cpu.peak_flops);
+      built.netpoint = host->get_netpoint();
+      built.units.push_back(host);
+      return built;
+    }
+    auto* zone = s4u::create_full_zone(name);
+    zone->set_parent(parent);
+    built.netpoint = zone->get_netpoint();
+    built.gateway = zone->create_router(name + "-nic");
+    built.units.push_back(zone->create_host(name + "-cpu", platform_.nodes.cpu.peak_flops));
+    zone->add_route(built.units[0]->get_netpoint(), built.gateway, nullptr, nullptr, {uplink(zone, name)}, true);
+    zone->seal();
+    return built;
+  }
+
+  s4u::Host* host_of_rank(const std::vector<BuiltNode>& nodes, int rank) const {
+    const Slot slot = slot_of(platform_, rank, placement_);
+    const BuiltNode& node = nodes[static_cast<std::size_t>(slot.node)];
+    if (slot.index < 0) return node.units.back();  // the CPU
+    return node.units[static_cast<std::size_t>(slot.index)];
+  }
+
+ private:
+  BuiltNode build_mesh(s4u::NetZone* parent, const std::string& name, const platforms::KnlMesh& mesh) {
+    auto* zone = s4u::create_full_zone(name);
+    zone->set_parent(parent);
+    // Split-duplex links between adjacent stops, keyed by the stop with the smaller coordinates.
+    std::map<std::tuple<int, int, int>, s4u::Link*> links;  // (x, y, 0 = east / 1 = south)
+    const auto link_between = [&](const MeshHop& hop) {
+      const platforms::MeshStop low{std::min(hop.from.x, hop.to.x), std::min(hop.from.y, hop.to.y)};
+      const int direction = hop.from.x != hop.to.x ? 0 : 1;
+      const auto key = std::make_tuple(low.x, low.y, direction);
+      auto found = links.find(key);
+      if (found == links.end()) {
+        auto* link = zone->create_split_duplex_link(name + "-mesh-" + std::to_string(low.x) + "." +
+                                                        std::to_string(low.y) + (direction == 0 ? "e" : "s"),
+                                                    *mesh.link_bandwidth_Bps)
+                         ->set_latency(*mesh.hop_latency_s)
+                         ->seal();
+        found = links.emplace(key, link).first;
+      }
+      const bool forward = hop.to.x > hop.from.x || hop.to.y > hop.from.y;
+      return s4u::LinkInRoute(found->second, forward ? s4u::LinkInRoute::Direction::UP
+                                                     : s4u::LinkInRoute::Direction::DOWN);
+    };
+    const auto path = [&](platforms::MeshStop from, platforms::MeshStop to, std::vector<s4u::LinkInRoute>& out) {
+      for (const auto& hop : xy_route(mesh, from, to)) out.push_back(link_between(hop));
+    };
+    // The memory the ranks work in: MCDRAM if the node has it (seed 000 keeps weights and data there), else the
+    // fastest memory, spread over its controllers.
+    double memory_Bps = fastest_memory_Bps(platform_);
+    for (const auto& memory : platform_.nodes.memories) {
+      if (memory.name == "mcdram") memory_Bps = memory.bandwidth_Bps;
+    }
+    std::vector<s4u::Link*> controllers;
+    for (std::size_t i = 0; i < mesh.mcdram_controllers.size(); ++i) {
+      controllers.push_back(
+          zone->create_link(name + "-edc-" + std::to_string(i), memory_Bps / mesh.mcdram_controllers.size())
+              ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED)
+              ->seal());
+    }
+
+    BuiltNode built;
+    built.netpoint = zone->get_netpoint();
+    auto* gateway = zone->create_router(name + "-nic");
+    built.gateway = gateway;
+    const auto node_link = uplink(zone, name);
+    const int cores = platform_.nodes.cpu.cores();
+    std::vector<platforms::MeshStop> stops;
+    for (int group = 0; group < per_node_; ++group) {
+      const auto [first, last] = group_cores(cores, per_node_, group);
+      const double share = static_cast<double>(last - first + 1) / cores;
+      built.units.push_back(zone->create_host(name + "-g" + std::to_string(group), platform_.nodes.cpu.peak_flops * share));
+      stops.push_back(rank_stop(platform_, group, per_node_));
+    }
+    for (std::size_t a = 0; a < built.units.size(); ++a) {
+      for (std::size_t b = 0; b < built.units.size(); ++b) {
+        if (a == b) continue;
+        std::vector<s4u::LinkInRoute> route;
+        const int controller = memory_controller(mesh, stops[a], stops[b]);
+        const platforms::MeshStop via = mesh.mcdram_controllers[static_cast<std::size_t>(controller)];
+        path(stops[a], via, route);
+        route.emplace_back(controllers[static_cast<std::size_t>(controller)]);
+        path(via, stops[b], route);
+        zone->add_route(built.units[a]->get_netpoint(), built.units[b]->get_netpoint(), nullptr, nullptr, route,
+                        /*symmetrical=*/false);
+      }
+      std::vector<s4u::LinkInRoute> out;
+      path(stops[a], nic_stop(mesh), out);
+      for (const auto& link : node_link) out.push_back(link);
+      if (out.empty()) out.emplace_back(link_between({nic_stop(mesh), {nic_stop(mesh).x, nic_stop(mesh).y + 1}}));
+      zone->add_route(built.units[a]->get_netpoint(), gateway, nullptr, nullptr, out, /*symmetrical=*/true);
+    }
+    zone->seal();
+    return built;
+  }
+
+  BuiltNode build_tree(s4u::NetZone* parent, const std::string& name, const platforms::PcieTree& tree) {
+    auto* zone = s4u::create_full_zone(name);
+    zone->set_parent(parent);
+    BuiltNode built;
+    built.netpoint = zone->get_netpoint();
+    built.gateway = zone->create_router(name + "-nic");
+    const auto node_link = uplink(zone, name);
+    // Every element's connection to its parent: the root complex is element 0.
+    struct Element {
+      int parent = -1;
+      s4u::Link* up = nullptr;
+    };
+    std::vector<Element> elements(1);
+    std::map<std::string, int> switch_index;
+    const auto pcie = [&](const std::string& label, const platforms::PcieLink& link) {
+      return zone->create_split_duplex_link(name + "-" + label, link.bandwidth_Bps)->seal();
+    };
+    std::vector<int> device_element;
+    for (int d = 0; d < tree.host_devices; ++d) {
+      elements.push_back({0, pcie("host-dev" + std::to_string(d), *tree.host_device_link)});
+      device_element.push_back(static_cast<int>(elements.size()) - 1);
+    }
+    for (const auto& item : tree.switches) {
+      const int above = item.parent == "host" ? 0 : switch_index.at(item.parent);
+      elements.push_back({above, pcie(item.name + "-up", item.uplink)});
+      const int here = static_cast<int>(elements.size()) - 1;
+      switch_index[item.name] = here;
+      for (int d = 0; d < item.devices; ++d) {
+        elements.push_back({here, pcie(item.name + "-dev" + std::to_string(d), *item.device_link)});
+        device_element.push_back(static_cast<int>(elements.size()) - 1);
+      }
+    }
+    const auto chain = [&](int element) {
+      std::vector<int> up;
+      for (int at = element; at > 0; at = elements[static_cast<std::size_t>(at)].parent) up.push_back(at);
+      return up;  // from the element up to (not including) the root
+    };
+    // The route between two elements: up from a to the lowest common ancestor, down to b.
+    const auto route = [&](int a, int b) {
+      std::vector<int> up_a = chain(a);
+      std::vector<int> up_b = chain(b);
+      while (!up_a.empty() && !up_b.empty() && up_a.back() == up_b.back()) {
+        up_a.pop_back();
+        up_b.pop_back();
+      }
+      std::vector<s4u::LinkInRoute> links;
+      for (int e : up_a) links.emplace_back(elements[static_cast<std::size_t>(e)].up, s4u::LinkInRoute::Direction::UP);
+      for (auto it = up_b.rbegin(); it != up_b.rend(); ++it) {
+        links.emplace_back(elements[static_cast<std::size_t>(*it)].up, s4u::LinkInRoute::Direction::DOWN);
+      }
+      return links;
+    };
+    int device = 0;
+    for (const auto& group : platform_.nodes.devices) {
+      for (int d = 0; d < group.count; ++d, ++device) {
+        built.units.push_back(zone->create_host(name + "-dev" + std::to_string(device), group.peak_flops));
+      }
+    }
+    auto* cpu = zone->create_host(name + "-cpu", platform_.nodes.cpu.peak_flops);
+    built.units.push_back(cpu);
+    // The root complex joins the CPU, the NIC and the top of the tree; crossing it is free.
+    auto* root = zone->create_link(name + "-root", 1e15)->set_sharing_policy(s4u::Link::SharingPolicy::FATPIPE)->seal();
+    std::vector<int> unit_element = device_element;
+    unit_element.push_back(0);
+    for (std::size_t a = 0; a < built.units.size(); ++a) {
+      for (std::size_t b = a + 1; b < built.units.size(); ++b) {
+        auto links = route(unit_element[a], unit_element[b]);
+        if (links.empty()) links.emplace_back(root);
+        zone->add_route(built.units[a]->get_netpoint(), built.units[b]->get_netpoint(), nullptr, nullptr, links, true);
+      }
+      auto links = route(unit_element[a], 0);
+      links.emplace_back(root);
+      for (const auto& link : node_link) links.push_back(link);
+      zone->add_route(built.units[a]->get_netpoint(), built.gateway, nullptr, nullptr, links, true);
+    }
+    zone->seal();
+    return built;
+  }
+
+  // The node's link to the network, as the route from inside the node to its gateway ends; none unless own_link_.
+  std::vector<s4u::LinkInRoute> uplink(s4u::NetZone* zone, const std::string& name) const {
+    if (!own_link_) return {};
+    const auto& link = platform_.network.link;
+    auto* own = zone->create_split_duplex_link(name + "-link", link.bandwidth_Bps)->set_latency(link.latency_s / 2)->seal();
+    return {{own, s4u::LinkInRoute::Direction::UP}};
+  }
+
+  const platforms::Platform& platform_;
+  PlacementOptions placement_;
+  int per_node_;
+  int occupied_nodes_ = 0;
+  bool own_link_ = false;
+};
+
+}  // namespace
+
+std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int ranks,
+                                       const PlacementOptions& placement) {
+  check_simulatable(platform, ranks, placement);
   const auto& link = platform.network.link;
   const auto& topology = platform.network.topology;
+  const std::string zone_name = platform.name.empty() ? "dsgd" : platform.name;
+  Builder builder(platform, ranks, placement);
+  std::vector<BuiltNode> nodes;
+  nodes.reserve(static_cast<std::size_t>(builder.occupied_nodes()));
 
-  auto* zone = s4u::create_star_zone(platform.name.empty() ? "dsgd" : platform.name);
-  // A backbone, when the platform names one, is shared by every message (SimGrid's cluster backbone).
-  s4u::Link* backbone = nullptr;
-  if (topology.link_bandwidth_Bps || topology.link_latency_s) {
-    backbone = zone->create_link("backbone", topology.link_bandwidth_Bps.value_or(link.bandwidth_Bps))
-                   ->set_latency(topology.link_latency_s.value_or(0.0))
-                   ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED)
-                   ->seal();
+  if (topology.kind() == platforms::TopologyKind::kStar) {
+    auto* zone = s4u::create_star_zone(zone_name);
+    // A backbone, when the platform names one, is shared by every message (SimGrid's cluster backbone).
+    s4u::Link* backbone = nullptr;
+    if (topology.link_bandwidth_Bps || topology.link_latency_s) {
+      backbone = zone->create_link("backbone", topology.link_bandwidth_Bps.value_or(link.bandwidth_Bps))
+                     ->set_latency(topology.link_latency_s.value_or(0.0))
+                     ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED)
+                     ->seal();
+    }
+    // A star is symmetric: nodes beyond the occupied ones would carry no traffic and are not built.
+    for (int node = 0; node < builder.occupied_nodes(); ++node) {
+      BuiltNode built = builder.build_node(zone, node, /*own_link=*/false);
+      // Half of alpha on each end: a message crosses the sender's link up and the receiver's link down.
+      auto* own = zone->create_split_duplex_link("link-" + std::to_string(node), link.bandwidth_Bps)
+                      ->set_latency(link.latency_s / 2)
+                      ->seal();
+      if (backbone == nullptr) {
+        zone->add_route(built.netpoint, nullptr, built.gateway, nullptr, {{own, s4u::LinkInRoute::Direction::UP}},
+                        /*symmetrical=*/true);
+      } else {
+        // Up to the centre through the backbone, down without it, so a message crosses the backbone once.
+        zone->add_route(built.netpoint, nullptr, built.gateway, nullptr,
+                        {{own, s4u::LinkInRoute::Direction::UP}, s4u::LinkInRoute(backbone)}, /*symmetrical=*/false);
+        zone->add_route(nullptr, built.netpoint, nullptr, built.gateway, {{own, s4u::LinkInRoute::Direction::DOWN}},
+                        /*symmetrical=*/false);
+      }
+      nodes.push_back(std::move(built));
+    }
+    zone->seal();
+  } else {
+    const double fabric_Bps = topology.link_bandwidth_Bps.value_or(link.bandwidth_Bps);
+    const double fabric_s = topology.link_latency_s.value_or(0.0);
+    nodes.resize(static_cast<std::size_t>(builder.occupied_nodes()));
+    const auto netpoint = [&](s4u::NetZone* zone, const std::vector<unsigned long>&,
+                              unsigned long id) -> std::pair<NetPoint*, NetPoint*> {
+      const auto node = static_cast<int>(id);
+      if (node >= builder.occupied_nodes()) {
+        auto* idle = zone->create_host("idle-" + std::to_string(id), platform.nodes.cpu.peak_flops);
+        return {idle->get_netpoint(), nullptr};
+      }
+      BuiltNode& built = nodes[static_cast<std::size_t>(node)];
+      built = builder.build_node(zone, node, /*own_link=*/true);
+      return {built.netpoint, built.gateway};
+    };
+    const s4u::ClusterCallbacks callbacks(netpoint);
+    const auto shared = s4u::Link::SharingPolicy::SHARED;
+    if (const auto* tree = std::get_if<platforms::FatTreeTopology>(&topology.shape)) {
+      const auto to_unsigned = [](const std::vector<int>& values) {
+        return std::vector<unsigned int>(values.begin(), values.end());
+      };
+      s4u::create_fatTree_zone(zone_name, nullptr,
+                               {static_cast<unsigned int>(tree->down.size()), to_unsigned(tree->down),
+                                to_unsigned(tree->up), to_unsigned(tree->link_counts)},
+                               callbacks, fabric_Bps, fabric_s, shared)
+          ->seal();
+    } else if (const auto* torus = std::get_if<platforms::TorusTopology>(&topology.shape)) {
+      s4u::create_torus_zone(zone_name, nullptr,
+                             std::vector<unsigned long>(torus->dimensions.begin(), torus->dimensions.end()), callbacks,
+                             fabric_Bps, fabric_s, shared)
+          ->seal();
+    } else {
+      const auto& fly = std::get<platforms::DragonflyTopology>(topology.shape);
+      // Only the groups (and, within one group, the chassis) that hold ranks.
+      const int per_chassis = fly.routers_per_chassis * fly.nodes_per_router;
+      const int per_group = fly.chassis_per_group * per_chassis;
+      const int groups = (builder.occupied_nodes() + per_group - 1) / per_group;
+      const int chassis = groups > 1 ? fly.chassis_per_group : (builder.occupied_nodes() + per_chassis - 1) / per_chassis;
+      const auto u = [](int value) { return static_cast<unsigned int>(value); };
+      s4u::create_dragonfly_zone(zone_name, nullptr,
+                                 {{u(groups), u(fly.group_links)},
+                                  {u(chassis), u(fly.chassis_links)},
+                                  {u(fly.routers_per_chassis), u(fly.router_links)},
+                                  u(fly.nodes_per_router)},
+                                 callbacks, fabric_Bps, fabric_s, shared)
+          ->seal();
+    }
   }
 
   std::vector<s4u::Host*> hosts;
   hosts.reserve(static_cast<std::size_t>(ranks));
-  for (int node = 0; node < ranks; ++node) {
-    const std::string suffix = std::to_string(node);
-    auto* host = zone->create_host("node-" + suffix, platform.nodes.cpu.peak_flops);
-    // Half of alpha on each end: a message crosses the sender's link up and the receiver's link down.
-    auto* own =
-        zone->create_split_duplex_link("link-" + suffix, link.bandwidth_Bps)->set_latency(link.latency_s / 2)->seal();
-    if (backbone == nullptr) {
-      zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr, {{own, s4u::LinkInRoute::Direction::UP}},
-                      /*symmetrical=*/true);
-    } else {
-      // Up to the centre through the backbone, down without it, so a message crosses the backbone once.
-      zone->add_route(host->get_netpoint(), nullptr, nullptr, nullptr,
-                      {{own, s4u::LinkInRoute::Direction::UP}, s4u::LinkInRoute(backbone)}, /*symmetrical=*/false);
-      zone->add_route(nullptr, host->get_netpoint(), nullptr, nullptr, {{own, s4u::LinkInRoute::Direction::DOWN}},
-                      /*symmetrical=*/false);
-    }
-    hosts.push_back(host);
-  }
-  zone->seal();
+  for (int rank = 0; rank < ranks; ++rank) hosts.push_back(builder.host_of_rank(nodes, rank));
   return hosts;
 }
 

@@ -1,18 +1,33 @@
 #pragma once
-// Turns a dsgd platform description (platforms/platform.hpp) into SimGrid hosts and links.
+// Turns a dsgd platform description (platforms/platform.hpp) into SimGrid hosts, links and routes.
 //
-// For now one shape is simulated: the flat alpha-beta star. Every node is a host whose speed is the node's CPU
-// peak (single-precision FLOP/s); every host has a private split-duplex link of latency alpha/2 and the node
-// link's bandwidth, so a message of n bytes between two nodes costs alpha + n / bandwidth end to end, as the
-// platform's Link promises (tests/simulate/platform_builder_test.cpp holds SimGrid to it). A star with a shared
-// backbone (Topology::link_bandwidth_Bps / link_latency_s) routes every message through one more shared link of
-// that bandwidth and latency. A piecewise link (Link::segments) is built with its representative latency and
-// bandwidth; install_segment_factors() then scales each message to its segment's values. Fat trees, dragonflies,
-// tori and the intra-node topologies (KNL mesh, PCIe trees) come later; until then they are refused with
-// UnavailableError rather than flattened into a star.
+// Between nodes (Network::topology):
+//  * star: every node has a private split-duplex link of latency alpha/2 and the node link's bandwidth, so a
+//    message of n bytes between two nodes costs alpha + n / bandwidth end to end (tests hold SimGrid to it); a
+//    backbone (Topology::link_bandwidth_Bps / link_latency_s) adds one shared link crossed once per message.
+//  * fat_tree, dragonfly, torus: SimGrid's own cluster zones, whose fabric links get the topology's link bandwidth
+//    and latency (absent: the node link's bandwidth and no latency). Every node is then a zone whose route to the
+//    fabric ends with the node's own split-duplex link (alpha/2, the node link's bandwidth), so a message costs
+//    alpha + the fabric's hops (SimGrid's cluster zones also put a fabric link between a node and its router). Only the leaves that hold ranks are built as nodes; a dragonfly is built with only the groups
+//    (and, within one group, the chassis) the ranks occupy: minimal routes between occupied nodes never leave
+//    them, so the times are those of the whole machine.
+// Inside a node (Nodes::intra_node):
+//  * none: the node is one host at the CPU's peak; one rank per node.
+//  * knl_mesh: core level. A rank is a group of cores (by default one core) on the tile of its first core; tiles
+//    take the stops the controllers leave, row-major. Adjacent stops are joined by split-duplex mesh links
+//    (KnlMesh::link_bandwidth_Bps, hop_latency_s); routes are dimension-ordered (X, then Y). Messages between
+//    ranks of a node go through memory: from the sender's stop to an MCDRAM controller, then to the receiver's
+//    stop; each controller is a shared link of (MCDRAM bandwidth / controllers). Quadrant and all-to-all modes
+//    use the controller nearest the sender; SNC-4 the nearest one in the receiver's quadrant (its NUMA node's
+//    memory). Traffic leaving the node enters at the NIC stop (top row, middle column: the PCIe root of the die).
+//  * pcie_tree: the CPU is one host and every device one host; switches are routers, every PCIe connection a
+//    split-duplex link of its bandwidth. Routes follow the tree; the NIC hangs from the root complex.
+// Ranks fill the compute units of node 0, then node 1, ...: cores (or groups of them) of a mesh, devices of a
+// node with devices (PlacementOptions::master_on_host puts rank 0 on node 0's CPU), else the node itself.
 //
 // SimGrid's types stay out of this header (the simulate library links SimGrid privately).
 
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -24,28 +39,58 @@ class Host;
 
 namespace dsgd::simulate {
 
-// What the simulation needs to know about a node beyond its host: numbers the executor charges without SimGrid.
-struct NodeRates {
-  double flops = 0;                 // host speed, FLOP/s (every kernel class runs at it for now)
-  double memory_bandwidth_Bps = 0;  // the node's fastest memory; 0 when the platform lists none
+// Where ranks go on a platform's nodes.
+struct PlacementOptions {
+  // Ranks per node: 0 takes one per compute unit (a core of a KNL mesh, a device of a node with devices, else
+  // 1). On a KNL mesh a smaller number makes groups of cores (seed 000 Fig 12's chip partitions): rank k of a node
+  // gets cores [k c / g, (k + 1) c / g).
+  int ranks_per_node = 0;
+  // Rank 0 on node 0's CPU and the others on devices, as the master of seed 000's multi-GPU algorithms.
+  bool master_on_host = false;
 };
 
-// Throws unless `ranks` workers can be simulated on `platform`, one per node (rank r on node r):
-//  * UnavailableError for a topology other than a star ("platform 'cori-knl': topology dragonfly is not yet
-//    simulated; only star is"),
-//  * InputError for ranks < 1, more ranks than nodes, or a non-positive link bandwidth, negative latency or
-//    non-positive CPU peak, or link segments that are not as the loader requires (first at 0 bytes, ascending,
-//    latency >= 0, bandwidth > 0).
+// What a rank computes on and how fast.
+struct RankSite {
+  int node = 0;
+  std::string unit;                  // "cpu", "cores 0-16", "device 3"
+  double peak_flops = 0;             // of its unit
+  platforms::KernelEfficiency efficiency;
+  double memory_bandwidth_Bps = 0;   // its share of the memory it works in (0: memory traffic is free)
+  double copy_bandwidth_Bps = 0;     // where its batches come from: PCIe for a device, memory otherwise
+};
+
+// Throws unless `ranks` can be placed on `platform`:
+//  * InputError for ranks < 1, more ranks than the platform's units, ranks_per_node beyond a node's units or on a
+//    node without a mesh, a non-positive link bandwidth, negative latency or non-positive peak, link segments
+//    that are not as the loader requires, a mesh without link_bandwidth_Bps / hop_latency_s, master_on_host on
+//    a platform without devices.
 // Needs no SimGrid engine, so the executor checks before it starts one.
-void check_simulatable(const platforms::Platform& platform, int ranks);
+void check_simulatable(const platforms::Platform& platform, int ranks, const PlacementOptions& placement = {});
 
-// Rates of one node of `platform`.
-NodeRates node_rates(const platforms::Platform& platform);
+// The sites of `ranks` ranks (no SimGrid needed).
+std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks,
+                                  const PlacementOptions& placement = {});
 
-// Builds hosts for the first `ranks` nodes of `platform` in the running SimGrid engine (one per process: see
-// simulate/simgrid/executor.hpp) and returns them in node order. A star is symmetric, so nodes beyond `ranks` would
-// carry no traffic and are not built. Calls check_simulatable first. Must be called before Engine::run().
-std::vector<simgrid::s4u::Host*> build_platform(const platforms::Platform& platform, int ranks);
+// How many ranks fit on `platform` with `placement`.
+long long rank_capacity(const platforms::Platform& platform, const PlacementOptions& placement = {});
+
+// The mesh's geometry, for tests and reports: the stop of group `group` of `groups` per node, the NIC's stop, the
+// dimension-ordered path between two stops (one hop per adjacent pair), and the MCDRAM controller (index into
+// KnlMesh::mcdram_controllers) a message from `from` to `to` goes through.
+using platforms::MeshStop;
+struct MeshHop {
+  MeshStop from;
+  MeshStop to;
+};
+MeshStop rank_stop(const platforms::Platform& platform, int group, int groups);
+MeshStop nic_stop(const platforms::KnlMesh& mesh);
+std::vector<MeshHop> xy_route(const platforms::KnlMesh& mesh, MeshStop from, MeshStop to);
+int memory_controller(const platforms::KnlMesh& mesh, MeshStop from, MeshStop to);
+
+// Builds the platform in the running SimGrid engine (one per process: see simulate/simgrid/executor.hpp) and
+// returns the host of each rank. Calls check_simulatable first. Must be called before Engine::run().
+std::vector<simgrid::s4u::Host*> build_platform(const platforms::Platform& platform, int ranks,
+                                                const PlacementOptions& placement = {});
 
 // Makes every message between two hosts of `platform` cost its link segment's latency + n / bandwidth (plus the
 // backbone's latency, and capped by the backbone's bandwidth, where the topology has one), through SimGrid's

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include <algorithm>
 #include <cstdio>
 #include <string>
@@ -117,15 +119,105 @@ TEST(PlatformBuilder, SegmentsAreCheckedLikeTheLoaderChecksThem) {
   EXPECT_THROW(check_simulatable(platform, 2), InputError);
 }
 
-TEST(PlatformBuilder, RefusesTopologiesNotYetSimulated) {
-  const auto knl = platforms::catalog_platform("cori-knl");
-  try {
-    check_simulatable(knl, 4);
-    FAIL() << "a dragonfly was accepted";
-  } catch (const UnavailableError& error) {
-    EXPECT_NE(std::string(error.what()).find("dragonfly is not yet simulated"), std::string::npos) << error.what();
-  }
-  EXPECT_THROW(run_simulation(knl, WorldOptions{4}, [](Comm&) {}), UnavailableError);
+// Simulated time of one empty message from rank `from` to rank `to`: the sum of the route's link latencies.
+double empty_message_s(const platforms::Platform& platform, int ranks, int from, int to,
+                       const PlacementOptions& placement = {}) {
+  WorldOptions world;
+  world.size = ranks;
+  world.payload = false;
+  SimulationOptions options;
+  options.placement = placement;
+  options.fidelity = Fidelity::kMessage;
+  return run_simulation(platform, world, [&](Comm& comm) {
+           if (comm.rank() == from) comm.send(to, 0, nullptr, 0, Category::kNetwork);
+           if (comm.rank() == to) comm.recv(from, 0, nullptr, 0, Category::kNetwork);
+         }, options).simulated_s;
+}
+
+platforms::Platform knl(platforms::ClusterMode mode) {
+  auto platform = platforms::catalog_platform("cori-knl");
+  std::get<platforms::KnlMesh>(platform.nodes.intra_node).cluster_mode = mode;
+  return platform;
+}
+
+TEST(PlatformBuilder, KnlMeshRoutesAreDimensionOrderedThroughAnMcdramController) {
+  // cori-knl's schematic die: controllers take (0,0) (1,0) (4,0) (5,0) (0,3) (5,3) (0,7) (1,7) (4,7) (5,7); tiles
+  // fill the other stops row-major, so core 0 (tile 0) sits at (2,0) and core 67 (tile 33) at (3,6).
+  const auto quadrant = knl(platforms::ClusterMode::kQuadrant);
+  const auto& mesh = std::get<platforms::KnlMesh>(quadrant.nodes.intra_node);
+  EXPECT_EQ(rank_stop(quadrant, 0, 68), (MeshStop{2, 0}));
+  EXPECT_EQ(rank_stop(quadrant, 67, 68), (MeshStop{3, 6}));
+  const double hop_s = *mesh.hop_latency_s;
+  // Quadrant: the controller nearest the sender, (1,0): 1 hop there, 2 + 6 hops on to (3,6).
+  EXPECT_EQ(memory_controller(mesh, {2, 0}, {3, 6}), 1);
+  EXPECT_EQ(xy_route(mesh, {1, 0}, {3, 6}).size(), 8U);
+  EXPECT_NEAR(empty_message_s(quadrant, 68, 0, 67), 9 * hop_s, 1e-15);
+  // SNC-4: the receiver's quadrant's memory (bottom right: (4,7) or (5,7)); (4,7) is nearer: 2 + 7 hops, then 2.
+  const auto snc4 = knl(platforms::ClusterMode::kSnc4);
+  EXPECT_EQ(memory_controller(mesh, {2, 0}, {3, 6}), 1);
+  EXPECT_EQ(memory_controller(std::get<platforms::KnlMesh>(snc4.nodes.intra_node), {2, 0}, {3, 6}), 6);
+  EXPECT_NEAR(empty_message_s(snc4, 68, 0, 67), 11 * hop_s, 1e-15);
+  // X first, then Y.
+  const auto hops = xy_route(mesh, {0, 0}, {2, 1});
+  ASSERT_EQ(hops.size(), 3U);
+  EXPECT_EQ(hops[1].to, (MeshStop{2, 0}));
+  EXPECT_EQ(hops[2].to, (MeshStop{2, 1}));
+}
+
+TEST(PlatformBuilder, KnlCoreGroupsShareTheChip) {
+  const auto platform = platforms::catalog_platform("cori-knl");
+  PlacementOptions four;
+  four.ranks_per_node = 4;
+  const auto sites = place_ranks(platform, 8, four);
+  EXPECT_EQ(sites[5].node, 1);
+  EXPECT_EQ(sites[5].unit, "cores 17-33");
+  EXPECT_NEAR(sites[5].peak_flops, platform.nodes.cpu.peak_flops / 4, 1);
+  EXPECT_EQ(rank_capacity(platform), 68LL * platform.nodes.count);
+  four.ranks_per_node = 69;
+  EXPECT_THROW(check_simulatable(platform, 8, four), InputError);
+}
+
+TEST(PlatformBuilder, DragonflyHopCounts) {
+  // One rank per node (core 0, one mesh hop from the NIC stop at each end); an empty message costs the node
+  // link's alpha, two mesh hops and the fabric's links: node -> router and router -> node, plus one green link to
+  // another router of the chassis, one black link to the same router of another chassis, and more to reach
+  // another group (SimGrid wires the blue links to chassis 0's routers).
+  const auto platform = platforms::catalog_platform("cori-knl");
+  const double alpha = platform.network.link.latency_s;
+  const double mesh_hop = *std::get<platforms::KnlMesh>(platform.nodes.intra_node).hop_latency_s;
+  const double fabric_hop = *platform.network.topology.link_latency_s;
+  PlacementOptions one;
+  one.ranks_per_node = 1;
+  const auto fabric_hops = [&](int to) {
+    return (empty_message_s(platform, to + 1, 0, to, one) - alpha - 2 * mesh_hop) / fabric_hop;
+  };
+  EXPECT_NEAR(fabric_hops(1), 2, 1e-6);    // same router
+  EXPECT_NEAR(fabric_hops(4), 3, 1e-6);    // same chassis
+  EXPECT_NEAR(fabric_hops(64), 3, 1e-6);   // same group, another chassis
+  EXPECT_GE(fabric_hops(384), 4 - 1e-6);   // another group
+}
+
+TEST(PlatformBuilder, PcieTreeSharesASwitchUplinkOnly) {
+  // m40-cluster: 8 devices per node, 4 below each switch, every PCIe link x16. Two transfers between devices of
+  // one switch share nothing; two crossing from one switch to the other share both uplinks.
+  const auto platform = platforms::catalog_platform("m40-cluster");
+  const double bytes = 1 << 26;
+  const auto two_transfers = [&](int from_a, int to_a, int from_b, int to_b) {
+    WorldOptions world;
+    world.size = 8;
+    world.payload = false;
+    return run_simulation(platform, world, [&](Comm& comm) {
+             const int r = comm.rank();
+             if (r == from_a) comm.send(to_a, 0, nullptr, bytes, Category::kNetwork);
+             if (r == to_a) comm.recv(from_a, 0, nullptr, bytes, Category::kNetwork);
+             if (r == from_b) comm.send(to_b, 0, nullptr, bytes, Category::kNetwork);
+             if (r == to_b) comm.recv(from_b, 0, nullptr, bytes, Category::kNetwork);
+           }).simulated_s;
+  };
+  const auto& tree = std::get<platforms::PcieTree>(platform.nodes.intra_node);
+  const double link_Bps = tree.switches.front().device_link->bandwidth_Bps;
+  EXPECT_NEAR(two_transfers(0, 1, 2, 3), bytes / link_Bps, 1e-9);
+  EXPECT_NEAR(two_transfers(0, 4, 1, 5), 2 * bytes / link_Bps, 1e-9);
 }
 
 TEST(PlatformBuilder, OneRankPerNode) {
@@ -135,7 +227,7 @@ TEST(PlatformBuilder, OneRankPerNode) {
     check_simulatable(platform, 5);
     FAIL() << "5 ranks on 4 nodes were accepted";
   } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find("4 nodes but the world has 5 ranks"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("holds 4 ranks (4 nodes x 1 per node) but the world has 5"), std::string::npos) << error.what();
   }
   EXPECT_THROW(check_simulatable(platform, 0), InputError);
 }
@@ -146,10 +238,12 @@ TEST(PlatformBuilder, StarCatalogPlatformRuns) {
   WorldOptions world;
   world.size = 2;
   world.payload = false;
+  SimulationOptions options;
+  options.placement.ranks_per_node = 1;  // rank 1 on the next node: the message crosses the network
   const auto result = run_simulation(m40, world, [](Comm& comm) {
     if (comm.rank() == 0) comm.send(1, 0, nullptr, 1 << 20, Category::kNetwork);
     if (comm.rank() == 1) comm.recv(0, 0, nullptr, 1 << 20, Category::kNetwork);
-  });
+  }, options);
   const auto& link = m40.network.link;
   EXPECT_NEAR(result.simulated_s, link.latency_s + (1 << 20) / link.bandwidth_Bps, 1e-12);
 }
@@ -161,8 +255,10 @@ TEST(PlatformBuilder, FlatPlatformChecksItsArguments) {
   EXPECT_THROW(flat_platform(2, kLatency, kBandwidth, 0), InputError);
   const auto platform = flat_platform(3, kLatency, kBandwidth, 2e9);
   EXPECT_EQ(platform.nodes.count, 3);
-  EXPECT_EQ(node_rates(platform).flops, 2e9);
-  EXPECT_EQ(node_rates(platform).memory_bandwidth_Bps, 0);
+  const auto sites = place_ranks(platform, 3);
+  EXPECT_EQ(sites[2].node, 2);
+  EXPECT_EQ(sites[2].peak_flops, 2e9);
+  EXPECT_EQ(sites[2].memory_bandwidth_Bps, 0);
 }
 
 }  // namespace

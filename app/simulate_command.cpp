@@ -1,0 +1,156 @@
+// `dsgd simulate`: weak scaling of one algorithm on a platform, in SimGrid (simulate/weak_scaling.hpp). Prints a
+// table (time per iteration, efficiency, the mean rank's breakdown) and writes results, a per-rank breakdown CSV
+// and a Chrome trace on request.
+
+#include <cstdio>
+#include <filesystem>
+
+#include "app/commands.hpp"
+#include "core/breakdown.hpp"
+#include "platforms/catalog.hpp"
+#include "reports/rank_breakdown.hpp"
+#include "reports/trace.hpp"
+#include "simulate/weak_scaling.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+struct SimulateCommand {
+  std::string platform = "cori-knl";
+  simulate::ScalingOptions scaling;
+  std::vector<int> cores;
+  std::string fidelity = "auto";
+  std::string results;
+  std::string per_rank_csv;  // a file per world size: NAME-<workers>.csv
+  std::string trace;         // the same for the Chrome trace
+};
+
+// Ranks that `cores` cores hold: every rank takes node cores / ranks per node cores.
+int workers_for_cores(const platforms::Platform& platform, int ranks_per_node, int cores) {
+  const int node_cores = platform.nodes.cpu.cores();
+  const int per_node = ranks_per_node > 0 ? ranks_per_node : node_cores;
+  if (cores < 1 || (static_cast<long long>(cores) * per_node) % node_cores != 0) {
+    throw InputError("simulate: --cores " + std::to_string(cores) + " is not a whole number of ranks of " +
+                     std::to_string(node_cores / per_node) + " cores");
+  }
+  return static_cast<int>(static_cast<long long>(cores) * per_node / node_cores);
+}
+
+Breakdown mean_breakdown(const std::vector<Breakdown>& per_rank) {
+  Breakdown mean;
+  for (const auto& rank : per_rank) {
+    for (std::size_t i = 0; i < mean.seconds.size(); ++i) mean.seconds[i] += rank.seconds[i] / per_rank.size();
+  }
+  return mean;
+}
+
+std::filesystem::path numbered(const std::string& path, int workers) {
+  std::filesystem::path file(path);
+  const std::string stem = file.stem().string() + "-" + std::to_string(workers);
+  return file.parent_path() / (stem + file.extension().string());
+}
+
+}  // namespace
+
+void register_simulate_command(CLI::App& app, Context& context) {
+  auto command = std::make_shared<SimulateCommand>();
+  auto* sim = app.add_subcommand("simulate", "Predict weak scaling of an algorithm on a platform (SimGrid)");
+  sim->add_option("--platform", command->platform, "Catalog name or platform file")->capture_default_str();
+  sim->add_option("--model", command->scaling.model, "Model of the zoo (any: only sizes and FLOPs are used)")
+      ->capture_default_str();
+  sim->add_option("--algo", command->scaling.algorithm, "Algorithm (`dsgd algorithms`)")->required();
+  sim->add_option("--workers", command->scaling.workers, "World sizes in workers, e.g. 1,2,4")->delimiter(',');
+  sim->add_option("--cores", command->cores, "World sizes in cores (a KNL mesh: 68,136,...)")->delimiter(',');
+  sim->add_option("--ranks-per-node", command->scaling.ranks_per_node,
+                  "Ranks per node (0: one per core of a mesh / device / node)")
+      ->capture_default_str();
+  sim->add_option("--batch", command->scaling.hyper.batch, "Images per worker per iteration")->capture_default_str();
+  sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
+      ->capture_default_str();
+  sim->add_option("--fidelity", command->fidelity, "auto, message or flow")->capture_default_str();
+  sim->add_option("--seed", command->scaling.noise_seed, "Seed of the compute noise")->capture_default_str();
+  sim->add_option("--results", command->results, "Write the results (JSON) here");
+  sim->add_option("--per-rank-csv", command->per_rank_csv, "Per-rank breakdown CSV, one file per size (-N suffix)");
+  sim->add_option("--trace", command->trace, "Chrome-trace JSON (Perfetto), one file per size (-N suffix)");
+  sim->add_option("--trace-events", command->scaling.trace_events, "Most events a trace keeps")
+      ->default_val(200000);
+  sim->callback([&context, command] {
+    const auto platform = platforms::load_platform(command->platform);
+    auto options = command->scaling;
+    options.fidelity = simulate::fidelity_from_string(command->fidelity);
+    if (!command->cores.empty() && !options.workers.empty()) {
+      throw InputError("simulate: give --workers or --cores, not both");
+    }
+    for (const int cores : command->cores) {
+      options.workers.push_back(workers_for_cores(platform, options.ranks_per_node, cores));
+    }
+    if (options.workers.empty()) throw InputError("simulate: give the world sizes with --workers or --cores");
+    if (command->trace.empty()) options.trace_events = 0;
+    context.err << "simulate: " << options.algorithm << ", " << options.model << " on " << platform.name << std::endl;
+    const auto points = simulate::simulate_weak_scaling(platform, options);
+
+    auto results = new_results(context);
+    char line[512];
+    std::snprintf(line, sizeof line, "%8s %7s %6s %12s %10s  %-8s %8s  %s\n", "workers", "ranks", "nodes",
+                  "s/iteration", "efficiency", "fidelity", "wall s", "mean rank's breakdown");
+    context.out << line;
+    for (const auto& point : points) {
+      const Breakdown mean = mean_breakdown(point.per_rank);
+      std::string shares;
+      const double total = mean.total();
+      for (std::size_t i = 0; i < mean.seconds.size(); ++i) {
+        if (total > 0 && mean.seconds[i] / total >= 0.005) {
+          char share[64];
+          std::snprintf(share, sizeof share, "%s%s %.1f%%", shares.empty() ? "" : ", ",
+                        std::string(kCategoryNames[i]).c_str(), 100 * mean.seconds[i] / total);
+          shares += share;
+        }
+      }
+      const std::string fidelity(simulate::to_string(point.fidelity));
+      std::snprintf(line, sizeof line, "%8d %7d %6d %12.6g %9.1f%%  %-8s %8.2f  %s\n", point.workers, point.ranks,
+                    point.nodes, point.seconds_per_iteration, 100 * point.efficiency, fidelity.c_str(), point.wall_s,
+                    shares.c_str());
+      context.out << line;
+
+      reports::Entry entry;
+      entry.name = "simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers);
+      entry.executor = "simgrid";
+      entry.fidelity = fidelity;
+      entry.platform = platform.name;
+      entry.algorithm = options.algorithm;
+      entry.model = options.model;
+      entry.ranks = point.ranks;
+      entry.real_time = point.seconds_per_iteration;
+      entry.cpu_time = point.seconds_per_iteration;
+      entry.counters["workers"] = point.workers;
+      entry.counters["nodes"] = point.nodes;
+      entry.counters["seconds_per_iteration"] = point.seconds_per_iteration;
+      entry.counters["efficiency"] = point.efficiency;
+      entry.counters["wall_s"] = point.wall_s;
+      for (std::size_t i = 0; i < mean.seconds.size(); ++i) {
+        entry.breakdown_s[std::string(kCategoryNames[i])] = mean.seconds[i];
+      }
+      results.benchmarks.push_back(std::move(entry));
+      if (!command->per_rank_csv.empty()) {
+        reports::write_rank_breakdown_csv(numbered(command->per_rank_csv, point.workers), point.per_rank);
+      }
+      if (!command->trace.empty()) {
+        std::vector<reports::TraceEvent> events;
+        events.reserve(point.timeline.size());
+        for (const auto& span : point.timeline) events.push_back({span.rank, span.category, span.start_s, span.duration_s});
+        reports::TraceLimits limits;
+        limits.max_events = std::max<std::size_t>(1, options.trace_events);
+        const auto summary = reports::write_chrome_trace(
+            numbered(command->trace, point.workers), events, limits,
+            {{"platform", platform.name}, {"algorithm", options.algorithm}, {"model", options.model},
+             {"spans_not_recorded", std::to_string(point.timeline_dropped)}});
+        context.err << "simulate: trace of " << point.workers << " workers: " << summary.events_written
+                    << " events (" << summary.events_dropped + point.timeline_dropped << " left out)" << std::endl;
+      }
+    }
+    if (!command->results.empty()) reports::write_results(command->results, results);
+  });
+}
+
+}  // namespace dsgd::app

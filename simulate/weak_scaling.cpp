@@ -1,0 +1,69 @@
+#include "simulate/weak_scaling.hpp"
+
+#include <cstdio>
+
+#include "algorithms/runner.hpp"
+#include "core/model_zoo.hpp"
+
+namespace dsgd::simulate {
+
+std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platform, const ScalingOptions& options) {
+  if (options.workers.empty()) throw InputError("simulate: no world sizes given");
+  if (options.iterations < 1) throw InputError("simulate: --iterations must be at least 1");
+  const auto& entry = algorithms::find_algorithm(options.algorithm);
+  std::vector<ScalingPoint> points;
+  for (const int workers : options.workers) {
+    algorithms::RunOptions run;
+    run.algorithm = options.algorithm;
+    run.workers = workers;
+    run.model = options.model;
+    run.hyper = options.hyper;
+    run.hyper.period = 1;
+    run.budget.iterations = options.iterations;
+    run.budget.eval_every = options.iterations;
+    algorithms::check_run_options(run);
+
+    SimulationOptions simulation;
+    simulation.fidelity = options.fidelity;
+    simulation.placement.ranks_per_node = options.ranks_per_node;
+    // A master serves its workers from the host CPU where the workers are devices (seed 000's multi-GPU nodes).
+    simulation.placement.master_on_host = entry.info.has_master && platform.nodes.devices_per_node() > 0;
+    simulation.noise_seed = options.noise_seed;
+    simulation.trace_events = options.trace_events;
+    simulation.wall_timeout_s = options.wall_timeout_s;
+    WorldOptions world;
+    world.size = algorithms::world_size(run);
+    world.payload = false;
+    world.timeout_s = 1e9;  // simulated seconds: an iteration of VGG on one core takes minutes
+
+    algorithms::RunResult result;
+    const auto sites = place_ranks(platform, world.size, simulation.placement);
+    // Serialised in the simulation's process: rank 0's result, which the run fills there.
+    simulation.collect = [&result] {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.17g %lld", result.train_seconds, static_cast<long long>(result.iterations));
+      return std::string(text);
+    };
+    const auto outcome = run_simulation(platform, world, algorithms::training_worker(run, {}, &result), simulation);
+    double train_seconds = 0;
+    long long iterations = 0;
+    if (std::sscanf(outcome.collected.c_str(), "%lf %lld", &train_seconds, &iterations) != 2 || iterations <= 0) {
+      throw InternalError("simulate: the simulation returned no training time");
+    }
+    ScalingPoint point;
+    point.workers = workers;
+    point.ranks = world.size;
+    point.nodes = sites.back().node + 1;
+    point.seconds_per_iteration = train_seconds / static_cast<double>(iterations);
+    point.fidelity = outcome.fidelity;
+    point.per_rank = outcome.per_rank;
+    point.wall_s = outcome.wall_s;
+    point.timeline = outcome.timeline;
+    point.timeline_dropped = outcome.timeline_dropped;
+    point.efficiency = points.empty() ? 1.0 : points.front().seconds_per_iteration / point.seconds_per_iteration;
+    points.push_back(std::move(point));
+  }
+  return points;
+}
+
+}  // namespace dsgd::simulate

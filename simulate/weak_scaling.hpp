@@ -1,0 +1,51 @@
+#pragma once
+// Weak scaling in simulation: one algorithm of the catalog, size-only (no data, no weights: the Trainer's
+// size-only mode), on a platform at several world sizes, each worker keeping its batch. For each size: simulated
+// seconds per iteration, weak-scaling efficiency T(first size) / T(size), and every rank's time breakdown. This is
+// what `dsgd simulate` prints and what the reproduce manifest's scaling tables (seed 000 Table 4, Fig 12) hold.
+//
+// Time per iteration is the training time of the run (rank 0's clock, every rank done with the round) divided by
+// its iterations; the first iterations include the collectives' schedule derivation only in wall time, never in
+// simulated time, so a few iterations give the steady state.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "platforms/platform.hpp"
+#include "simulate/simgrid/executor.hpp"
+
+namespace dsgd::simulate {
+
+struct ScalingOptions {
+  std::string algorithm;              // a name of algorithms/'s catalog
+  std::string model = "googlenet";
+  algorithms::Hyperparameters hyper;
+  std::vector<int> workers;          // one simulation per entry, in order
+  std::int64_t iterations = 3;       // per worker and simulation
+  int ranks_per_node = 0;            // PlacementOptions::ranks_per_node
+  Fidelity fidelity = Fidelity::kAuto;
+  std::uint64_t noise_seed = 1;
+  std::size_t trace_events = 0;      // timeline spans kept per simulation (see SimulationOptions)
+  double wall_timeout_s = 600;       // per simulation
+};
+
+struct ScalingPoint {
+  int workers = 0;
+  int ranks = 0;                     // workers plus a master where the algorithm has one
+  int nodes = 0;                     // nodes the ranks occupy
+  double seconds_per_iteration = 0;  // simulated
+  double efficiency = 0;             // T(first point) / T(this point)
+  Fidelity fidelity = Fidelity::kMessage;
+  std::vector<Breakdown> per_rank;   // simulated seconds per category over the whole run
+  double wall_s = 0;                 // wall time of the simulation
+  std::vector<TimelineSpan> timeline;
+  std::size_t timeline_dropped = 0;
+};
+
+// Throws InputError / UnknownNameError for bad options (an unknown algorithm or model, no sizes, a size the
+// platform cannot hold), and what the simulation throws.
+std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platform, const ScalingOptions& options);
+
+}  // namespace dsgd::simulate

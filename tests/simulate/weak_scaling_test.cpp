@@ -1,0 +1,98 @@
+// Weak scaling in simulation: size-only training of catalog algorithms on described platforms, compute rates per
+// kernel class and compute noise.
+
+#include "simulate/weak_scaling.hpp"
+
+#include <gtest/gtest.h>
+
+#include "algorithms/algorithm.hpp"
+#include "platforms/catalog.hpp"
+#include "platforms/loader.hpp"
+#include "tests/support/error_message.hpp"
+
+namespace dsgd::simulate {
+namespace {
+
+using testing::error_of;
+
+// A deterministic algorithm without a master from the catalog (which one does not matter here).
+std::string synchronous_algorithm() {
+  for (const auto& entry : algorithms::algorithm_catalog()) {
+    if (entry.info.synchronous && !entry.info.has_master) return entry.info.name;
+  }
+  throw InternalError("the catalog has no synchronous algorithm without a master");
+}
+
+ScalingOptions knl_options(std::vector<int> workers) {
+  ScalingOptions options;
+  options.algorithm = synchronous_algorithm();
+  options.model = "lenet";
+  options.hyper.batch = 16;
+  options.workers = std::move(workers);
+  options.iterations = 2;
+  options.ranks_per_node = 4;  // seed 000 sec. 6.2: four parts per KNL chip
+  return options;
+}
+
+TEST(WeakScaling, KnlPointsRecordTheirSizesAndLevel) {
+  const auto platform = platforms::catalog_platform("cori-knl");
+  const auto points = simulate_weak_scaling(platform, knl_options({4, 8}));
+  ASSERT_EQ(points.size(), 2U);
+  EXPECT_EQ(points[1].ranks, 8);
+  EXPECT_EQ(points[1].nodes, 2);
+  EXPECT_EQ(points[1].per_rank.size(), 8U);
+  EXPECT_EQ(points[0].efficiency, 1.0);
+  EXPECT_GT(points[1].efficiency, 0.0);  // LeNet at peak computes for microseconds: the network dominates
+  EXPECT_LE(points[1].efficiency, 1.0);  // a second node only adds communication
+  EXPECT_EQ(points[1].fidelity, Fidelity::kMessage);
+}
+
+TEST(WeakScaling, KernelEfficiencySlowsComputeByItsFraction) {
+  auto platform = platforms::catalog_platform("cori-knl");
+  const double at_peak = simulate_weak_scaling(platform, knl_options({4})).front().per_rank[0][Category::kForwardBackward];
+  platform.nodes.cpu.efficiency.by_class["conv"] = 0.25;
+  const double at_quarter = simulate_weak_scaling(platform, knl_options({4})).front().per_rank[0][Category::kForwardBackward];
+  EXPECT_NEAR(at_quarter, 4 * at_peak, 1e-9 * at_quarter);
+}
+
+TEST(WeakScaling, NoiseMakesTheSlowestNodeSetThePaceAndRepeats) {
+  auto platform = platforms::catalog_platform("cori-knl");
+  const double quiet = simulate_weak_scaling(platform, knl_options({16})).front().seconds_per_iteration;
+  platform.noise.distribution = platforms::NoiseDistribution::kLognormal;
+  platform.noise.spread = 0.2;
+  const double noisy = simulate_weak_scaling(platform, knl_options({16})).front().seconds_per_iteration;
+  const double again = simulate_weak_scaling(platform, knl_options({16})).front().seconds_per_iteration;
+  EXPECT_GT(noisy, quiet);  // mean-1 factors, but each iteration waits for the slowest of 4 nodes
+  EXPECT_EQ(noisy, again);
+}
+
+TEST(WeakScaling, BadOptionsAreInputErrors) {
+  const auto platform = platforms::catalog_platform("cori-knl");
+  auto options = knl_options({});
+  EXPECT_THROW(simulate_weak_scaling(platform, options), InputError);
+  options = knl_options({4});
+  options.algorithm = "no-such-algorithm";
+  EXPECT_THROW(simulate_weak_scaling(platform, options), InputError);
+  options = knl_options({1000000});
+  EXPECT_NE(error_of<InputError>([&] { simulate_weak_scaling(platform, options); }).find("holds"), std::string::npos);
+}
+
+TEST(WeakScaling, KernelEfficiencyIsCheckedOnLoad) {
+  auto json = platforms::to_json(platforms::catalog_platform("m40-cluster"));
+  json["nodes"]["cpu"]["kernel_efficiency"] = {{"conv", 1.5}, {"sources", {{"conv", "test"}}}};
+  EXPECT_NE(error_of<InputError>([&] { platforms::parse_platform(json, "bad.json"); }).find("/nodes/cpu/kernel_efficiency/conv"),
+            std::string::npos);
+  json["nodes"]["cpu"]["kernel_efficiency"] = {{"fft", 0.5}, {"sources", {{"fft", "test"}}}};
+  EXPECT_THROW(platforms::parse_platform(json, "bad.json"), InputError);
+  json["nodes"]["cpu"]["kernel_efficiency"] = {{"conv", 0.5}};  // no source
+  EXPECT_THROW(platforms::parse_platform(json, "bad.json"), InputError);
+  json["nodes"]["cpu"]["kernel_efficiency"] = {{"conv", 0.5}, {"sources", {{"conv", "test"}}}};
+  const auto platform = platforms::parse_platform(json, "good.json");
+  EXPECT_EQ(platform.nodes.cpu.efficiency.of("conv"), 0.5);
+  EXPECT_EQ(platform.nodes.cpu.efficiency.of("gemm"), 1.0);
+  // And it survives the writer.
+  EXPECT_EQ(platforms::parse_platform(platforms::to_json(platform), "again.json").nodes.cpu.efficiency.of("conv"), 0.5);
+}
+
+}  // namespace
+}  // namespace dsgd::simulate
