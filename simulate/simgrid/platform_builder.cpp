@@ -294,9 +294,8 @@ class Builder {
   // a plain host and its parent provides the link.
   BuiltNode build_node(s4u::NetZone* parent, int node, bool own_link) {
     const std::string name = "node-" + std::to_string(node);
-    own_link_ = own_link;
-    if (const auto* mesh = mesh_of(platform_)) return build_mesh(parent, name, *mesh);
-    if (const auto* tree = tree_of(platform_)) return build_tree(parent, name, *tree);
+    if (const auto* mesh = mesh_of(platform_)) return build_mesh(parent, name, *mesh, own_link);
+    if (const auto* tree = tree_of(platform_)) return build_tree(parent, name, *tree, own_link);
     BuiltNode built;
     if (!own_link) {
       auto* host = parent->create_host(name, platform_.nodes.cpu.peak_flops);
@@ -309,7 +308,7 @@ class Builder {
     built.netpoint = zone->get_netpoint();
     built.gateway = zone->create_router(name + "-nic");
     built.units.push_back(zone->create_host(name + "-cpu", platform_.nodes.cpu.peak_flops));
-    zone->add_route(built.units[0]->get_netpoint(), built.gateway, nullptr, nullptr, {uplink(zone, name)}, true);
+    zone->add_route(built.units[0]->get_netpoint(), built.gateway, nullptr, nullptr, uplink(zone, name, true), true);
     zone->seal();
     return built;
   }
@@ -322,7 +321,8 @@ class Builder {
   }
 
  private:
-  BuiltNode build_mesh(s4u::NetZone* parent, const std::string& name, const platforms::KnlMesh& mesh) {
+  BuiltNode build_mesh(s4u::NetZone* parent, const std::string& name, const platforms::KnlMesh& mesh,
+                       bool own_link) {
     auto* zone = s4u::create_full_zone(name);
     zone->set_parent(parent);
     // Split-duplex links between adjacent stops, keyed by the stop with the smaller coordinates.
@@ -365,7 +365,7 @@ class Builder {
     built.netpoint = zone->get_netpoint();
     auto* gateway = zone->create_router(name + "-nic");
     built.gateway = gateway;
-    const auto node_link = uplink(zone, name);
+    const auto node_link = uplink(zone, name, own_link);
     const int cores = platform_.nodes.cpu.cores();
     std::vector<platforms::MeshStop> stops;
     for (int group = 0; group < per_node_; ++group) {
@@ -396,13 +396,14 @@ class Builder {
     return built;
   }
 
-  BuiltNode build_tree(s4u::NetZone* parent, const std::string& name, const platforms::PcieTree& tree) {
+  BuiltNode build_tree(s4u::NetZone* parent, const std::string& name, const platforms::PcieTree& tree,
+                       bool own_link) {
     auto* zone = s4u::create_full_zone(name);
     zone->set_parent(parent);
     BuiltNode built;
     built.netpoint = zone->get_netpoint();
     built.gateway = zone->create_router(name + "-nic");
-    const auto node_link = uplink(zone, name);
+    const auto node_link = uplink(zone, name, own_link);
     // Every element's connection to its parent: the root complex is element 0.
     struct Element {
       int parent = -1;
@@ -475,9 +476,9 @@ class Builder {
     return built;
   }
 
-  // The node's link to the network, as the route from inside the node to its gateway ends; none unless own_link_.
-  std::vector<s4u::LinkInRoute> uplink(s4u::NetZone* zone, const std::string& name) const {
-    if (!own_link_) return {};
+  // The node's link to the network, as the route from inside the node to its gateway ends; none unless own_link.
+  std::vector<s4u::LinkInRoute> uplink(s4u::NetZone* zone, const std::string& name, bool own_link) const {
+    if (!own_link) return {};
     const auto& link = platform_.network.link;
     auto* own = zone->create_split_duplex_link(name + "-link", link.bandwidth_Bps)->set_latency(link.latency_s / 2)->seal();
     return {{own, s4u::LinkInRoute::Direction::UP}};
@@ -487,7 +488,6 @@ class Builder {
   PlacementOptions placement_;
   int per_node_;
   int occupied_nodes_ = 0;
-  bool own_link_ = false;
 };
 
 }  // namespace
