@@ -245,6 +245,7 @@ CollectiveCall call_of(std::string name, std::size_t count, int root, const Coll
   call.key = "count " + std::to_string(count) + ", root " + std::to_string(root) + ", tag " +
              std::to_string(options.tag);
   call.category = options.category;
+  call.count = count;
   return call;
 }
 
@@ -259,6 +260,8 @@ std::string_view to_string(AllreduceAlgorithm algorithm) {
   }
   return "?";
 }
+
+std::string allreduce_call_name(AllreduceAlgorithm algorithm) { return "allreduce " + std::string(to_string(algorithm)); }
 
 AllreduceAlgorithm allreduce_algorithm_from_string(std::string_view name) {
   std::vector<std::string> valid;
@@ -292,7 +295,7 @@ void allreduce(Comm& comm, Floats buffer, AllreduceAlgorithm algorithm, const Co
         return;
     }
   };
-  comm.run_collective(call_of("allreduce " + std::string(to_string(algorithm)), buffer.count, 0, options), body);
+  comm.run_collective(call_of(allreduce_call_name(algorithm), buffer.count, 0, options), body);
 }
 
 void round_robin_gather(Comm& comm, int master, Floats buffer, bool reply, const ReceiveHandler& on_receive,

@@ -34,6 +34,8 @@ struct CollectiveOptions {
 
 enum class AllreduceAlgorithm { kRing, kRecursiveDoubling, kRabenseifner, kReduceBroadcast };
 std::string_view to_string(AllreduceAlgorithm algorithm);
+// The CollectiveCall::name an allreduce runs under: "allreduce ring", ...
+std::string allreduce_call_name(AllreduceAlgorithm algorithm);
 // Parses "ring", "recursive_doubling", "rabenseifner", "reduce_broadcast"; UnknownNameError lists them.
 AllreduceAlgorithm allreduce_algorithm_from_string(std::string_view name);
 inline constexpr std::array<AllreduceAlgorithm, 4> kAllreduceAlgorithms = {

@@ -100,6 +100,7 @@ struct CollectiveCall {
   std::string name;
   std::string key;
   Category category = Category::kGpuGpuPara;  // where a rank's time inside the collective is charged
+  std::size_t count = 0;  // floats of the buffer (also in `key`), for executors that price a collective in closed form
   bool operator==(const CollectiveCall&) const = default;
 };
 

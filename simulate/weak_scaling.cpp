@@ -1,5 +1,6 @@
 #include "simulate/weak_scaling.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "algorithms/runner.hpp"
@@ -11,6 +12,12 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
   if (options.workers.empty()) throw InputError("simulate: no world sizes given");
   if (options.iterations < 1) throw InputError("simulate: --iterations must be at least 1");
   const auto& entry = algorithms::find_algorithm(options.algorithm);
+  // The analytic level runs rank 0 as every rank's representative: right only when all ranks are alike workers.
+  const bool symmetric = entry.info.synchronous && !entry.info.has_master;
+  if (options.fidelity == Fidelity::kAnalytic && !symmetric) {
+    throw InputError("simulate: the analytic level needs a synchronous algorithm without a master (every rank doing "
+                     "what rank 0 does); " + options.algorithm + " is not one: use the message or flow level");
+  }
   std::vector<ScalingPoint> points;
   for (const int workers : options.workers) {
     algorithms::RunOptions run;
@@ -25,6 +32,10 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
 
     SimulationOptions simulation;
     simulation.fidelity = options.fidelity;
+    if (simulation.fidelity == Fidelity::kAuto && symmetric &&
+        (algorithms::world_size(run) >= kAnalyticFromRanks || !simgrid_can_build(platform))) {
+      simulation.fidelity = Fidelity::kAnalytic;
+    }
     simulation.placement.ranks_per_node = options.ranks_per_node;
     // A master serves its workers from the host CPU where the workers are devices (seed 000's multi-GPU nodes).
     simulation.placement.master_on_host = entry.info.has_master && platform.nodes.devices_per_node() > 0;
@@ -37,7 +48,6 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     world.timeout_s = 1e9;  // simulated seconds: an iteration of VGG on one core takes minutes
 
     algorithms::RunResult result;
-    const auto sites = place_ranks(platform, world.size, simulation.placement);
     // Serialised in the simulation's process: rank 0's result, which the run fills there.
     simulation.collect = [&result] {
       char text[64];
@@ -53,7 +63,8 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     ScalingPoint point;
     point.workers = workers;
     point.ranks = world.size;
-    point.nodes = sites.back().node + 1;
+    const int per_node = ranks_per_node(platform, simulation.placement);
+    point.nodes = std::max(1, (world.size - (simulation.placement.master_on_host ? 1 : 0) + per_node - 1) / per_node);
     point.seconds_per_iteration = train_seconds / static_cast<double>(iterations);
     point.fidelity = outcome.fidelity;
     point.per_rank = outcome.per_rank;

@@ -18,6 +18,12 @@
 
 namespace dsgd::simulate {
 
+// From this many ranks -- or on a platform SimGrid cannot build (simgrid_can_build) -- kAuto simulates a
+// synchronous algorithm without a master at the analytic level (one representative rank, closed-form collectives:
+// simulate/analytic/executor.hpp); otherwise the executor's own choice (flow from kFlowFromRanks, else message).
+// The flow level's 4352-rank point of a KNL sweep at one rank per core takes seconds.
+inline constexpr int kAnalyticFromRanks = 16384;
+
 struct ScalingOptions {
   std::string algorithm;              // a name of algorithms/'s catalog
   std::string model = "googlenet";

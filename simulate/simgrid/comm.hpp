@@ -59,11 +59,6 @@ struct TimelineSpan {
   double duration_s = 0;
 };
 
-// Compute noise (platforms::Noise): the factor of a node's compute step. Ranks of one node share it (a node is
-// slow or fast as a whole), drawn from a counter-based generator of (seed, node, step), so a simulation repeats
-// exactly and does not depend on the order actors run in.
-double noise_factor(const platforms::Noise& noise, std::uint64_t seed, int node, std::uint64_t step);
-
 // What a blocked rank waits for, kept so that a deadlock report can say who waited for whom.
 struct Waiting {
   enum class Kind { kNothing, kReceive, kSend, kSharedVector, kCollective };

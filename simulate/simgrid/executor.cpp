@@ -19,6 +19,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <sstream>
 
+#include "simulate/analytic/executor.hpp"
 #include "simulate/simgrid/comm.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 
@@ -380,10 +381,13 @@ void check_request(const platforms::Platform& platform, const WorldOptions& worl
     throw InputError("SimulationOptions::wall_timeout_s must be >= 0, got " + std::to_string(options.wall_timeout_s));
   }
   if (!worker) throw InputError("run_simulation: the worker function is empty");
-  if (options.fidelity == Fidelity::kFlow && world.payload) {
-    throw InputError("flow fidelity simulates sizes only: set WorldOptions::payload to false, or use message fidelity");
+  if ((options.fidelity == Fidelity::kFlow || options.fidelity == Fidelity::kAnalytic) && world.payload) {
+    throw InputError(std::string(to_string(options.fidelity)) +
+                     " fidelity simulates sizes only: set WorldOptions::payload to false, or use message fidelity");
   }
   check_simulatable(platform, world.size, options.placement);
+  if (options.fidelity == Fidelity::kAnalytic) return;  // no SimGrid engine
+  check_simgrid_can_build(platform);
   if (g_engine_started) {
     throw UnavailableError(
         "this process already started SimGrid's engine (an in-process simulation, or a simulation that is running "
@@ -398,15 +402,16 @@ std::string_view to_string(Fidelity fidelity) {
     case Fidelity::kAuto: return "auto";
     case Fidelity::kMessage: return "message";
     case Fidelity::kFlow: return "flow";
+    case Fidelity::kAnalytic: return "analytic";
   }
   return "?";
 }
 
 Fidelity fidelity_from_string(std::string_view name) {
-  for (const Fidelity fidelity : {Fidelity::kAuto, Fidelity::kMessage, Fidelity::kFlow}) {
+  for (const Fidelity fidelity : {Fidelity::kAuto, Fidelity::kMessage, Fidelity::kFlow, Fidelity::kAnalytic}) {
     if (name == to_string(fidelity)) return fidelity;
   }
-  throw UnknownNameError("fidelity", std::string(name), {"auto", "message", "flow"});
+  throw UnknownNameError("fidelity", std::string(name), {"auto", "message", "flow", "analytic"});
 }
 
 const std::vector<std::string>& network_model_names() {
@@ -418,6 +423,7 @@ const std::vector<std::string>& network_model_names() {
 SimulationResult run_simulation(const platforms::Platform& platform, const WorldOptions& world,
                                 const WorkerFunction& worker, const SimulationOptions& options) {
   check_request(platform, world, worker, options);
+  if (options.fidelity == Fidelity::kAnalytic) return run_analytic(platform, world, worker, options);
   if (options.isolate) return simulate_forked(platform, world, worker, options);
   const auto start = std::chrono::steady_clock::now();
   SimulationResult result = simulate_here(platform, world, worker, options);

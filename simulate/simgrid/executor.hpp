@@ -36,17 +36,20 @@
 namespace dsgd::simulate {
 
 // How deterministic collectives are simulated (DESIGN.md "Fidelity levels"): message by message, or as a few
-// SimGrid flows per step (simulate/simgrid/flows.hpp). kAuto picks flow for size-only worlds of at least
-// kFlowFromRanks ranks -- where message level costs tens of milliseconds of wall time per collective -- and message
-// otherwise. Messages outside collectives are always simulated one by one.
-enum class Fidelity { kAuto, kMessage, kFlow };
+// SimGrid flows per step (simulate/simgrid/flows.hpp), or in closed form without SimGrid (kAnalytic:
+// simulate/analytic/executor.hpp, one representative rank; only for worlds whose ranks all do what rank 0 does,
+// which the caller must know). kAuto picks flow for size-only worlds of at least kFlowFromRanks ranks -- where
+// message level costs tens of milliseconds of wall time per collective -- and message otherwise; it never picks
+// analytic (simulate/weak_scaling.hpp does, for algorithms it knows to be symmetric). Messages outside collectives
+// are simulated one by one at the message and flow levels.
+enum class Fidelity { kAuto, kMessage, kFlow, kAnalytic };
 inline constexpr int kFlowFromRanks = 512;
 std::string_view to_string(Fidelity fidelity);
-// Parses "auto", "message", "flow"; UnknownNameError lists them.
+// Parses "auto", "message", "flow", "analytic"; UnknownNameError lists them.
 Fidelity fidelity_from_string(std::string_view name);
 
 struct SimulationOptions {
-  // kFlow needs a size-only world (WorldOptions::payload false): flows carry no data.
+  // kFlow and kAnalytic need a size-only world (WorldOptions::payload false): flows carry no data.
   Fidelity fidelity = Fidelity::kAuto;
   // Where ranks go (simulate/simgrid/platform_builder.hpp).
   PlacementOptions placement;

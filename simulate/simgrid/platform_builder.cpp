@@ -40,10 +40,6 @@ int units_per_node(const platforms::Platform& platform) {
   return devices > 0 ? devices : 1;
 }
 
-int ranks_per_node(const platforms::Platform& platform, const PlacementOptions& placement) {
-  return placement.ranks_per_node > 0 ? placement.ranks_per_node : units_per_node(platform);
-}
-
 double fastest_memory_Bps(const platforms::Platform& platform) {
   double fastest = 0;
   for (const auto& memory : platform.nodes.memories) fastest = std::max(fastest, memory.bandwidth_Bps);
@@ -117,6 +113,10 @@ int quadrant(const platforms::KnlMesh& mesh, const platforms::MeshStop& stop) {
 }
 
 }  // namespace
+
+int ranks_per_node(const platforms::Platform& platform, const PlacementOptions& placement) {
+  return placement.ranks_per_node > 0 ? placement.ranks_per_node : units_per_node(platform);
+}
 
 MeshStop nic_stop(const platforms::KnlMesh& mesh) { return {mesh.columns / 2, 0}; }
 
@@ -213,20 +213,28 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
   if (topology.link_latency_s && !(*topology.link_latency_s >= 0)) {
     throw InputError(quoted(platform) + ": topology link_latency_s must be >= 0");
   }
-  if (const auto* dragonfly = std::get_if<platforms::DragonflyTopology>(&topology.shape)) {
-    // SimGrid 3.32 crashes at the first message otherwise (the loader checks files; built platforms too).
-    if (dragonfly->groups > dragonfly->routers_per_chassis) {
-      throw InputError(quoted(platform) + ": a dragonfly of " + std::to_string(dragonfly->groups) +
-                       " groups needs at least as many routers per chassis (" +
-                       std::to_string(dragonfly->routers_per_chassis) + "): SimGrid 3.32 wires group g to router g");
-    }
-  }
   if (const auto* mesh = mesh_of(platform)) {
     if (!mesh->link_bandwidth_Bps || !mesh->hop_latency_s) {
       throw InputError(quoted(platform) + ": its knl_mesh needs link_bandwidth_Bps and hop_latency_s to be simulated");
     }
     if (platform.nodes.memories.empty()) throw InputError(quoted(platform) + ": a KNL mesh needs a memory to route through");
   }
+}
+
+bool simgrid_can_build(const platforms::Platform& platform) {
+  // SimGrid 3.32 attaches every inter-group (blue) link to a router of chassis 0, one router per remote group
+  // (DragonflyZone.hpp, "LIMITATIONS"); with more groups it indexes past its arrays and crashes at the first message.
+  const auto* dragonfly = std::get_if<platforms::DragonflyTopology>(&platform.network.topology.shape);
+  return dragonfly == nullptr || dragonfly->groups <= dragonfly->routers_per_chassis;
+}
+
+void check_simgrid_can_build(const platforms::Platform& platform) {
+  if (simgrid_can_build(platform)) return;
+  const auto& dragonfly = std::get<platforms::DragonflyTopology>(platform.network.topology.shape);
+  throw InputError(quoted(platform) + ": a dragonfly of " + std::to_string(dragonfly.groups) +
+                   " groups needs at least as many routers per chassis (" +
+                   std::to_string(dragonfly.routers_per_chassis) +
+                   ") for SimGrid 3.32, which wires group g to router g; use the analytic level");
 }
 
 std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks, const PlacementOptions& placement) {
@@ -239,6 +247,7 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
     const Slot slot = slot_of(platform, rank, placement);
     RankSite site;
     site.node = slot.node;
+    site.unit_index = slot.index;
     if (slot.index < 0 || (mesh_of(platform) == nullptr && platform.nodes.devices_per_node() == 0)) {
       site.unit = "cpu";
       site.peak_flops = cpu.peak_flops;
@@ -356,7 +365,8 @@ class Builder {
     std::vector<s4u::Link*> controllers;
     for (std::size_t i = 0; i < mesh.mcdram_controllers.size(); ++i) {
       controllers.push_back(
-          zone->create_link(name + "-edc-" + std::to_string(i), memory_Bps / mesh.mcdram_controllers.size())
+          zone->create_link(name + "-edc-" + std::to_string(i),
+                            memory_Bps / static_cast<double>(mesh.mcdram_controllers.size()))
               ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED)
               ->seal());
     }
@@ -495,6 +505,7 @@ class Builder {
 std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int ranks,
                                        const PlacementOptions& placement) {
   check_simulatable(platform, ranks, placement);
+  check_simgrid_can_build(platform);
   const auto& link = platform.network.link;
   const auto& topology = platform.network.topology;
   const std::string zone_name = platform.name.empty() ? "dsgd" : platform.name;

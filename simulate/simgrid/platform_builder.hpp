@@ -52,6 +52,7 @@ struct PlacementOptions {
 // What a rank computes on and how fast.
 struct RankSite {
   int node = 0;
+  int unit_index = 0;                // which unit of its node: core group or device number; -1 for the CPU
   std::string unit;                  // "cpu", "cores 0-16", "device 3"
   double peak_flops = 0;             // of its unit
   platforms::KernelEfficiency efficiency;
@@ -67,9 +68,18 @@ struct RankSite {
 // Needs no SimGrid engine, so the executor checks before it starts one.
 void check_simulatable(const platforms::Platform& platform, int ranks, const PlacementOptions& placement = {});
 
+// False for a platform SimGrid 3.32 cannot build though its description is valid: a dragonfly of more groups than
+// routers per chassis. The analytic level needs no SimGrid platform and takes those too. The check throws
+// InputError saying so.
+bool simgrid_can_build(const platforms::Platform& platform);
+void check_simgrid_can_build(const platforms::Platform& platform);
+
 // The sites of `ranks` ranks (no SimGrid needed).
 std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks,
                                   const PlacementOptions& placement = {});
+
+// Ranks on each full node: PlacementOptions::ranks_per_node, or one per compute unit when that is 0.
+int ranks_per_node(const platforms::Platform& platform, const PlacementOptions& placement);
 
 // How many ranks fit on `platform` with `placement`.
 long long rank_capacity(const platforms::Platform& platform, const PlacementOptions& placement = {});

@@ -21,7 +21,8 @@ TEST(PlatformsCatalog, EveryEntryLoads) {
   const auto platforms = catalog_names();
   const auto links = catalog_link_names();
   EXPECT_EQ(platforms,
-            (std::vector<std::string>{"cori-haswell", "cori-knl", "cori-knl-snc4", "k80-cluster", "m40-cluster"}));
+            (std::vector<std::string>{"cori-haswell", "cori-knl", "cori-knl-snc4", "k80-cluster", "knl-aries-1m",
+                                      "m40-cluster"}));
   EXPECT_EQ(links, (std::vector<std::string>{"ethernet-10g-ne020", "ib-fdr-56", "ib-qdr-40"}));
   for (const auto& name : platforms) {
     SCOPED_TRACE(name);
@@ -184,7 +185,8 @@ TEST(PlatformsCatalog, UnknownNameListsValidNames) {
   } catch (const UnknownNameError& error) {
     const std::string message = error.what();
     EXPECT_NE(message.find("unknown platform 'cori'"), std::string::npos) << message;
-    EXPECT_NE(message.find("cori-haswell, cori-knl, cori-knl-snc4, k80-cluster, m40-cluster"), std::string::npos)
+    EXPECT_NE(message.find("cori-haswell, cori-knl, cori-knl-snc4, k80-cluster, knl-aries-1m, m40-cluster"),
+              std::string::npos)
         << message;
   }
   EXPECT_THROW(catalog_platform("ib-fdr-56"), UnknownNameError);  // a link, not a platform

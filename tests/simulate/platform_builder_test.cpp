@@ -197,6 +197,24 @@ TEST(PlatformBuilder, DragonflyHopCounts) {
   EXPECT_GE(fabric_hops(384), 4 - 1e-6);   // another group
 }
 
+TEST(PlatformBuilder, DragonflyBeyondSimgridsWiringIsRefusedBeforeSimgridSeesIt) {
+  // Cori's 34 groups of 16 routers per chassis: a valid description SimGrid 3.32 cannot wire (it crashes).
+  auto platform = platforms::catalog_platform("cori-knl");
+  std::get<platforms::DragonflyTopology>(platform.network.topology.shape).groups = 34;
+  EXPECT_NO_THROW(check_simulatable(platform, 2));
+  WorldOptions world;
+  world.size = 2;
+  world.payload = false;
+  try {
+    run_simulation(platform, world, [](Comm&) {});
+    FAIL() << "SimGrid was handed a dragonfly it cannot wire";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("34 groups"), std::string::npos) << message;
+    EXPECT_NE(message.find("analytic"), std::string::npos) << message;
+  }
+}
+
 TEST(PlatformBuilder, PcieTreeSharesASwitchUplinkOnly) {
   // m40-cluster: 8 devices per node, 4 below each switch, every PCIe link x16. Two transfers between devices of
   // one switch share nothing; two crossing from one switch to the other share both uplinks.

@@ -1,0 +1,193 @@
+#include "simulate/analytic/executor.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "core/collectives.hpp"
+#include "simulate/analytic/route_model.hpp"
+#include "simulate/collective_schedule.hpp"
+#include "simulate/compute_cost.hpp"
+
+namespace dsgd::simulate {
+
+namespace {
+
+// A collective's times, relative to its start (when the last node is ready).
+struct CollectivePlan {
+  double rank0_s = 0;                // until rank 0 leaves it
+  std::vector<double> node_leave_s;  // per node: until the last of its ranks leaves it
+};
+
+class AnalyticComm final : public Comm {
+ public:
+  AnalyticComm(const platforms::Platform& platform, const WorldOptions& world, const SimulationOptions& options)
+      : platform_(platform),
+        size_(world.size),
+        routes_(platform, world.size, options.placement),
+        noise_seed_(options.noise_seed),
+        trace_events_(options.trace_events) {
+    const auto& sites = routes_.sites();
+    nodes_ = sites.back().node + 1;
+    ready_s_.assign(static_cast<std::size_t>(nodes_), 0.0);
+    // Node 0's ranks stand for every node's (the last node may hold fewer; its ranks are alike).
+    for (const auto& site : sites) {
+      if (site.node != 0) break;
+      node_sites_.push_back(&site);
+    }
+  }
+
+  int rank() const override { return 0; }
+  int size() const override { return size_; }
+  double now_s() const override { return clock_s_; }
+  std::string_view executor() const override { return "analytic"; }
+  bool has_payload() const override { return false; }
+
+  RequestPtr isend(int destination, Tag tag, const void*, std::size_t bytes, Category) override {
+    throw UnavailableError(refusal("sends " + std::to_string(bytes) + " bytes to rank " + std::to_string(destination) +
+                                   " (tag " + std::to_string(tag) + ")"));
+  }
+  RequestPtr irecv(int source, Tag tag, void*, std::size_t bytes, Category) override {
+    throw UnavailableError(refusal("receives " + std::to_string(bytes) + " bytes from " + peer_text(source) +
+                                   " (tag " + std::to_string(tag) + ")"));
+  }
+  std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t, std::span<const float>) override {
+    throw UnavailableError(refusal("opens shared vector '" + name + "'"));
+  }
+
+  void compute(const ComputeStep& step) override {
+    DSGD_ENFORCE(step.flops >= 0, "compute step with negative flops");
+    const std::uint64_t index = compute_steps_++;
+    double slowest_s = 0;
+    for (const RankSite* site : node_sites_) slowest_s = std::max(slowest_s, compute_seconds(*site, step));
+    for (int node = 0; node < nodes_; ++node) {
+      ready_s_[static_cast<std::size_t>(node)] += slowest_s * noise_factor(platform_.noise, noise_seed_, node, index);
+    }
+    const double own_s =
+        compute_seconds(routes_.sites().front(), step) * noise_factor(platform_.noise, noise_seed_, 0, index);
+    clock_s_ += own_s;
+    charge(step.category, own_s);
+  }
+
+  void run_collective(const CollectiveCall& call, const std::function<void(Comm&)>& body) override {
+    const CollectivePlan& plan = plan_for(call, body);
+    const double start_s = std::max(clock_s_, *std::max_element(ready_s_.begin(), ready_s_.end()));
+    const double inside_s = start_s - clock_s_ + plan.rank0_s;
+    clock_s_ = start_s + plan.rank0_s;
+    for (std::size_t node = 0; node < ready_s_.size(); ++node) ready_s_[node] = start_s + plan.node_leave_s[node];
+    charge(call.category, inside_s);
+  }
+
+  std::vector<TimelineSpan> timeline;
+  std::size_t timeline_dropped = 0;
+
+ protected:
+  void charged(Category category, double seconds) override {
+    if (!(seconds > 0)) return;
+    if (timeline.size() < trace_events_) {
+      timeline.push_back({0, category, clock_s_ - seconds, seconds});
+    } else {
+      ++timeline_dropped;
+    }
+  }
+
+ private:
+  std::string refusal(const std::string& what) const {
+    return "the analytic level runs rank 0 alone, as every rank of " + std::to_string(size_) +
+           ", and rank 0 " + what + " outside a collective; simulate this algorithm at the message or flow level";
+  }
+
+  const CollectivePlan& plan_for(const CollectiveCall& call, const std::function<void(Comm&)>& body) {
+    const auto key = std::make_pair(call.name, call.key);
+    if (const auto found = plans_.find(key); found != plans_.end()) return found->second;
+    if (call.name == allreduce_call_name(AllreduceAlgorithm::kRing)) {
+      return plans_.emplace(key, ring_plan(call.count)).first->second;
+    }
+    const CollectiveSchedule schedule = record_schedule(call, size_, body);
+    const auto& sites = routes_.sites();
+    std::vector<double> end_s(schedule.steps.size(), 0.0);  // when each step ends
+    double at_s = 0;
+    for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
+      double step_s = 0;
+      for (const auto& transfer : schedule.steps[k].transfers) {
+        step_s = std::max(step_s, routes_.message_s(transfer.source, transfer.destination,
+                                                    static_cast<double>(transfer.bytes)));
+      }
+      for (const auto& compute : schedule.steps[k].computes) {
+        // As the flow level executes it: the flops at the host's speed.
+        step_s = std::max(step_s, compute.flops / sites[static_cast<std::size_t>(compute.rank)].peak_flops);
+      }
+      at_s += step_s;
+      end_s[k] = at_s;
+    }
+    CollectivePlan plan;
+    plan.node_leave_s.assign(static_cast<std::size_t>(nodes_), 0.0);
+    for (std::size_t rank = 0; rank < schedule.leave_after.size(); ++rank) {
+      const int steps = schedule.leave_after[rank];
+      const double leave_s = steps > 0 ? end_s[static_cast<std::size_t>(steps - 1)] : 0.0;
+      double& node_s = plan.node_leave_s[static_cast<std::size_t>(sites[rank].node)];
+      node_s = std::max(node_s, leave_s);
+      if (rank == 0) plan.rank0_s = leave_s;
+    }
+    return plans_.emplace(key, std::move(plan)).first->second;
+  }
+
+  // The ring allreduce of core/collectives.cpp in closed form (its recorded schedule has P^2 transfers): P - 1
+  // steps of the reduce-scatter, each a transfer of the largest chunk to the right neighbour and its addition,
+  // then P - 1 transfers of the allgather; a step takes as long as its slowest neighbour pair. Every rank leaves
+  // with the last step.
+  CollectivePlan ring_plan(std::size_t count) const {
+    const auto ranks = static_cast<std::size_t>(size_);
+    const double chunk = static_cast<double>((count + ranks - 1) / ranks);
+    double transfer_s = 0;
+    double add_s = 0;
+    for (int rank = 0; rank < size_; ++rank) {
+      transfer_s = std::max(transfer_s, routes_.message_s(rank, (rank + 1) % size_, chunk * sizeof(float)));
+      add_s = std::max(add_s, chunk / routes_.sites()[static_cast<std::size_t>(rank)].peak_flops);
+    }
+    const double total_s = (size_ - 1) * (transfer_s + add_s) + (size_ - 1) * transfer_s;
+    return {total_s, std::vector<double>(static_cast<std::size_t>(nodes_), total_s)};
+  }
+
+  const platforms::Platform& platform_;
+  int size_;
+  RouteModel routes_;
+  std::uint64_t noise_seed_;
+  std::size_t trace_events_;
+  int nodes_ = 0;
+  std::vector<const RankSite*> node_sites_;
+  std::vector<double> ready_s_;  // per node: when its slowest rank is ready for the next collective
+  double clock_s_ = 0;           // rank 0's
+  std::uint64_t compute_steps_ = 0;
+  std::map<std::pair<std::string, std::string>, CollectivePlan> plans_;
+};
+
+}  // namespace
+
+SimulationResult run_analytic(const platforms::Platform& platform, const WorldOptions& world,
+                              const WorkerFunction& worker, const SimulationOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  if (world.payload) throw InputError("analytic fidelity simulates sizes only: set WorldOptions::payload to false");
+  if (options.placement.master_on_host) {
+    throw InputError("analytic fidelity runs rank 0 as every rank's representative: a master on the host is not one");
+  }
+  AnalyticComm comm(platform, world, options);
+  const auto setup_end = std::chrono::steady_clock::now();
+  worker(comm);
+  SimulationResult result;
+  result.fidelity = Fidelity::kAnalytic;
+  result.simulated_s = comm.now_s();
+  result.per_rank = {comm.breakdown()};
+  if (options.collect) result.collected = options.collect();
+  result.timeline = std::move(comm.timeline);
+  result.timeline_dropped = comm.timeline_dropped;
+  const auto end = std::chrono::steady_clock::now();
+  result.setup_wall_s = std::chrono::duration<double>(setup_end - start).count();
+  result.run_wall_s = std::chrono::duration<double>(end - setup_end).count();
+  result.wall_s = std::chrono::duration<double>(end - start).count();
+  return result;
+}
+
+}  // namespace dsgd::simulate

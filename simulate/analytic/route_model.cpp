@@ -1,0 +1,241 @@
+#include "simulate/analytic/route_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <utility>
+
+namespace dsgd::simulate {
+
+namespace {
+
+constexpr double kInfinite = std::numeric_limits<double>::infinity();
+
+// The bottleneck of two bandwidths where 0 stands for "no link".
+double narrower(double a, double b) {
+  if (a <= 0) return b;
+  if (b <= 0) return a;
+  return std::min(a, b);
+}
+
+// Appends `hops` links of one latency and bandwidth.
+void add_links(RouteCost& cost, int hops, double latency_s, double bandwidth_Bps) {
+  if (hops <= 0) return;
+  cost.latency_s += hops * latency_s;
+  cost.bandwidth_Bps = narrower(cost.bandwidth_Bps, bandwidth_Bps);
+}
+
+void add_route(RouteCost& cost, const RouteCost& more) {
+  cost.latency_s += more.latency_s;
+  cost.bandwidth_Bps = narrower(cost.bandwidth_Bps, more.bandwidth_Bps);
+  cost.node_links += more.node_links;
+}
+
+int manhattan(platforms::MeshStop a, platforms::MeshStop b) { return std::abs(a.x - b.x) + std::abs(a.y - b.y); }
+
+// The memory a node's ranks work in, as the builder takes it: MCDRAM if present, else the fastest.
+double working_memory_Bps(const platforms::Platform& platform) {
+  double fastest = 0;
+  for (const auto& memory : platform.nodes.memories) {
+    if (memory.name == "mcdram") return memory.bandwidth_Bps;
+    fastest = std::max(fastest, memory.bandwidth_Bps);
+  }
+  return fastest;
+}
+
+// Per device of a PCIe tree: the bandwidths of its connections from the device up to the root complex, each
+// tagged with the element (device or switch) whose upward connection it is, so that routes can meet.
+std::vector<std::vector<std::pair<int, double>>> pcie_chains(const platforms::PcieTree& tree) {
+  struct Element {
+    int parent = 0;
+    double bandwidth_Bps = 0;
+  };
+  std::vector<Element> elements(1);  // 0: the root complex
+  std::vector<std::pair<std::string, int>> switches;
+  std::vector<int> device_element;
+  for (int d = 0; d < tree.host_devices; ++d) {
+    elements.push_back({0, tree.host_device_link->bandwidth_Bps});
+    device_element.push_back(static_cast<int>(elements.size()) - 1);
+  }
+  for (const auto& item : tree.switches) {
+    int above = 0;
+    for (const auto& [name, index] : switches) {
+      if (name == item.parent) above = index;
+    }
+    elements.push_back({above, item.uplink.bandwidth_Bps});
+    const int here = static_cast<int>(elements.size()) - 1;
+    switches.emplace_back(item.name, here);
+    for (int d = 0; d < item.devices; ++d) {
+      elements.push_back({here, item.device_link->bandwidth_Bps});
+      device_element.push_back(static_cast<int>(elements.size()) - 1);
+    }
+  }
+  std::vector<std::vector<std::pair<int, double>>> chains;
+  for (const int first : device_element) {
+    std::vector<std::pair<int, double>> chain;
+    for (int at = first; at > 0; at = elements[static_cast<std::size_t>(at)].parent) {
+      chain.emplace_back(at, elements[static_cast<std::size_t>(at)].bandwidth_Bps);
+    }
+    chains.push_back(std::move(chain));
+  }
+  return chains;
+}
+
+// Up from `a` to the lowest common element and down to `b` (empty chains: the root complex, free to cross).
+RouteCost pcie_route(std::vector<std::pair<int, double>> a, std::vector<std::pair<int, double>> b) {
+  while (!a.empty() && !b.empty() && a.back().first == b.back().first) {
+    a.pop_back();
+    b.pop_back();
+  }
+  RouteCost cost;
+  for (const auto& [element, bandwidth] : a) cost.bandwidth_Bps = narrower(cost.bandwidth_Bps, bandwidth);
+  for (const auto& [element, bandwidth] : b) cost.bandwidth_Bps = narrower(cost.bandwidth_Bps, bandwidth);
+  return cost;
+}
+
+// Router-to-router links of SimGrid 3.32's minimal dragonfly route between two nodes (node links excluded).
+int dragonfly_router_hops(const platforms::DragonflyTopology& fly, int from, int to) {
+  struct Router {
+    int group = 0;
+    int chassis = 0;
+    int blade = 0;
+  };
+  const auto router_of = [&fly](int node) {
+    const int per_chassis = fly.routers_per_chassis * fly.nodes_per_router;
+    const int per_group = fly.chassis_per_group * per_chassis;
+    return Router{node / per_group, node % per_group / per_chassis, node % per_chassis / fly.nodes_per_router};
+  };
+  const Router target = router_of(to);
+  Router at = router_of(from);
+  int hops = 0;
+  if (at.group != target.group) {
+    // To the router of this group whose blue link leads to the target group: blade = target group, chassis 0.
+    if (at.blade != target.group) ++hops;
+    if (at.chassis != 0) ++hops;
+    ++hops;  // blue: arrives at chassis 0, blade = the source group, of the target group
+    at = {target.group, 0, router_of(from).group};
+  }
+  if (at.blade != target.blade) ++hops;      // green, within the chassis
+  if (at.chassis != target.chassis) ++hops;  // black, between chassis
+  return hops;
+}
+
+// Links of a fat tree between two leaves: up to the lowest level where they share a switch, and down.
+int fat_tree_hops(const platforms::FatTreeTopology& tree, int from, int to) {
+  long long below = 1;
+  for (std::size_t level = 0; level < tree.down.size(); ++level) {
+    below *= tree.down[level];
+    if (from / below == to / below) return 2 * static_cast<int>(level + 1);
+  }
+  return 2 * static_cast<int>(tree.down.size());
+}
+
+// Links of a torus between two positions: the shorter way round in each dimension.
+int torus_hops(const platforms::TorusTopology& torus, int from, int to) {
+  int hops = 0;
+  for (const int size : torus.dimensions) {
+    const int distance = std::abs(from % size - to % size);
+    hops += std::min(distance, size - distance);
+    from /= size;
+    to /= size;
+  }
+  return hops;
+}
+
+}  // namespace
+
+RouteModel::RouteModel(const platforms::Platform& platform, int ranks, const PlacementOptions& placement)
+    : platform_(platform), sites_(place_ranks(platform, ranks, placement)) {
+  const bool star = std::holds_alternative<platforms::StarTopology>(platform.network.topology.shape);
+  if (const auto* mesh = std::get_if<platforms::KnlMesh>(&platform.nodes.intra_node)) {
+    const int groups = ranks_per_node(platform, placement);
+    std::vector<platforms::MeshStop> stops;
+    for (int group = 0; group < groups; ++group) stops.push_back(rank_stop(platform, group, groups));
+    const double hop_s = *mesh->hop_latency_s;
+    const double link_Bps = *mesh->link_bandwidth_Bps;
+    const double controller_Bps = working_memory_Bps(platform) / static_cast<double>(mesh->mcdram_controllers.size());
+    between_.assign(stops.size(), std::vector<RouteCost>(stops.size()));
+    for (std::size_t a = 0; a < stops.size(); ++a) {
+      for (std::size_t b = 0; b < stops.size(); ++b) {
+        if (a == b) continue;
+        const int controller = memory_controller(*mesh, stops[a], stops[b]);
+        const platforms::MeshStop via = mesh->mcdram_controllers[static_cast<std::size_t>(controller)];
+        RouteCost& cost = between_[a][b];
+        add_links(cost, manhattan(stops[a], via) + manhattan(via, stops[b]), hop_s, link_Bps);
+        cost.bandwidth_Bps = narrower(cost.bandwidth_Bps, controller_Bps);
+      }
+      RouteCost out;
+      // A star's node link sits outside the node: the builder gives a rank on the NIC's own stop one mesh hop so
+      // that its route to the gateway is not empty.
+      add_links(out, std::max(manhattan(stops[a], nic_stop(*mesh)), star ? 1 : 0), hop_s, link_Bps);
+      to_nic_.push_back(out);
+    }
+  } else if (const auto* tree = std::get_if<platforms::PcieTree>(&platform.nodes.intra_node)) {
+    auto chains = pcie_chains(*tree);
+    chains.emplace_back();  // the CPU, at the root complex
+    between_.assign(chains.size(), std::vector<RouteCost>(chains.size()));
+    for (std::size_t a = 0; a < chains.size(); ++a) {
+      for (std::size_t b = 0; b < chains.size(); ++b) {
+        if (a != b) between_[a][b] = pcie_route(chains[a], chains[b]);
+      }
+      to_nic_.push_back(pcie_route(chains[a], {}));
+    }
+  } else {
+    to_nic_.emplace_back();
+  }
+}
+
+RouteCost RouteModel::fabric(int from_node, int to_node) const {
+  const auto& topology = platform_.network.topology;
+  RouteCost cost;
+  if (std::holds_alternative<platforms::StarTopology>(topology.shape)) {
+    if (topology.link_bandwidth_Bps || topology.link_latency_s) {
+      add_links(cost, 1, topology.link_latency_s.value_or(0.0),
+                topology.link_bandwidth_Bps.value_or(platform_.network.link.bandwidth_Bps));
+    }
+    return cost;
+  }
+  int hops = 0;
+  if (const auto* tree = std::get_if<platforms::FatTreeTopology>(&topology.shape)) {
+    hops = fat_tree_hops(*tree, from_node, to_node);
+  } else if (const auto* torus = std::get_if<platforms::TorusTopology>(&topology.shape)) {
+    hops = torus_hops(*torus, from_node, to_node);
+  } else {
+    // The node-to-router links of SimGrid's cluster zone, then the routers' links.
+    hops = 2 + dragonfly_router_hops(std::get<platforms::DragonflyTopology>(topology.shape), from_node, to_node);
+  }
+  add_links(cost, hops, topology.link_latency_s.value_or(0.0),
+            topology.link_bandwidth_Bps.value_or(platform_.network.link.bandwidth_Bps));
+  return cost;
+}
+
+RouteCost RouteModel::route(int from, int to) const {
+  const RankSite& a = sites_[static_cast<std::size_t>(from)];
+  const RankSite& b = sites_[static_cast<std::size_t>(to)];
+  const auto unit = [this](const RankSite& site) {
+    return static_cast<std::size_t>(site.unit_index < 0 ? static_cast<int>(to_nic_.size()) - 1 : site.unit_index);
+  };
+  if (from == to) return {};
+  if (a.node == b.node) return between_[unit(a)][unit(b)];
+  RouteCost cost = to_nic_[unit(a)];
+  cost.node_links = 2;
+  add_route(cost, fabric(a.node, b.node));
+  add_route(cost, to_nic_[unit(b)]);
+  return cost;
+}
+
+double RouteModel::message_s(int from, int to, double bytes) const {
+  if (from == to) return 0;
+  const RouteCost cost = route(from, to);
+  const auto& link = platform_.network.link;
+  double latency_s = cost.latency_s;
+  double bandwidth_Bps = cost.bandwidth_Bps > 0 ? cost.bandwidth_Bps : kInfinite;
+  if (cost.node_links > 0) {
+    latency_s += link.latency_s_for(bytes);
+    bandwidth_Bps = std::min(bandwidth_Bps, link.bandwidth_Bps_for(bytes));
+  }
+  return latency_s + bytes / bandwidth_Bps;
+}
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,52 @@
+#pragma once
+// The route between two ranks as simulate/simgrid/platform_builder.hpp builds it in SimGrid, priced in closed
+// form for the analytic fidelity level (DESIGN.md "Fidelity levels"): the sum of the route's latencies and its
+// narrowest bandwidth, with no contention -- every message has its route to itself. No SimGrid engine.
+//
+// Pieces, each mirroring the builder:
+//  * inside a KNL node: sender's stop -> MCDRAM controller -> receiver's stop (XY hops of the mesh's link
+//    bandwidth and hop latency, the controller a link of MCDRAM bandwidth / controllers);
+//  * inside a PCIe node: up to the lowest common switch and down (each connection its bandwidth, no latency);
+//  * leaving a node: to the NIC (the NIC's stop, or the root complex), then the node's link (alpha / 2, its
+//    bandwidth; a piecewise link's segment for the message's size, as install_segment_factors makes SimGrid do);
+//  * between nodes: a star's backbone, if any; a fat tree's links up to the lowest common level and down; a
+//    torus's shortest hops per dimension; a dragonfly's minimal route as SimGrid 3.32 routes it (node link to the
+//    router, green to the router of the right blade, black to the right chassis, blue to the other group). The
+//    fabric's links all have the topology's link bandwidth and latency (several parallel links only add
+//    bandwidth, which never lowers the bottleneck).
+// tests/simulate/route_model_test.cpp holds these against SimGrid's message-level times.
+
+#include <vector>
+
+#include "platforms/platform.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
+
+namespace dsgd::simulate {
+
+// A route's cost, apart from the node links it crosses (priced per message size: their segments).
+struct RouteCost {
+  double latency_s = 0;
+  double bandwidth_Bps = 0;  // bottleneck of the links other than the node links; 0: none (infinite)
+  int node_links = 0;        // 0 inside a node, 2 between nodes (each a half of the link's alpha)
+};
+
+class RouteModel {
+ public:
+  // Places `ranks` ranks as the SimGrid executor would (throws what place_ranks throws).
+  RouteModel(const platforms::Platform& platform, int ranks, const PlacementOptions& placement);
+
+  const std::vector<RankSite>& sites() const { return sites_; }
+  RouteCost route(int from, int to) const;
+  // Seconds for a message of `bytes` from rank `from` to rank `to`; 0 to itself.
+  double message_s(int from, int to, double bytes) const;
+
+ private:
+  RouteCost fabric(int from_node, int to_node) const;
+
+  const platforms::Platform& platform_;
+  std::vector<RankSite> sites_;
+  std::vector<RouteCost> to_nic_;                 // per unit index (the CPU last): from the unit to the NIC
+  std::vector<std::vector<RouteCost>> between_;  // per pair of unit indices of one node
+};
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,164 @@
+// simulate/analytic/executor: the analytic level against the flow and message levels where they overlap (weak
+// scaling of a synchronous algorithm on core-level KNL nodes on the dragonfly, with and without compute noise),
+// what it refuses, and a million-core point.
+
+#include "simulate/analytic/executor.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "core/collectives.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/weak_scaling.hpp"
+#include "tests/support/error_message.hpp"
+
+namespace dsgd::simulate {
+namespace {
+
+using testing::error_of;
+
+// The first algorithm of the catalog that matches (which one does not matter here).
+std::string algorithm_where(bool synchronous, bool has_master) {
+  for (const auto& entry : algorithms::algorithm_catalog()) {
+    if (entry.info.synchronous == synchronous && entry.info.has_master == has_master) return entry.info.name;
+  }
+  throw InternalError("the catalog has no such algorithm");
+}
+
+ScalingOptions knl_sweep(Fidelity fidelity) {
+  ScalingOptions options;
+  options.algorithm = algorithm_where(/*synchronous=*/true, /*has_master=*/false);
+  options.model = "googlenet";
+  options.hyper.batch = 8;
+  options.workers = {4, 8, 16, 64};  // 1, 2, 4 and 16 nodes: one router, one chassis, two chassis
+  options.iterations = 3;
+  options.ranks_per_node = 4;
+  options.fidelity = fidelity;
+  return options;
+}
+
+// Three data-parallel iterations: a compute step, then one collective of 1 Mi floats.
+SimulationResult iterations(const platforms::Platform& platform, int ranks, int ranks_per_node, Fidelity fidelity,
+                            const std::function<void(Comm&, Floats)>& collective) {
+  WorldOptions world;
+  world.size = ranks;
+  world.payload = false;
+  SimulationOptions options;
+  options.fidelity = fidelity;
+  options.placement.ranks_per_node = ranks_per_node;
+  options.noise_seed = 7;
+  return run_simulation(platform, world, [&collective](Comm& comm) {
+    for (int iteration = 0; iteration < 3; ++iteration) {
+      comm.compute({2e9, "conv", Category::kForwardBackward, {}, 0});
+      collective(comm, Floats{nullptr, std::size_t{1} << 20});
+    }
+  }, options);
+}
+
+const auto tree = [](Comm& comm, Floats buffer) {
+  reduce(comm, buffer, 0);
+  broadcast(comm, buffer, 0);
+};
+
+// Where transfers of a step share no link, the analytic level's time is the flow and message levels'.
+void expect_levels_agree(const platforms::Platform& platform, int ranks_per_node,
+                         const std::function<void(Comm&, Floats)>& collective, bool with_message = true) {
+  for (const int ranks : {4, 8, 16, 64}) {
+    SCOPED_TRACE(platform.name + ", " + std::to_string(ranks) + " ranks");
+    const double analytic = iterations(platform, ranks, ranks_per_node, Fidelity::kAnalytic, collective).simulated_s;
+    const double flow = iterations(platform, ranks, ranks_per_node, Fidelity::kFlow, collective).simulated_s;
+    // Not exact: two transfers of a step inside a KNL node may meet at an MCDRAM controller (0.7% here).
+    EXPECT_NEAR(analytic, flow, 1e-2 * flow);
+    if (!with_message) continue;
+    const double message = iterations(platform, ranks, ranks_per_node, Fidelity::kMessage, collective).simulated_s;
+    EXPECT_NEAR(analytic, message, 1e-2 * message);
+  }
+}
+
+TEST(AnalyticLevel, TreeCollectivesAgreeWithFlowAndMessageOnKnlNodesOfTheDragonfly) {
+  expect_levels_agree(platforms::catalog_platform("cori-knl"), 4, tree);
+}
+
+TEST(AnalyticLevel, AgreesUnderComputeNoise) {
+  // The flow level draws the same factors (per node and compute step of the algorithm), so the slowest node of
+  // each step is the same one. The message level also runs the collectives' additions as noisy compute steps of
+  // their ranks, so its draws differ from rank to rank.
+  auto platform = platforms::catalog_platform("cori-knl");
+  platform.noise.distribution = platforms::NoiseDistribution::kLognormal;
+  platform.noise.spread = 0.1;
+  expect_levels_agree(platform, 4, tree, /*with_message=*/false);
+}
+
+TEST(AnalyticLevel, EveryAllreduceAgreesOnAStarWithoutSharedLinks) {
+  for (const auto algorithm : {AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling,
+                               AllreduceAlgorithm::kRabenseifner, AllreduceAlgorithm::kReduceBroadcast}) {
+    SCOPED_TRACE(std::string(to_string(algorithm)));
+    expect_levels_agree(flat_platform(64, 1.3e-6, 8e9, 1e12), 0,
+                        [algorithm](Comm& comm, Floats buffer) { allreduce(comm, buffer, algorithm); });
+  }
+}
+
+TEST(AnalyticLevel, IsALowerBoundWhereTransfersShareLinks) {
+  // A ring on 4 ranks per KNL: each node's three inner transfers of a step meet at MCDRAM controllers, which the
+  // flow and message levels share and the analytic level does not.
+  const auto ring = [](Comm& comm, Floats buffer) { allreduce(comm, buffer, AllreduceAlgorithm::kRing); };
+  const auto platform = platforms::catalog_platform("cori-knl");
+  const double analytic = iterations(platform, 16, 4, Fidelity::kAnalytic, ring).simulated_s;
+  const double flow = iterations(platform, 16, 4, Fidelity::kFlow, ring).simulated_s;
+  std::printf("ring on 4 KNL nodes: analytic %.6g s, flow %.6g s\n", analytic, flow);
+  EXPECT_LT(analytic, flow);
+}
+
+TEST(AnalyticLevel, NoiseSlowsLargerWorldsMore) {
+  auto platform = platforms::catalog_platform("cori-knl");
+  const auto quiet = simulate_weak_scaling(platform, knl_sweep(Fidelity::kAnalytic));
+  platform.noise.distribution = platforms::NoiseDistribution::kLognormal;
+  platform.noise.spread = 0.1;
+  const auto noisy = simulate_weak_scaling(platform, knl_sweep(Fidelity::kAnalytic));
+  // The expected maximum of n lognormal factors grows with n: the straggler effect.
+  EXPECT_LT(noisy.back().efficiency, quiet.back().efficiency);
+}
+
+TEST(AnalyticLevel, RefusesWhatOneRepresentativeRankCannotStandFor) {
+  const auto platform = platforms::catalog_platform("cori-knl");
+  auto options = knl_sweep(Fidelity::kAnalytic);
+  options.algorithm = algorithm_where(/*synchronous=*/true, /*has_master=*/true);
+  const std::string master = error_of<InputError>([&] { simulate_weak_scaling(platform, options); });
+  EXPECT_NE(master.find("without a master"), std::string::npos) << master;
+
+  WorldOptions world;
+  world.size = 8;
+  world.payload = false;
+  SimulationOptions analytic;
+  analytic.fidelity = Fidelity::kAnalytic;
+  const auto sends = [](Comm& comm) { comm.send(1, 3, nullptr, 64, Category::kNetwork); };
+  const std::string p2p = error_of<UnavailableError>([&] { run_simulation(platform, world, sends, analytic); });
+  EXPECT_NE(p2p.find("rank 0 sends 64 bytes to rank 1"), std::string::npos) << p2p;
+  world.payload = true;
+  EXPECT_THROW(run_simulation(platform, world, [](Comm&) {}, analytic), InputError);
+}
+
+TEST(AnalyticLevel, AMillionCoresOnTheExtendedDragonfly) {
+  // 1,000,008 cores = 14,706 KNL nodes of 4 ranks: beyond SimGrid's dragonfly wiring, not beyond the analytic
+  // level (its speed is a benchmark's business: simulate/bench).
+  const auto platform = platforms::catalog_platform("knl-aries-1m");
+  auto options = knl_sweep(Fidelity::kAuto);
+  options.workers = {4, 1000008 / 17};
+  const auto points = simulate_weak_scaling(platform, options);
+  EXPECT_EQ(points.back().nodes, 14706);
+  EXPECT_EQ(points.back().fidelity, Fidelity::kAnalytic);  // chosen by scale
+  EXPECT_GT(points.back().efficiency, 0.0);
+  EXPECT_LT(points.back().efficiency, 1.0);
+  options.fidelity = Fidelity::kFlow;
+  options.workers = {8};
+  const std::string refused = error_of<InputError>([&] { simulate_weak_scaling(platform, options); });
+  EXPECT_NE(refused.find("analytic"), std::string::npos) << refused;
+}
+
+}  // namespace
+}  // namespace dsgd::simulate
