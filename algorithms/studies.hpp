@@ -7,7 +7,11 @@
 //   packing         Fig 10: one packed message per exchange against one message per layer
 //   partition       Fig 12 (seed 000 §6.2): the cores split into 1, 2, 4, ... groups, each a worker with its own
 //                   weights and data, gradients summed between groups; as many groups as this machine has cores
+// A second catalog, scaling_study_catalog(), holds the published results that are predicted in simulation instead
+// (seed 000 Tables 3 and 4, Fig 12 on the paper's platforms); simulate/scaling_study.hpp runs them.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,5 +41,60 @@ struct Study {
 const std::vector<Study>& study_catalog();
 // Throws UnknownNameError listing the names.
 const Study& find_study(const std::string& name);
+
+// --- published results predicted in simulation ------------------------------------------------------------------
+
+// What a scaling study compares: how the simulated runs become the published table's numbers.
+//   kEfficiency  weak scaling: T(first size) / T(size), the workers keeping their batch (Table 4)
+//   kSpeedup     the same ratio at a fixed global batch split among the workers (Fig 12)
+//   kCommRatio   the share of time in the communication categories (Table 3)
+enum class StudyMeasure { kEfficiency, kSpeedup, kCommRatio };
+
+// What the simulation may fit to the published numbers (always reported as fitted, never as predicted):
+//   kNone      nothing: the platform's kernel efficiencies as they are
+//   kEachCase  the "conv" kernel efficiency of each case, so that its first size's time per iteration is the
+//              published one (published seconds / paper iterations)
+//   kOneCase   one "conv" efficiency for every case, fitted that way on `compute_fit_case` alone
+enum class ComputeFit { kNone, kEachCase, kOneCase };
+
+// One world size of a study: a column of the paper's table.
+struct ScalingStudyPoint {
+  std::string size;        // the paper's name for it: "68 cores", "4 GPUs", "16 groups"
+  int workers = 0;
+  int ranks_per_node = 0;  // 0: one rank per core of a mesh / device / node (PlacementOptions)
+};
+
+// One row (or series) of the published table: an algorithm and a model with the paper's numbers per point.
+struct ScalingStudyCase {
+  std::string label;      // the paper's name: "GoogLeNet", "Sync EASGD1", "AlexNet"
+  std::string algorithm;  // catalog name; the comment of its definition says why it stands for the paper's
+  std::string model;      // model zoo name
+  int batch = 0;          // per worker, or shared by all workers where the study splits a global batch
+  std::int64_t paper_iterations = 0;       // iterations the published times are for; 0: times to an accuracy
+  std::vector<double> published_seconds;   // per point (empty where the paper gives none)
+  std::vector<double> published_values;    // per point, of the study's measure as a fraction; empty: derived
+                                           // from published_seconds (efficiency and speed-up only)
+};
+
+struct ScalingStudy {
+  std::string name;
+  std::string source;       // "seed 000 Table 4"
+  std::string description;  // one line
+  std::string platform;     // catalog name
+  StudyMeasure measure = StudyMeasure::kEfficiency;
+  bool split_global_batch = false;  // each worker takes batch / workers images (Fig 12)
+  std::vector<ScalingStudyPoint> points;
+  std::vector<ScalingStudyCase> cases;
+  ComputeFit compute_fit = ComputeFit::kNone;
+  std::size_t compute_fit_case = 0;
+  // The case whose published values the compute-noise spread is fitted on (lognormal, platforms::Noise); the
+  // other cases are predicted with it. Absent: no noise.
+  std::optional<std::size_t> noise_fit_case;
+  std::vector<std::string> notes;  // caveats printed with the table
+};
+
+const std::vector<ScalingStudy>& scaling_study_catalog();
+// Throws UnknownNameError listing the names.
+const ScalingStudy& find_scaling_study(const std::string& name);
 
 }  // namespace dsgd::algorithms

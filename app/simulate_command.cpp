@@ -1,7 +1,9 @@
 // `dsgd simulate`: weak scaling of one algorithm on a platform, in SimGrid (simulate/weak_scaling.hpp). Prints a
 // table (time per iteration, efficiency, the mean rank's breakdown) and writes results, a per-rank breakdown CSV
-// and a Chrome trace on request.
+// and a Chrome trace on request. With --study, a published scaling result predicted instead
+// (simulate/scaling_study.hpp): the study's table beside the paper's, fitted values marked.
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -10,6 +12,7 @@
 #include "platforms/catalog.hpp"
 #include "reports/rank_breakdown.hpp"
 #include "reports/trace.hpp"
+#include "simulate/scaling_study.hpp"
 #include "simulate/weak_scaling.hpp"
 
 namespace dsgd::app {
@@ -24,6 +27,8 @@ struct SimulateCommand {
   std::string results;
   std::string per_rank_csv;  // a file per world size: NAME-<workers>.csv
   std::string trace;         // the same for the Chrome trace
+  std::string study;         // a scaling study instead of the options above
+  std::int64_t study_iterations = simulate::ScalingStudyOptions{}.iterations;
 };
 
 // Ranks that `cores` cores hold: every rank takes node cores / ranks per node cores.
@@ -40,7 +45,7 @@ int workers_for_cores(const platforms::Platform& platform, int ranks_per_node, i
 Breakdown mean_breakdown(const std::vector<Breakdown>& per_rank) {
   Breakdown mean;
   for (const auto& rank : per_rank) {
-    for (std::size_t i = 0; i < mean.seconds.size(); ++i) mean.seconds[i] += rank.seconds[i] / per_rank.size();
+    for (std::size_t i = 0; i < mean.seconds.size(); ++i) mean.seconds[i] += rank.seconds[i] / static_cast<double>(per_rank.size());
   }
   return mean;
 }
@@ -51,6 +56,96 @@ std::filesystem::path numbered(const std::string& path, int workers) {
   return file.parent_path() / (stem + file.extension().string());
 }
 
+// A results entry of one simulated run: `seconds_per_iteration` as its time.
+reports::Entry simulated_entry(std::string name, const std::string& platform, const std::string& algorithm,
+                               const std::string& model, const std::string& fidelity, int ranks,
+                               double seconds_per_iteration) {
+  reports::Entry entry;
+  entry.name = std::move(name);
+  entry.executor = "simgrid";
+  entry.fidelity = fidelity;
+  entry.platform = platform;
+  entry.algorithm = algorithm;
+  entry.model = model;
+  entry.ranks = ranks;
+  entry.real_time = seconds_per_iteration;
+  entry.cpu_time = seconds_per_iteration;
+  return entry;
+}
+
+// The results of a scaling study: one entry per (case, point) with the prediction, the published value and their
+// difference, and one per fitted value, so the manifest can render both.
+reports::Results study_results(Context& context, const simulate::StudyOutcome& outcome) {
+  const auto& study = outcome.study;
+  const bool percent = study.measure != algorithms::StudyMeasure::kSpeedup;
+  auto results = new_results(context);
+  for (const auto& row : outcome.rows) {
+    auto entry = simulated_entry("study/" + study.name + "/" + row.case_label + "/" + row.size, outcome.platform,
+                                 row.algorithm, row.model, row.fidelity, row.ranks, row.seconds_per_iteration);
+    entry.iterations = outcome.iterations;
+    entry.labels["study"] = study.name;
+    entry.labels["kind"] = "point";
+    entry.labels["case"] = row.case_label;
+    entry.labels["size"] = row.size;
+    entry.labels["role"] = row.value_fitted ? "fitted" : "predicted";
+    entry.labels["time_role"] = row.time_fitted ? "fitted" : "predicted";
+    entry.counters["workers"] = row.workers;
+    entry.counters["nodes"] = row.nodes;
+    entry.counters["seconds_per_iteration"] = row.seconds_per_iteration;
+    entry.counters["predicted"] = row.predicted;
+    if (row.published) entry.counters["published"] = *row.published;
+    if (const auto diff = simulate::difference(study, row)) entry.counters[percent ? "diff_pp" : "diff"] = *diff;
+    if (row.predicted_seconds) entry.counters["predicted_seconds"] = *row.predicted_seconds;
+    if (row.published_seconds) entry.counters["published_seconds"] = *row.published_seconds;
+    if (row.predicted_seconds && row.published_seconds) {
+      entry.counters["seconds_diff_percent"] = 100 * (*row.predicted_seconds / *row.published_seconds - 1);
+    }
+    if (study.measure == algorithms::StudyMeasure::kCommRatio) {
+      for (std::size_t i = 0; i < row.shares.seconds.size(); ++i) {
+        entry.counters["share:" + std::string(kCategoryNames[i])] = row.shares.seconds[i];
+      }
+    }
+    for (const auto& fitted : outcome.fitted) {
+      const auto& cases = fitted.applies_to;
+      if (std::find(cases.begin(), cases.end(), row.case_label) != cases.end()) {
+        entry.counters["fitted_" + fitted.key] = fitted.value;
+      }
+    }
+    entry.counters["sweep_wall_s"] = outcome.sweep_wall_s;
+    results.benchmarks.push_back(std::move(entry));
+  }
+  for (const auto& fitted : outcome.fitted) {
+    reports::Entry entry;
+    entry.name = "study/" + study.name + "/fitted/" + fitted.name;
+    entry.executor = "simgrid";
+    entry.platform = outcome.platform;
+    entry.labels["study"] = study.name;
+    entry.labels["kind"] = "fitted";
+    entry.labels["parameter"] = "FITTED " + fitted.name;
+    entry.labels["fitted_on"] = fitted.fitted_on;
+    entry.labels["applies_to"] = join(fitted.applies_to);
+    entry.counters["value"] = fitted.value;
+    entry.counters["fit_wall_s"] = outcome.fit_wall_s;
+    entry.counters["sweep_wall_s"] = outcome.sweep_wall_s;
+    results.benchmarks.push_back(std::move(entry));
+  }
+  return results;
+}
+
+void run_study(Context& context, const SimulateCommand& command) {
+  const auto& study = algorithms::find_scaling_study(command.study);
+  const auto platform = platforms::load_platform(study.platform);
+  simulate::ScalingStudyOptions options;
+  options.iterations = command.study_iterations;
+  options.noise_seed = command.scaling.noise_seed;
+  options.progress = [&context, &study](const std::string& line) {
+    context.err << "simulate " << study.name << ": " << line << std::endl;
+  };
+  const auto outcome = simulate::run_scaling_study(platform, study, options);
+  context.out << simulate::format_study(outcome);
+  if (!command.results.empty()) reports::write_results(command.results, study_results(context, outcome));
+}
+
 }  // namespace
 
 void register_simulate_command(CLI::App& app, Context& context) {
@@ -59,7 +154,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
   sim->add_option("--platform", command->platform, "Catalog name or platform file")->capture_default_str();
   sim->add_option("--model", command->scaling.model, "Model of the zoo (any: only sizes and FLOPs are used)")
       ->capture_default_str();
-  sim->add_option("--algo", command->scaling.algorithm, "Algorithm (`dsgd algorithms`)")->required();
+  sim->add_option("--algo", command->scaling.algorithm, "Algorithm (`dsgd algorithms`; required without --study)");
   sim->add_option("--workers", command->scaling.workers, "World sizes in workers, e.g. 1,2,4")->delimiter(',');
   sim->add_option("--cores", command->cores, "World sizes in cores (a KNL mesh: 68,136,...)")->delimiter(',');
   sim->add_option("--ranks-per-node", command->scaling.ranks_per_node,
@@ -68,14 +163,28 @@ void register_simulate_command(CLI::App& app, Context& context) {
   sim->add_option("--batch", command->scaling.hyper.batch, "Images per worker per iteration")->capture_default_str();
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
       ->capture_default_str();
-  sim->add_option("--fidelity", command->fidelity, "auto, message or flow")->capture_default_str();
+  sim->add_option("--fidelity", command->fidelity, "auto, message, flow or analytic")->capture_default_str();
   sim->add_option("--seed", command->scaling.noise_seed, "Seed of the compute noise")->capture_default_str();
   sim->add_option("--results", command->results, "Write the results (JSON) here");
   sim->add_option("--per-rank-csv", command->per_rank_csv, "Per-rank breakdown CSV, one file per size (-N suffix)");
   sim->add_option("--trace", command->trace, "Chrome-trace JSON (Perfetto), one file per size (-N suffix)");
   sim->add_option("--trace-events", command->scaling.trace_events, "Most events a trace keeps")
       ->default_val(200000);
+  std::vector<std::string> study_names;
+  for (const auto& study : algorithms::scaling_study_catalog()) study_names.push_back(study.name);
+  sim->add_option("--study", command->study,
+                  "Predict a published scaling result instead (" + join(study_names) +
+                      "): its table beside the paper's, fitted values marked FITTED");
+  sim->add_option("--study-iterations", command->study_iterations,
+                  "Steady-state iterations simulated per point of a --study")
+      ->capture_default_str();
   sim->callback([&context, command] {
+    if (!command->study.empty()) {
+      if (!command->scaling.algorithm.empty()) throw InputError("simulate: --study names its algorithms; drop --algo");
+      run_study(context, *command);
+      return;
+    }
+    if (command->scaling.algorithm.empty()) throw InputError("simulate: --algo is required (or --study NAME)");
     const auto platform = platforms::load_platform(command->platform);
     auto options = command->scaling;
     options.fidelity = simulate::fidelity_from_string(command->fidelity);
@@ -113,16 +222,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
                     shares.c_str());
       context.out << line;
 
-      reports::Entry entry;
-      entry.name = "simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers);
-      entry.executor = "simgrid";
-      entry.fidelity = fidelity;
-      entry.platform = platform.name;
-      entry.algorithm = options.algorithm;
-      entry.model = options.model;
-      entry.ranks = point.ranks;
-      entry.real_time = point.seconds_per_iteration;
-      entry.cpu_time = point.seconds_per_iteration;
+      auto entry =
+          simulated_entry("simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers),
+                          platform.name, options.algorithm, options.model, fidelity, point.ranks,
+                          point.seconds_per_iteration);
       entry.counters["workers"] = point.workers;
       entry.counters["nodes"] = point.nodes;
       entry.counters["seconds_per_iteration"] = point.seconds_per_iteration;

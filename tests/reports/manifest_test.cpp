@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "core/error.hpp"
+#include "tests/support/error_message.hpp"
+#include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::reports {
 namespace {
@@ -40,6 +44,18 @@ TEST(ReportsManifest, DefaultManifestParsesAndNamesModelsAndPlatforms) {
   for (const auto& e : manifest.experiments) ids.push_back(e.id);
   EXPECT_NE(std::find(ids.begin(), ids.end(), "models"), ids.end());
   EXPECT_NE(std::find(ids.begin(), ids.end(), "platforms"), ids.end());
+  // Seed 000's scaling results predicted in simulation, each with a table of predicted against published values.
+  for (const char* id : {"table4-simulated", "table3-simulated", "fig12-simulated"}) {
+    const auto found = std::find(ids.begin(), ids.end(), id);
+    ASSERT_NE(found, ids.end()) << id;
+    const auto& experiment = manifest.experiments[static_cast<std::size_t>(found - ids.begin())];
+    ASSERT_FALSE(experiment.tables.empty()) << id;
+    std::vector<std::string> fields;
+    for (const auto& column : experiment.tables.front().columns) fields.push_back(column.field.text);
+    for (const char* field : {"counter:predicted", "counter:published"}) {
+      EXPECT_NE(std::find(fields.begin(), fields.end(), field), fields.end()) << id << " lacks " << field;
+    }
+  }
 }
 
 TEST(ReportsManifest, FormatsCellsByColumnSpec) {
@@ -111,6 +127,61 @@ TEST(ReportsManifest, RejectsMalformedManifestsWithTheirPath) {
       EXPECT_NE(message.find(bad.expected_in_message), std::string::npos) << bad.what << ": " << message;
     }
   }
+}
+
+// A required field left out, or a field the schema does not know, is rejected with one line naming the file, the
+// JSON path and the field.
+TEST(ReportsManifest, RejectsMissingRequiredAndUnknownFields) {
+  struct Case {
+    const char* what;
+    const char* pointer;  // the object to change
+    const char* key;
+    const char* expected_in_message;
+  };
+  const std::vector<Case> missing = {
+      {"experiment without a command", "/experiments/0", "command", "/experiments/0: missing required field 'command'"},
+      {"column without a field", "/experiments/0/tables/0/columns/0", "field",
+       "/experiments/0/tables/0/columns/0: missing required field 'field'"},
+      {"table without columns", "/experiments/0/tables/0", "columns", "missing required field 'columns'"},
+      {"manifest without experiments", "", "experiments", "missing required field 'experiments'"},
+  };
+  for (const auto& bad : missing) {
+    Json json = minimal_manifest();
+    json[Json::json_pointer(bad.pointer)].erase(bad.key);
+    const std::string message = testing::input_error([&] { parse_manifest(json, "m.json"); });
+    EXPECT_EQ(message.rfind("m.json: ", 0), 0U) << bad.what << ": " << message;
+    EXPECT_NE(message.find(bad.expected_in_message), std::string::npos) << bad.what << ": " << message;
+  }
+  const std::vector<Case> unknown = {
+      {"unknown experiment key", "/experiments/0", "colour", "/experiments/0: unknown field 'colour'; valid fields are"},
+      {"unknown column key", "/experiments/0/tables/0/columns/0", "width", "unknown field 'width'"},
+      {"unknown table key", "/experiments/0/tables/0", "caption", "unknown field 'caption'"},
+      {"unknown top-level key", "", "version", "unknown field 'version'"},
+  };
+  for (const auto& bad : unknown) {
+    Json json = minimal_manifest();
+    json[Json::json_pointer(bad.pointer)][bad.key] = 1;
+    const std::string message = testing::input_error([&] { parse_manifest(json, "m.json"); });
+    EXPECT_EQ(message.rfind("m.json: ", 0), 0U) << bad.what << ": " << message;
+    EXPECT_NE(message.find(bad.expected_in_message), std::string::npos) << bad.what << ": " << message;
+  }
+  // A command that is not a list of strings.
+  Json json = minimal_manifest();
+  json["experiments"][0]["command"] = "models --results {results}";
+  EXPECT_NE(testing::input_error([&] { parse_manifest(json, "m.json"); }).find("/experiments/0/command: expected an array"),
+            std::string::npos);
+}
+
+class ReportsManifestFile : public testing::ScratchDirTest {};
+
+TEST_F(ReportsManifestFile, BadJsonNamesTheFileLineAndColumn) {
+  const auto path = dir_ / "broken.json";
+  std::ofstream(path) << "{\n  \"name\": \"t\",\n  \"title\": \"T\"\n  \"experiments\": []\n}\n";  // no comma
+  const std::string message = testing::input_error([&] { read_manifest(path); });
+  EXPECT_NE(message.find(path.string() + ":4:"), std::string::npos) << message;
+  EXPECT_NE(message.find("JSON syntax error"), std::string::npos) << message;
+  EXPECT_NE(testing::input_error([&] { read_manifest(dir_ / "absent.json"); }).find("absent.json: no such file"),
+            std::string::npos);
 }
 
 TEST(ReportsManifest, WhereSelectsRowsByFieldText) {

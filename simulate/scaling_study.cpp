@@ -1,0 +1,425 @@
+#include "simulate/scaling_study.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "algorithms/algorithm.hpp"
+#include "core/error.hpp"
+#include "simulate/weak_scaling.hpp"
+
+namespace dsgd::simulate {
+
+namespace {
+
+using algorithms::ScalingStudy;
+using algorithms::ScalingStudyCase;
+using algorithms::StudyMeasure;
+using Clock = std::chrono::steady_clock;
+
+// The search range of the noise spread: a lognormal sigma of 0.3 already makes the slowest of 64 nodes twice as
+// slow as the mean, far beyond any published weak-scaling efficiency of seed 000.
+constexpr double kMaxNoiseSpread = 0.3;
+constexpr double kNoiseTolerance = 1e-3;
+constexpr int kNoiseGridPoints = 7;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+bool is_percent(StudyMeasure measure) { return measure != StudyMeasure::kSpeedup; }
+
+const char* measure_name(StudyMeasure measure) {
+  switch (measure) {
+    case StudyMeasure::kEfficiency:
+      return "efficiency";
+    case StudyMeasure::kSpeedup:
+      return "speed-up";
+    case StudyMeasure::kCommRatio:
+      return "comm ratio";
+  }
+  return "";
+}
+
+std::string format_value(StudyMeasure measure, double value) {
+  return is_percent(measure) ? format("%.1f%%", 100 * value) : format("%.2fx", value);
+}
+
+// The "conv" efficiency of the processor the workers compute on: the devices where the nodes have some.
+double conv_efficiency(const platforms::Platform& platform) {
+  const auto& devices = platform.nodes.devices;
+  return devices.empty() ? platform.nodes.cpu.efficiency.of("conv") : devices.front().efficiency.of("conv");
+}
+
+void set_conv_efficiency(platforms::Platform& platform, double value, const std::string& source) {
+  auto set = [&](platforms::KernelEfficiency& efficiency) {
+    efficiency.by_class["conv"] = value;
+    efficiency.sources["conv"] = source;
+  };
+  if (platform.nodes.devices.empty()) set(platform.nodes.cpu.efficiency);
+  for (auto& group : platform.nodes.devices) set(group.efficiency);
+}
+
+void set_noise(platforms::Platform& platform, double spread, const std::string& source) {
+  platform.noise.distribution =
+      spread > 0 ? platforms::NoiseDistribution::kLognormal : platforms::NoiseDistribution::kNone;
+  platform.noise.spread = spread;
+  platform.noise.description = source;
+  platform.noise.sources = {{"sigma", source}};
+}
+
+class StudyRunner {
+ public:
+  StudyRunner(const ScalingStudy& study, const ScalingStudyOptions& options) : study_(study), options_(options) {}
+
+  ScalingPoint simulate(const platforms::Platform& platform, const ScalingStudyCase& c,
+                        const algorithms::ScalingStudyPoint& point) const {
+    ScalingOptions scaling;
+    scaling.algorithm = c.algorithm;
+    scaling.model = c.model;
+    scaling.hyper.batch = c.batch;
+    if (study_.split_global_batch) {
+      if (c.batch % point.workers != 0) {
+        throw InputError(study_.name + ": the global batch " + std::to_string(c.batch) + " of " + c.label +
+                         " does not split among " + std::to_string(point.workers) + " workers");
+      }
+      scaling.hyper.batch = c.batch / point.workers;
+    }
+    scaling.workers = {point.workers};
+    scaling.iterations = options_.iterations;
+    scaling.ranks_per_node = point.ranks_per_node;
+    scaling.noise_seed = options_.noise_seed;
+    return simulate_weak_scaling(platform, scaling).front();
+  }
+
+  std::vector<ScalingPoint> sweep(const platforms::Platform& platform, const ScalingStudyCase& c) const {
+    std::vector<ScalingPoint> points;
+    for (const auto& point : study_.points) points.push_back(simulate(platform, c, point));
+    return points;
+  }
+
+  // The study's measure at every point of one case's sweep.
+  std::vector<double> measure(const ScalingStudyCase& c, const std::vector<ScalingPoint>& points,
+                              std::vector<Breakdown>* shares = nullptr) const {
+    const bool has_master = algorithms::find_algorithm(c.algorithm).info.has_master;
+    std::vector<double> values;
+    for (const auto& point : points) {
+      if (study_.measure == StudyMeasure::kCommRatio) {
+        Breakdown share;
+        values.push_back(comm_ratio(point.per_rank, has_master, &share));
+        if (shares) shares->push_back(share);
+      } else {
+        values.push_back(points.front().seconds_per_iteration / point.seconds_per_iteration);
+      }
+    }
+    return values;
+  }
+
+  // The published values of one case, point by point (nullopt where the paper gives none).
+  std::vector<std::optional<double>> published(const ScalingStudyCase& c) const {
+    std::vector<std::optional<double>> values(study_.points.size());
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (i < c.published_values.size()) {
+        values[i] = c.published_values[i];
+      } else if (study_.measure != StudyMeasure::kCommRatio && i < c.published_seconds.size()) {
+        values[i] = c.published_seconds.front() / c.published_seconds[i];
+      }
+    }
+    return values;
+  }
+
+  // The conv efficiency at which the case's first point takes its published time per iteration. T = C / e + R:
+  // the runs at e0 and e0 / 2 give C / e0 = T(e0 / 2) - T(e0) and R = T(e0) - C / e0.
+  double fit_conv_efficiency(const platforms::Platform& platform, const ScalingStudyCase& c) const {
+    if (c.paper_iterations <= 0 || c.published_seconds.empty()) {
+      throw InputError(study_.name + ": " + c.label + " has no published time for a number of iterations to fit on");
+    }
+    const double target_s = c.published_seconds.front() / static_cast<double>(c.paper_iterations);
+    const double e0 = conv_efficiency(platform);
+    platforms::Platform half = platform;
+    set_conv_efficiency(half, e0 / 2, "a probe of the fit");
+    const double at_e0 = simulate(platform, c, study_.points.front()).seconds_per_iteration;
+    const double at_half = simulate(half, c, study_.points.front()).seconds_per_iteration;
+    const double conv_s = at_half - at_e0;
+    const double rest_s = at_e0 - conv_s;
+    const double efficiency = conv_s > 0 && target_s > rest_s ? e0 * conv_s / (target_s - rest_s) : 2.0;
+    if (efficiency > 1.0) {
+      throw InputError(study_.name + ": " + c.label + "'s published " + format("%.4g", target_s) +
+                       " s per iteration is faster than " + platform.name + " at peak (" +
+                       format("%.4g", conv_s / e0 + rest_s) + " s): no kernel efficiency in (0, 1] fits it");
+    }
+    return efficiency;
+  }
+
+  // Squared differences in percentage points between the case's simulated and published values.
+  double squared_error(const platforms::Platform& platform, const ScalingStudyCase& c) const {
+    const auto values = measure(c, sweep(platform, c));
+    const auto target = published(c);
+    double sum = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (target[i]) sum += std::pow(100 * (values[i] - *target[i]), 2);
+    }
+    return sum;
+  }
+
+  void progress(const std::string& line) const {
+    if (options_.progress) options_.progress(line);
+  }
+
+ private:
+  const ScalingStudy& study_;
+  const ScalingStudyOptions& options_;
+};
+
+std::vector<std::string> labels(const std::vector<ScalingStudyCase>& cases) {
+  std::vector<std::string> out;
+  for (const auto& c : cases) out.push_back(c.label);
+  return out;
+}
+
+}  // namespace
+
+double comm_ratio(const std::vector<Breakdown>& per_rank, bool has_master, Breakdown* shares) {
+  const std::size_t worker = has_master ? 1 : 0;
+  if (worker >= per_rank.size()) throw InternalError("comm_ratio: a run without a worker's breakdown");
+  Breakdown busy = per_rank[worker];
+  busy.seconds[static_cast<std::size_t>(Category::kWait)] = 0;
+  if (has_master) busy.add(Category::kCpuUpdate, per_rank[0][Category::kCpuUpdate]);
+  const double total = busy.total();
+  double comm = 0;
+  for (std::size_t i = 0; i < busy.seconds.size(); ++i) {
+    if (is_communication(static_cast<Category>(i))) comm += busy.seconds[i];
+    if (shares) shares->seconds[i] = total > 0 ? busy.seconds[i] / total : 0;
+  }
+  return total > 0 ? comm / total : 0;
+}
+
+double minimise_1d(const std::function<double(double)>& loss, double lo, double hi, double tolerance, int grid_points) {
+  DSGD_ENFORCE(hi > lo && grid_points >= 3 && tolerance > 0, "minimise_1d: a bad range or grid");
+  double best_x = lo;
+  double best = std::numeric_limits<double>::infinity();
+  auto evaluate = [&](double x) {
+    const double value = loss(x);
+    if (value < best) {
+      best = value;
+      best_x = x;
+    }
+    return value;
+  };
+  const double step = (hi - lo) / (grid_points - 1);
+  for (int i = 0; i < grid_points; ++i) evaluate(lo + step * i);
+  // Golden section between the grid minimum's neighbours.
+  const double ratio = (std::sqrt(5.0) - 1) / 2;
+  double a = std::max(lo, best_x - step);
+  double b = std::min(hi, best_x + step);
+  double c = b - ratio * (b - a);
+  double d = a + ratio * (b - a);
+  double fc = evaluate(c);
+  double fd = evaluate(d);
+  while (b - a > tolerance) {
+    if (fc <= fd) {
+      b = d;
+      d = c;
+      fd = fc;
+      c = b - ratio * (b - a);
+      fc = evaluate(c);
+    } else {
+      a = c;
+      c = d;
+      fc = fd;
+      d = a + ratio * (b - a);
+      fd = evaluate(d);
+    }
+  }
+  return best_x;
+}
+
+std::optional<double> difference(const ScalingStudy& study, const StudyRow& row) {
+  if (!row.published) return std::nullopt;
+  return (row.predicted - *row.published) * (is_percent(study.measure) ? 100 : 1);
+}
+
+StudyOutcome run_scaling_study(const platforms::Platform& platform, const ScalingStudy& study,
+                               const ScalingStudyOptions& options) {
+  if (study.points.empty() || study.cases.empty()) throw InputError(study.name + ": a study without points or cases");
+  if (options.iterations < 1) throw InputError(study.name + ": at least one iteration per point");
+  StudyRunner runner(study, options);
+  StudyOutcome outcome;
+  outcome.study = study;
+  outcome.platform = platform.name;
+  outcome.iterations = options.iterations;
+  outcome.noise_seed = options.noise_seed;
+
+  // 1. Compute, noise-free: the noise fit needs each case's compute time to weigh its communication against.
+  const auto fit_start = Clock::now();
+  platforms::Platform quiet = platform;
+  set_noise(quiet, 0, "none");
+  std::vector<platforms::Platform> case_platforms(study.cases.size(), quiet);
+  std::vector<bool> time_fitted(study.cases.size(), false);
+  std::vector<FittedValue> compute_fits;
+  auto fit_compute = [&](std::size_t fitted_case, const std::vector<std::size_t>& users) {
+    const auto& c = study.cases.at(fitted_case);
+    runner.progress("fitting the conv efficiency on " + c.label + "'s time at " + study.points.front().size);
+    const double efficiency = runner.fit_conv_efficiency(case_platforms[fitted_case], c);
+    const std::string on = c.label + "'s " + format("%.4g", c.published_seconds.front()) + " s for " +
+                           std::to_string(c.paper_iterations) + " iterations at " + study.points.front().size;
+    std::vector<std::string> applied;
+    for (const auto user : users) {
+      set_conv_efficiency(case_platforms[user], efficiency, "fitted on " + on);
+      applied.push_back(study.cases[user].label);
+    }
+    compute_fits.push_back({"conv efficiency, " + c.label, "conv_efficiency", applied, efficiency, on});
+    time_fitted[fitted_case] = true;
+  };
+  auto fit_all_compute = [&] {
+    compute_fits.clear();
+    if (study.compute_fit == algorithms::ComputeFit::kEachCase) {
+      for (std::size_t i = 0; i < study.cases.size(); ++i) fit_compute(i, {i});
+    } else if (study.compute_fit == algorithms::ComputeFit::kOneCase) {
+      std::vector<std::size_t> all(study.cases.size());
+      for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+      fit_compute(study.compute_fit_case, all);
+    }
+  };
+  fit_all_compute();
+
+  // 2. Noise, fitted on one case and applied to all.
+  const std::optional<std::size_t> noise_case = options.noise_spread ? std::nullopt : study.noise_fit_case;
+  double spread = options.noise_spread.value_or(0);
+  std::optional<FittedValue> noise_fit;
+  if (noise_case) {
+    const auto& c = study.cases.at(*noise_case);
+    runner.progress("fitting the noise spread on " + c.label + "'s " + measure_name(study.measure) + " column");
+    spread = minimise_1d(
+        [&](double sigma) {
+          platforms::Platform noisy = case_platforms[*noise_case];
+          set_noise(noisy, sigma, "a probe of the fit");
+          return runner.squared_error(noisy, c);
+        },
+        0.0, kMaxNoiseSpread, kNoiseTolerance, kNoiseGridPoints);
+    const std::string on = c.label + "'s " + measure_name(study.measure) + " column (least squares in points, seed " +
+                           std::to_string(options.noise_seed) + ")";
+    noise_fit = FittedValue{"noise spread (lognormal sigma)", "noise_spread", labels(study.cases), spread, on};
+  }
+  for (auto& case_platform : case_platforms) set_noise(case_platform, spread, noise_case ? "fitted" : "given");
+  // 3. Noise slows even the first size a little (a node's ranks draw their own factors once their step counts
+  // differ, and the slowest sets the pace), so the compute fit is redone with it; efficiencies, being ratios,
+  // hardly move.
+  if (spread > 0) fit_all_compute();
+  outcome.fitted = compute_fits;
+  if (noise_fit) outcome.fitted.push_back(*noise_fit);
+  outcome.fit_wall_s = seconds_since(fit_start);
+
+  // 4. The prediction sweep: every case at every point with the fitted values.
+  runner.progress("predicting " + std::to_string(study.cases.size() * study.points.size()) + " points");
+  const auto sweep_start = Clock::now();
+  for (std::size_t k = 0; k < study.cases.size(); ++k) {
+    const auto& c = study.cases[k];
+    const auto points = runner.sweep(case_platforms[k], c);
+    outcome.sweep_simulations += static_cast<int>(points.size());
+    std::vector<Breakdown> shares;
+    const auto values = runner.measure(c, points, &shares);
+    const auto published = runner.published(c);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      StudyRow row;
+      row.case_label = c.label;
+      row.size = study.points[i].size;
+      row.algorithm = c.algorithm;
+      row.model = c.model;
+      row.workers = points[i].workers;
+      row.ranks = points[i].ranks;
+      row.nodes = points[i].nodes;
+      row.fidelity = std::string(to_string(points[i].fidelity));
+      row.seconds_per_iteration = points[i].seconds_per_iteration;
+      if (c.paper_iterations > 0) {
+        row.predicted_seconds = points[i].seconds_per_iteration * static_cast<double>(c.paper_iterations);
+      }
+      if (i < c.published_seconds.size()) row.published_seconds = c.published_seconds[i];
+      row.predicted = values[i];
+      row.published = published[i];
+      row.value_fitted = noise_case == k;
+      row.time_fitted = time_fitted[k] && i == 0;
+      if (i < shares.size()) row.shares = shares[i];
+      outcome.rows.push_back(std::move(row));
+    }
+  }
+  outcome.sweep_wall_s = seconds_since(sweep_start);
+  return outcome;
+}
+
+std::string format_study(const StudyOutcome& outcome) {
+  const ScalingStudy& study = outcome.study;
+  const StudyMeasure measure = study.measure;
+  std::string text;
+  char line[512];
+  std::snprintf(line, sizeof line, "%s predicted in simulation on %s: %lld steady-state iterations simulated per point",
+                study.source.c_str(), outcome.platform.c_str(), static_cast<long long>(outcome.iterations));
+  text += line;
+  text += study.cases.front().paper_iterations > 0 ? ", times scaled to the paper's iteration counts\n" : "\n";
+  for (const auto& fitted : outcome.fitted) {
+    std::snprintf(line, sizeof line, "FITTED %s = %.4g, on %s (used for %s)\n", fitted.name.c_str(), fitted.value,
+                  fitted.fitted_on.c_str(), join(fitted.applies_to).c_str());
+    text += line;
+  }
+  if (outcome.fitted.empty()) text += "nothing fitted: every value below is predicted\n";
+
+  const char* diff_unit = is_percent(measure) ? "diff pp" : "diff";
+  std::snprintf(line, sizeof line, "\n%-16s %-10s %-21s %-19s %-10s %8s %12s %-17s %10s %8s\n", "case", "size",
+                "algorithm", measure_name(measure), "published", diff_unit, "s/iteration", "time s", "published",
+                "diff %");
+  text += line;
+  const StudyRow* largest = nullptr;
+  const StudyRow* largest_time = nullptr;
+  double largest_time_diff = 0;
+  for (const auto& row : outcome.rows) {
+    const auto diff = difference(study, row);
+    std::string time = "—";
+    std::string time_diff = "—";
+    if (row.predicted_seconds) time = format("%.4g", *row.predicted_seconds) + (row.time_fitted ? " FITTED" : "");
+    if (row.predicted_seconds && row.published_seconds) {
+      const double percent = 100 * (*row.predicted_seconds / *row.published_seconds - 1);
+      time_diff = format("%+.1f", percent);
+      if (!row.time_fitted && (!largest_time || std::abs(percent) > std::abs(largest_time_diff))) {
+        largest_time = &row;
+        largest_time_diff = percent;
+      }
+    }
+    const std::string value = format_value(measure, row.predicted) + (row.value_fitted ? " FITTED" : "");
+    std::snprintf(line, sizeof line, "%-16s %-10s %-21s %-19s %-10s %8s %12.5g %-17s %10s %8s\n",
+                  row.case_label.c_str(), row.size.c_str(), row.algorithm.c_str(), value.c_str(),
+                  row.published ? format_value(measure, *row.published).c_str() : "—",
+                  diff ? format(is_percent(measure) ? "%+.1f" : "%+.2f", *diff).c_str() : "—",
+                  row.seconds_per_iteration, time.c_str(),
+                  row.published_seconds ? format("%.4g", *row.published_seconds).c_str() : "—", time_diff.c_str());
+    text += line;
+    if (diff && !row.value_fitted && (!largest || std::abs(*diff) > std::abs(*difference(study, *largest)))) {
+      largest = &row;
+    }
+  }
+  text += "\n";
+  if (largest) {
+    std::snprintf(line, sizeof line, "largest %s difference among predicted rows: %s at %s, %+.2f %s\n",
+                  measure_name(measure), largest->case_label.c_str(), largest->size.c_str(),
+                  *difference(study, *largest), is_percent(measure) ? "pp" : "(speed-up)");
+    text += line;
+  }
+  if (largest_time) {
+    std::snprintf(line, sizeof line, "largest time difference among predicted rows: %s at %s, %+.1f%%\n",
+                  largest_time->case_label.c_str(), largest_time->size.c_str(), largest_time_diff);
+    text += line;
+  }
+  std::snprintf(line, sizeof line,
+                "prediction sweep: %d simulations in %.2f s of wall time; fits: %.2f s of wall time\n",
+                outcome.sweep_simulations, outcome.sweep_wall_s, outcome.fit_wall_s);
+  text += line;
+  for (const auto& note : study.notes) text += "note: " + note + "\n";
+  return text;
+}
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,99 @@
+#pragma once
+// Published scaling results predicted in simulation: runs a study of algorithms/'s scaling_study_catalog() (seed
+// 000 Tables 3 and 4, Fig 12) on its platform, fits what the study allows to the published numbers, and sets the
+// predictions beside them. Generic: the study names the algorithms, this file names none.
+//
+// Fits, in this order, each reported as fitted (FittedValue) and never as a prediction:
+//   compute  the "conv" kernel efficiency of the workers' processor, so that a case's first size takes the
+//            published time per iteration (published seconds / paper iterations). The simulated time is linear in
+//            1 / efficiency (T = C / e + R), so two noise-free runs give C and R and the fit is exact.
+//   noise    the spread of a lognormal compute noise (platforms::Noise, per node and compute step), by a 1-D search
+//            minimising the squared differences in percentage points between the simulated and the published
+//            values of one case; the noise seed is fixed, so the search is deterministic.
+// Each point simulates a few steady-state iterations; times are scaled to the paper's iteration counts.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "algorithms/studies.hpp"
+#include "core/comm.hpp"
+#include "platforms/platform.hpp"
+
+namespace dsgd::simulate {
+
+struct ScalingStudyOptions {
+  std::int64_t iterations = 20;  // steady-state iterations simulated per point
+  std::uint64_t noise_seed = 1;
+  // Where set, the noise spread used instead of fitting one (the study's noise case is then predicted too).
+  std::optional<double> noise_spread;
+  std::function<void(const std::string&)> progress;  // one line per stage, if set
+};
+
+// A knob set from the very numbers the study reproduces.
+struct FittedValue {
+  std::string name;                     // "conv efficiency, GoogLeNet", "noise spread (lognormal sigma)"
+  std::string key;                      // for results counters: "conv_efficiency", "noise_spread"
+  std::vector<std::string> applies_to;  // the labels of the cases it is used for
+  double value = 0;
+  std::string fitted_on;  // what it was fitted on, in words
+};
+
+// One (case, point) of the study.
+struct StudyRow {
+  std::string case_label;
+  std::string size;
+  std::string algorithm;
+  std::string model;
+  int workers = 0;
+  int ranks = 0;
+  int nodes = 0;
+  std::string fidelity;
+  double seconds_per_iteration = 0;         // simulated
+  std::optional<double> predicted_seconds;  // x the paper's iterations
+  std::optional<double> published_seconds;
+  double predicted = 0;  // the study's measure, a fraction
+  std::optional<double> published;
+  bool value_fitted = false;  // the published value of this row was fitted on (its case is the noise case)
+  bool time_fitted = false;   // the published time of this row was fitted on (a compute fit's target)
+  Breakdown shares;           // fractions of the comm ratio's total (kCommRatio studies)
+};
+
+struct StudyOutcome {
+  algorithms::ScalingStudy study;
+  std::string platform;
+  std::int64_t iterations = 0;
+  std::uint64_t noise_seed = 0;
+  std::vector<FittedValue> fitted;
+  std::vector<StudyRow> rows;  // case by case, point by point
+  double fit_wall_s = 0;       // wall time of the fits
+  double sweep_wall_s = 0;     // wall time of the prediction sweep (every case at every point, fitted values set)
+  int sweep_simulations = 0;
+};
+
+// Runs `study` on `platform` (the study's platform, loaded by the caller). Throws InputError where a published
+// time cannot be reached (faster than the platform at peak), and what the simulation throws.
+StudyOutcome run_scaling_study(const platforms::Platform& platform, const algorithms::ScalingStudy& study,
+                               const ScalingStudyOptions& options);
+
+// The outcome as a text table: predicted beside published with their difference, every fitted value marked
+// FITTED with what it was fitted on, the largest difference among predicted rows, wall times and the notes.
+std::string format_study(const StudyOutcome& outcome);
+
+// The difference predicted - published in the measure's unit for display: percentage points for efficiencies and
+// comm ratios, times for speed-ups. nullopt without a published value.
+std::optional<double> difference(const algorithms::ScalingStudy& study, const StudyRow& row);
+
+// Seed 000 Table 3's comm ratio of one run: the share of the communication categories in a worker's busy time
+// (its breakdown without `wait`, seed 000 has no idle category) plus the master's cpu update where there is a
+// master. `shares` receives every category's share of that total.
+double comm_ratio(const std::vector<Breakdown>& per_rank, bool has_master, Breakdown* shares = nullptr);
+
+// The x in [lo, hi] minimising `loss`: a grid of `grid_points` and a golden-section search around the best, down
+// to `tolerance`. Deterministic; the loss need not be unimodal over [lo, hi], only near its grid minimum.
+double minimise_1d(const std::function<double(double)>& loss, double lo, double hi, double tolerance,
+                   int grid_points = 11);
+
+}  // namespace dsgd::simulate
