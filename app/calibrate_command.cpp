@@ -1,6 +1,8 @@
 // `dsgd calibrate`: measures this machine's MPI ping-pong with the dsgd-mpi worker (under mpirun, since dsgd itself
-// links SimGrid and never OpenMPI), fits alpha and beta per message-size segment, and writes a platform file the
-// simulator can load (DESIGN.md "Calibration, prediction, validation").
+// links SimGrid and never OpenMPI) and the threads executor's ping-pong, fits alpha and beta per message-size
+// segment, times the kernel classes with the native kernels (measure/kernel_calibration.hpp), and writes two
+// platform files the simulator can load -- one whose link is MPI's, one whose link is the threads executor's --
+// with the same CPU, memory and kernel efficiencies (DESIGN.md "Calibration, prediction, validation").
 
 #include <algorithm>
 #include <cstdio>
@@ -8,18 +10,29 @@
 #include "app/commands.hpp"
 #include "app/mpi_worker.hpp"
 #include "core/error.hpp"
+#include "measure/background_load.hpp"
 #include "measure/calibration.hpp"
+#include "measure/kernel_calibration.hpp"
 #include "measure/mpi/launch.hpp"
+#include "measure/threads_pingpong.hpp"
+#include "platforms/catalog.hpp"
 #include "platforms/loader.hpp"
 
 namespace dsgd::app {
 
 namespace {
 
+// Other programs' load (cores kept busy) above which the kernel timings are taken again.
+constexpr double kBusyCores = 0.25;
+
 struct CalibrateOptions {
   int ranks = 2;
   std::string out = "platforms/this-machine.json";
+  std::string threads_out;  // default: --out with "-threads" before ".json"
   std::string name = "this-machine";
+  bool kernels_only = false;
+  measure::KernelBenchOptions kernels{.concurrent = 0};  // 0: one copy per physical core
+  int kernel_retries = 2;
   double min_bytes = 8;
   double max_bytes = 64.0 * 1024 * 1024;
   int rounds = 15;
@@ -30,6 +43,12 @@ struct CalibrateOptions {
   std::string results;  // keep dsgd-mpi's ping-pong results here
   std::string worker;   // dsgd-mpi; default: beside this executable
   int timeout_s = 600;
+
+  std::string threads_path() const {
+    if (!threads_out.empty()) return threads_out;
+    const std::string stem = out.size() > 5 && out.ends_with(".json") ? out.substr(0, out.size() - 5) : out;
+    return stem + "-threads.json";
+  }
 };
 
 std::string number_text(double value) {
@@ -78,6 +97,66 @@ void print_fit(std::ostream& out, std::vector<measure::PingPongPoint> points,
   for (const auto& segment : segments) out << "  " << measure::describe(segment) << '\n';
 }
 
+void print_link(std::ostream& out, const std::string& path, const platforms::Platform& platform) {
+  const auto& link = platform.network.link;
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "wrote %s: %d hosts, link latency %.3g us, bandwidth %.3g GB/s (%zu segments), peak %.3g GFLOP/s "
+                "per host\n",
+                path.c_str(), platform.nodes.count, link.latency_s * 1e6, link.bandwidth_Bps / 1e9,
+                link.segments.size(), platform.nodes.cpu.peak_flops / 1e9);
+  out << line;
+  // What the simulator will charge per size: each segment's alpha and bandwidth from its lower boundary on.
+  for (const auto& segment : link.segments) {
+    std::snprintf(line, sizeof line, "  from %12s: latency %.3g us, bandwidth %.3g GB/s\n",
+                  measure::bytes_text(segment.min_bytes).c_str(), segment.latency_s * 1e6,
+                  segment.bandwidth_Bps / 1e9);
+    out << line;
+  }
+}
+
+// The kernel classes' microbenchmarks (one OpenMP thread: a simulated host is one core), printed.
+// By default as many copies at once as this machine has cores, as a run with a rank per core keeps them busy.
+measure::KernelCalibration calibrate_kernels(Context& context, const CalibrateOptions& options) {
+  auto bench = options.kernels;
+  if (bench.concurrent == 0) bench.concurrent = std::max(1, measure::read_cpu_facts().physical_cores);
+  context.err << "calibrate: timing the kernel classes on " << bench.model << ", batch " << bench.batch << ", "
+              << bench.threads << " thread(s), " << bench.concurrent << " copies at once" << std::endl;
+  // Measured again (up to --kernel-retries times) while other programs kept more than a quarter of a core busy:
+  // the least disturbed measurement is kept, and its sources say how disturbed it was.
+  auto disturbed = measure::least_disturbed(
+      [&] { return measure::measure_kernels(bench); }, options.kernel_retries, kBusyCores, [&](double others) {
+        char text[120];
+        std::snprintf(text, sizeof text, "calibrate: other programs kept %.2f cores busy; timing the kernels again\n",
+                      others);
+        context.err << text << std::flush;
+      });
+  auto kernels = std::move(disturbed.value);
+  kernels.others_cores = disturbed.others_cores;
+  context.out << "kernel classes (median over " << bench.concurrent << " copies x " << bench.repetitions
+              << " repetitions):\n";
+  for (const auto& timing : kernels.kernels) context.out << "  " << measure::describe(timing) << '\n';
+  context.out << "  " << measure::describe(kernels.memory) << '\n';
+  char line[120];
+  std::snprintf(line, sizeof line, "  (other programs kept %.2f cores busy meanwhile)\n", kernels.others_cores);
+  context.out << line;
+  return kernels;
+}
+
+void write_calibrated(Context& context, const std::string& path, platforms::Platform platform,
+                      const measure::KernelCalibration& kernels, const std::string& where) {
+  measure::apply_kernel_calibration(platform, kernels, where);
+  measure::write_platform_file(path, platform);
+  print_link(context.out, path, platform);
+  std::string line = "  kernel efficiency:";
+  for (const auto& [kernel_class, fraction] : platform.nodes.cpu.efficiency.by_class) {
+    char part[64];
+    std::snprintf(part, sizeof part, " %s %.3g;", kernel_class.c_str(), fraction);
+    line += part;
+  }
+  context.out << line << '\n';
+}
+
 void calibrate(Context& context, const CalibrateOptions& options) {
   if (options.ranks < 2) {
     throw InputError("calibrate: --ranks must be at least 2 (the ping-pong needs two), got " +
@@ -89,6 +168,17 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   if (options.weighting != "absolute" && options.weighting != "relative") {
     throw UnknownNameError("fit weighting", options.weighting, {"absolute", "relative"});
   }
+  const auto provenance = new_results(context).provenance;
+  const std::string where = provenance.host_name + ", " + provenance.date;
+  if (options.kernels_only) {
+    // New kernel efficiencies into the platforms an earlier calibration wrote; their links stay.
+    const auto kernels = calibrate_kernels(context, options);
+    for (const auto& path : {options.out, options.threads_path()}) {
+      write_calibrated(context, path, platforms::load_platform(path), kernels, where);
+    }
+    return;
+  }
+
   WorkerLaunch launch;
   launch.command = "calibrate";
   launch.what = "the ping-pong";
@@ -117,25 +207,30 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   input.nodes = options.nodes;
   input.cpu = measure::read_cpu_facts();
   input.segments = segments;
-  const auto platform = measure::calibrated_platform(input);
-  measure::write_platform_file(options.out, platform);
-
+  context.out << "MPI ping-pong:\n";
   print_fit(context.out, points, segments, options.weighting);
-  const auto& link = platform.network.link;
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "wrote %s: %d hosts, link latency %.3g us, bandwidth %.3g GB/s (%zu segments), peak %.3g GFLOP/s "
-                "per host\n",
-                options.out.c_str(), platform.nodes.count, link.latency_s * 1e6, link.bandwidth_Bps / 1e9,
-                link.segments.size(), platform.nodes.cpu.peak_flops / 1e9);
-  context.out << line;
-  // What the simulator will charge per size: each segment's alpha and bandwidth from its lower boundary on.
-  for (const auto& segment : link.segments) {
-    std::snprintf(line, sizeof line, "  from %12s: latency %.3g us, bandwidth %.3g GB/s\n",
-                  measure::bytes_text(segment.min_bytes).c_str(), segment.latency_s * 1e6,
-                  segment.bandwidth_Bps / 1e9);
-    context.out << line;
-  }
+
+  // The threads executor's messages: the same fit on an in-process ping-pong.
+  context.err << "calibrate: threads ping-pong" << std::endl;
+  measure::ThreadsPingPongOptions threads;
+  threads.min_bytes = options.min_bytes;
+  threads.max_bytes = options.max_bytes;
+  threads.rounds = options.rounds;
+  const auto thread_points = measure::threads_pingpong(threads);
+  const auto thread_segments = measure::fit_alpha_beta(thread_points, options.boundaries, weighting);
+  measure::CalibrationInput threads_input = input;
+  threads_input.name = options.name + "-threads";
+  threads_input.ranks = 2;
+  threads_input.benchmark = "threads ping-pong";
+  threads_input.link_name = "threads-in-process";
+  threads_input.transport = "dsgd's threads executor: a copy between buffers and a wake-up, in one process";
+  threads_input.segments = thread_segments;
+  context.out << "threads ping-pong:\n";
+  print_fit(context.out, thread_points, thread_segments, options.weighting);
+
+  const auto kernels = calibrate_kernels(context, options);
+  write_calibrated(context, options.out, measure::calibrated_platform(input), kernels, where);
+  write_calibrated(context, options.threads_path(), measure::calibrated_platform(threads_input), kernels, where);
 }
 
 }  // namespace
@@ -144,7 +239,7 @@ void register_calibrate_command(CLI::App& app, Context& context) {
   auto options = std::make_shared<CalibrateOptions>();
   auto boundaries = std::make_shared<std::vector<double>>(options->boundaries);
   auto* command = app.add_subcommand(
-      "calibrate", "Measure MPI ping-pong on this machine (dsgd-mpi under mpirun), fit alpha-beta, write a platform");
+      "calibrate", "Measure MPI and threads ping-pong and the kernel classes on this machine, write the platforms validate uses");
   command->add_option("--ranks", options->ranks, "MPI ranks to start (ping-pong between ranks 0 and 1)")
       ->capture_default_str();
   command->add_option("--out", options->out, "Platform file to write")->capture_default_str();
@@ -162,6 +257,21 @@ void register_calibrate_command(CLI::App& app, Context& context) {
   command->add_option("--dsgd-mpi", options->worker, "The dsgd-mpi executable (default: beside dsgd)");
   command->add_option("--timeout", options->timeout_s, "Seconds before the ping-pong run is killed")
       ->capture_default_str();
+  command->add_option("--threads-out", options->threads_out,
+                      "Platform file for threads runs (default: --out with -threads before .json)");
+  command->add_flag("--kernels-only", options->kernels_only,
+                    "Only time the kernel classes, into the platform files an earlier calibration wrote");
+  command->add_option("--kernel-model", options->kernels.model, "Model whose kernels are timed")
+      ->capture_default_str();
+  command->add_option("--kernel-batch", options->kernels.batch, "Images per batch of the timed kernels")
+      ->capture_default_str();
+  command->add_option("--kernel-repetitions", options->kernels.repetitions, "Timed repetitions per kernel class")
+      ->capture_default_str();
+  command->add_option("--kernel-retries", options->kernel_retries,
+                      "Time the kernels again while other programs disturb them")
+      ->capture_default_str();
+  command->add_option("--kernel-copies", options->kernels.concurrent,
+                      "Copies of the kernel benchmark at once (default: one per physical core)");
   command->callback([&context, options, boundaries] {
     options->boundaries = *boundaries;
     calibrate(context, *options);

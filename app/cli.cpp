@@ -92,6 +92,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   register_run_command(app, context);
   register_study_command(app, context);
   register_simulate_command(app, context);
+  register_validate_command(app, context);
 
   try {
     check_subcommand(app, args);

@@ -29,6 +29,7 @@ void register_run_command(CLI::App& app, Context& context);
 void register_algorithms_command(CLI::App& app, Context& context);
 void register_study_command(CLI::App& app, Context& context);
 void register_simulate_command(CLI::App& app, Context& context);
+void register_validate_command(CLI::App& app, Context& context);
 
 // An empty results document with this run's provenance, executable and CPU count.
 reports::Results new_results(const Context& context);

@@ -140,6 +140,13 @@ std::vector<SegmentFit> fit_alpha_beta(const std::vector<PingPongPoint>& points,
   return fits;
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) throw InputError("median of no values");
+  std::sort(values.begin(), values.end());
+  const std::size_t middle = values.size() / 2;
+  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
 std::string bytes_text(double bytes) {
   if (!std::isfinite(bytes)) return "inf";
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -243,16 +250,15 @@ CorePeak derive_core_peak(const CpuFacts& cpu) {
 namespace {
 
 std::string measured_where(const CalibrationInput& input) {
-  return "measured: dsgd calibrate, MPI ping-pong between 2 of " + std::to_string(input.ranks) + " ranks on " +
-         (input.host.empty() ? std::string("this machine") : input.host) +
-         (input.date.empty() ? "" : ", " + input.date) +
-         (input.transport.empty() ? "" : " (" + input.transport + ")");
+  return "measured: dsgd calibrate, " + input.benchmark + " between 2 of " + std::to_string(input.ranks) +
+         " ranks on " + (input.host.empty() ? std::string("this machine") : input.host) +
+         (input.date.empty() ? "" : ", " + input.date) + (input.transport.empty() ? "" : " (" + input.transport + ")");
 }
 
 std::string segment_range(const SegmentFit& fit) {
   return bytes_text(fit.min_bytes) + ".." + bytes_text(fit.max_bytes) + " (" + std::to_string(fit.points) +
-         " sizes, residual rms " + percent(fit.rms_relative_residual) + ", max " +
-         percent(fit.max_relative_residual) + ")";
+         " sizes, residual rms " + percent(fit.rms_relative_residual) + ", max " + percent(fit.max_relative_residual) +
+         ")";
 }
 
 // One link segment per fitted segment with a finite bandwidth, each starting at its fit's lower boundary (the
@@ -269,8 +275,8 @@ std::vector<platforms::LinkSegment> link_segments(const CalibrationInput& input)
         segments.empty() ? "modelling choice: the first segment covers every size from 0 (smallest measured: " +
                                bytes_text(fit.min_bytes) + ")"
                          : "modelling choice: a segment boundary of the fit (dsgd calibrate --boundaries)";
-    const std::string fitted = measured_where(input) + "; least-squares fit of round-trip time over " +
-                               segment_range(fit);
+    const std::string fitted =
+        measured_where(input) + "; least-squares fit of round-trip time over " + segment_range(fit);
     segment.sources["latency_s"] =
         fit.through_origin ? fitted + "; alpha = 0: " + fit.note : fitted + "; alpha = intercept/2";
     segment.sources["bandwidth_Bps"] = fitted + "; 1/beta = 2/slope";
@@ -308,14 +314,14 @@ platforms::Platform calibrated_platform(const CalibrationInput& input) {
   platforms::Platform platform;
   platform.name = input.name;
   platform.description = host + " as " + std::to_string(nodes) +
-                         " single-core hosts (one per MPI rank) on a star with the ping-pong-fitted link";
+                         " single-core hosts (one per rank) on a star with the " + input.benchmark + "-fitted link";
 
   auto& node = platform.nodes;
   node.count = nodes;
   node.sources["count"] =
       input.nodes > 0 ? "modelling choice: --nodes " + std::to_string(nodes) + " given to dsgd calibrate"
                       : "modelling choice: one host per physical core of " + host + " (" + std::to_string(cores) +
-                            " in /proc/cpuinfo), so N MPI ranks here compare with N simulated hosts";
+                            " in /proc/cpuinfo), so N ranks here compare with N simulated hosts";
   auto& cpu = node.cpu;
   cpu.model = input.cpu.model.empty() ? "unknown CPU" : input.cpu.model;
   cpu.sockets = 1;
@@ -325,32 +331,36 @@ platforms::Platform calibrated_platform(const CalibrationInput& input) {
   cpu.sp_flops_per_cycle_per_core = peak.sp_flops_per_cycle;
   cpu.peak_flops = cpu.clock_Hz * cpu.sp_flops_per_cycle_per_core;
   cpu.sources["model"] = "/proc/cpuinfo model name on " + host;
-  cpu.sources["sockets"] = "modelling choice: each host is one core of " + host + " (one MPI rank per core)";
+  cpu.sources["sockets"] = "modelling choice: each host is one core of " + host + " (one rank per core)";
   cpu.sources["cores_per_socket"] = cpu.sources["sockets"];
   cpu.sources["clock_Hz"] = "/proc/cpuinfo cpu MHz on " + host +
                             " (the clock the kernel reports: nominal, no turbo; under a hypervisor the host's rate)";
   cpu.sources["vector_width_bits"] = peak.width_source;
   cpu.sources["sp_flops_per_cycle_per_core"] = peak.per_cycle_source;
-  cpu.sources["peak_flops"] = "derived: 1 core x " + format("%.6g", cpu.clock_Hz) + " Hz x " +
-                              format("%g", cpu.sp_flops_per_cycle_per_core) + " FLOP/cycle = " +
-                              format("%.4g", cpu.peak_flops) + " FLOP/s (a peak, not a measured rate)";
+  cpu.sources["peak_flops"] =
+      "derived: 1 core x " + format("%.6g", cpu.clock_Hz) + " Hz x " + format("%g", cpu.sp_flops_per_cycle_per_core) +
+      " FLOP/cycle = " + format("%.4g", cpu.peak_flops) + " FLOP/s (a peak, not a measured rate)";
 
   auto& link = platform.network.link;
-  link.name = "mpi-shared-memory";
-  link.description = "MPI ranks on " + host + (input.transport.empty() ? "" : " (" + input.transport + ")") +
+  link.name = input.link_name;
+  link.description = input.benchmark + " on " + host + (input.transport.empty() ? "" : " (" + input.transport + ")") +
                      "; alpha-beta per segment:";
   for (const auto& segment : input.segments) link.description += " [" + describe(segment) + "]";
   link.latency_s = latency_fit->latency_s;
   link.bandwidth_Bps = bandwidth_fit->bandwidth_Bps;
-  link.sources["latency_s"] = measured_where(input) + "; alpha = intercept/2 of a least-squares fit of round-trip "
-                              "time over " + segment_range(*latency_fit) +
-                              ", the smallest-message segment with a positive intercept";
-  link.sources["bandwidth_Bps"] = measured_where(input) + "; 1/beta = 2/slope of a least-squares fit of round-trip "
-                                  "time over " + segment_range(*bandwidth_fit) + ", the largest-message segment";
+  link.sources["latency_s"] = measured_where(input) +
+                              "; alpha = intercept/2 of a least-squares fit of round-trip "
+                              "time over " +
+                              segment_range(*latency_fit) + ", the smallest-message segment with a positive intercept";
+  link.sources["bandwidth_Bps"] = measured_where(input) +
+                                  "; 1/beta = 2/slope of a least-squares fit of round-trip "
+                                  "time over " +
+                                  segment_range(*bandwidth_fit) + ", the largest-message segment";
   link.segments = link_segments(input);
   if (link.segments.size() < input.segments.size()) {
-    link.description += "; segments with a non-positive slope (unbounded bandwidth) are left out of the link, the "
-                        "segment below extending over their sizes";
+    link.description +=
+        "; segments with a non-positive slope (unbounded bandwidth) are left out of the link, the "
+        "segment below extending over their sizes";
   }
 
   platform.network.topology.shape = platforms::StarTopology{};

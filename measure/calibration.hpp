@@ -69,6 +69,9 @@ std::vector<SegmentFit> fit_alpha_beta(const std::vector<PingPongPoint>& points,
                                        const std::vector<double>& boundaries_bytes,
                                        FitWeighting weighting = FitWeighting::kRelative);
 
+// The median of `values` (the mean of the middle two for an even count). Throws InputError when empty.
+double median(std::vector<double> values);
+
 // "8 B", "4000 B", "4 KiB", "64 MiB": exact binary units where they divide evenly.
 std::string bytes_text(double bytes);
 
@@ -117,13 +120,15 @@ struct CalibrationInput {
   std::string host;                   // where it was measured
   std::string date;                   // when (ISO 8601)
   std::string transport;              // e.g. "Open MPI v4.1.4, shared memory between ranks"
+  std::string benchmark = "MPI ping-pong";   // how the link was measured, for sources
+  std::string link_name = "mpi-shared-memory";
   int ranks = 2;                      // of the ping-pong run
   int nodes = 0;                      // hosts of the platform; 0: this machine's physical cores
   CpuFacts cpu;
   std::vector<SegmentFit> segments;   // ascending, from fit_alpha_beta
 };
 
-// This machine as a platform for validating MPI runs against simulation: `nodes` single-core hosts (one per MPI
+// This machine as a platform for validating native runs against simulation: `nodes` single-core hosts (one per
 // rank, each one core of this machine, its peak derived from /proc/cpuinfo) on a star whose link is piecewise, one
 // link segment per fitted segment (min_bytes = the segment's lower boundary, the first 0; a fit with a non-positive
 // slope, whose bandwidth would be unbounded, is left out and the segment below it extends over its sizes). The

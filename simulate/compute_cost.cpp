@@ -10,7 +10,8 @@ namespace dsgd::simulate {
 double compute_seconds(const RankSite& site, const ComputeStep& step) {
   const double efficiency = site.efficiency.of(step.kernel_class);
   double seconds = step.flops > 0 ? step.flops / (site.peak_flops * efficiency) : 0.0;
-  const double bandwidth = step.kernel_class == "copy" ? site.copy_bandwidth_Bps * efficiency : site.memory_bandwidth_Bps;
+  const double bandwidth =
+      step.kernel_class == "copy" ? site.copy_bandwidth_Bps * efficiency : site.memory_bandwidth_Bps;
   if (step.bytes > 0 && bandwidth > 0) seconds = std::max(seconds, step.bytes / bandwidth);
   return seconds;
 }

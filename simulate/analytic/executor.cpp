@@ -50,8 +50,8 @@ class AnalyticComm final : public Comm {
                                    " (tag " + std::to_string(tag) + ")"));
   }
   RequestPtr irecv(int source, Tag tag, void*, std::size_t bytes, Category) override {
-    throw UnavailableError(refusal("receives " + std::to_string(bytes) + " bytes from " + peer_text(source) +
-                                   " (tag " + std::to_string(tag) + ")"));
+    throw UnavailableError(refusal("receives " + std::to_string(bytes) + " bytes from " + peer_text(source) + " (tag " +
+                                   std::to_string(tag) + ")"));
   }
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t, std::span<const float>) override {
     throw UnavailableError(refusal("opens shared vector '" + name + "'"));
@@ -95,8 +95,8 @@ class AnalyticComm final : public Comm {
 
  private:
   std::string refusal(const std::string& what) const {
-    return "the analytic level runs rank 0 alone, as every rank of " + std::to_string(size_) +
-           ", and rank 0 " + what + " outside a collective; simulate this algorithm at the message or flow level";
+    return "the analytic level runs rank 0 alone, as every rank of " + std::to_string(size_) + ", and rank 0 " + what +
+           " outside a collective; simulate this algorithm at the message or flow level";
   }
 
   const CollectivePlan& plan_for(const CollectiveCall& call, const std::function<void(Comm&)>& body) {
@@ -112,8 +112,8 @@ class AnalyticComm final : public Comm {
     for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
       double step_s = 0;
       for (const auto& transfer : schedule.steps[k].transfers) {
-        step_s = std::max(step_s, routes_.message_s(transfer.source, transfer.destination,
-                                                    static_cast<double>(transfer.bytes)));
+        step_s = std::max(
+            step_s, routes_.message_s(transfer.source, transfer.destination, static_cast<double>(transfer.bytes)));
       }
       for (const auto& compute : schedule.steps[k].computes) {
         // As the flow level executes it: the flops at the host's speed.

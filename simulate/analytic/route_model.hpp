@@ -45,7 +45,7 @@ class RouteModel {
 
   const platforms::Platform& platform_;
   std::vector<RankSite> sites_;
-  std::vector<RouteCost> to_nic_;                 // per unit index (the CPU last): from the unit to the NIC
+  std::vector<RouteCost> to_nic_;                // per unit index (the CPU last): from the unit to the NIC
   std::vector<std::vector<RouteCost>> between_;  // per pair of unit indices of one node
 };
 

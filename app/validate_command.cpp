@@ -1,0 +1,319 @@
+// `dsgd validate`: every algorithm of the catalog run natively on this machine -- on threads and on MPI ranks --
+// and predicted in SimGrid on the platforms `dsgd calibrate` wrote from microbenchmarks only (DESIGN.md
+// "Calibration, prediction, validation"; docs/validation.md). Prints measured and predicted seconds per iteration
+// and the error per algorithm and executor. The prediction never reads the measured run: it takes the platform
+// file, the model and the run's options.
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "algorithms/algorithm.hpp"
+#include "algorithms/runner.hpp"
+#include "app/commands.hpp"
+#include "app/mpi_worker.hpp"
+#include "app/run_common.hpp"
+#include "measure/background_load.hpp"
+#include "measure/calibration.hpp"
+#include "measure/mpi/launch.hpp"
+#include "measure/threads/executor.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/weak_scaling.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+struct ValidateOptions {
+  std::string platform = "this-machine";  // a file, a name of platforms/NAME.json, or a catalog name
+  std::string threads_platform;           // default: the platform file with "-threads" before ".json"
+  RunCli cli;                             // model, data, workers, batch, ...
+  std::int64_t warmup = 10;               // iterations per worker in a round; the first round is not measured
+  std::int64_t iterations = 50;           // iterations per worker measured after the warm-up, in rounds
+  std::vector<std::string> executors{"threads", "mpi"};
+  std::vector<std::string> algorithms;  // empty: the whole catalog
+  int cores = 0;                        // this machine's cores; 0: the platform's host count (calibrate's)
+  double tolerance = 0.15;
+  double timeout_s = 120;
+  int retries = 2;           // measurements again of a run other programs disturbed
+  double busy_cores = 0.25;  // what counts as disturbed: cores other programs kept busy on average
+};
+
+const std::vector<std::string>& executor_names() {
+  static const std::vector<std::string> names{"threads", "mpi"};
+  return names;
+}
+
+// A platform named on the command line: a file, platforms/NAME.json (where dsgd calibrate writes), or the catalog.
+std::string platform_path(const std::string& name) {
+  if (name.find('/') == std::string::npos && !name.ends_with(".json")) {
+    const std::string written = "platforms/" + name + ".json";
+    if (std::filesystem::exists(written)) return written;
+    if (name == "this-machine") {
+      throw InputError("validate: no " + written + " here: run `dsgd calibrate` first (it writes " + written +
+                       " and platforms/this-machine-threads.json), or give --platform");
+    }
+  }
+  return name;
+}
+
+std::string threads_platform_path(const ValidateOptions& options) {
+  if (!options.threads_platform.empty()) return platform_path(options.threads_platform);
+  const std::string path = platform_path(options.platform);
+  if (!path.ends_with(".json")) {
+    throw InputError("validate: platform '" + options.platform +
+                     "' is no file, so there is no threads platform "
+                     "beside it: give --threads-platform (dsgd calibrate writes both)");
+  }
+  return path.substr(0, path.size() - 5) + "-threads.json";
+}
+
+// Seconds per iteration after the warm-up round, from the curve's (time, iteration) points: per round, rank 0's
+// training time over its iterations; the median over the rounds after the first, so that a burst of load from
+// other programs in one round does not move it.
+double steady_seconds_per_iteration(const reports::Entry& entry) {
+  const reports::Curve* by_time = nullptr;
+  const reports::Curve* by_iteration = nullptr;
+  for (const auto& curve : entry.curves) {
+    if (curve.name == "test_accuracy") by_time = &curve;
+    if (curve.name == "test_accuracy_by_iteration") by_iteration = &curve;
+  }
+  if (by_time == nullptr || by_iteration == nullptr || by_time->points.size() < 2 ||
+      by_time->points.size() != by_iteration->points.size()) {
+    throw InternalError("validate: run '" + entry.name + "' has no curve of two rounds or more");
+  }
+  std::vector<double> per_round;
+  for (std::size_t i = 1; i < by_time->points.size(); ++i) {
+    per_round.push_back((by_time->points[i].first - by_time->points[i - 1].first) /
+                        (by_iteration->points[i].first - by_iteration->points[i - 1].first));
+  }
+  return measure::median(std::move(per_round));
+}
+
+reports::Entry measure_threads(const RunCli& cli, const algorithms::RunData& data, double timeout_s) {
+  algorithms::RunResult result;
+  WorldOptions world;
+  world.size = algorithms::world_size(cli.run);
+  world.timeout_s = timeout_s;
+  measure::threads::run_threads(world, algorithms::training_worker(cli.run, data, &result));
+  return run_entry(cli, result, "threads");
+}
+
+reports::Entry measure_mpi(const RunCli& cli, double timeout_s, Context& context) {
+  WorkerLaunch launch;
+  launch.command = "validate";
+  launch.what = "dsgd-mpi run";
+  launch.ranks = algorithms::world_size(cli.run);
+  launch.program = {measure::mpi::worker_executable().string(), "--timeout", std::to_string(timeout_s), "run"};
+  for (const auto& argument : run_arguments(cli)) launch.program.push_back(argument);
+  launch.timeout_s = 10 * timeout_s;
+  const auto outcome = run_worker(launch, context);
+  if (outcome.results.benchmarks.size() != 1) throw InternalError("validate: dsgd-mpi wrote no run result");
+  return outcome.results.benchmarks.front();
+}
+
+// The simulated platform of a world of `ranks` ranks on a machine of `cores` cores: one simulated host per rank,
+// each a full core. Oversubscribed (a master makes 3 ranks on 2 cores), that assumes a waiting rank leaves its core
+// to the others: threads sleep on a condition variable, and Open MPI started with --oversubscribe yields the
+// processor while it polls (mpi_yield_when_idle). Where ranks compute at the same time beyond the cores (an
+// asynchronous master updating while both workers compute), the prediction is optimistic; the note says so.
+platforms::Platform world_platform(platforms::Platform platform, int ranks, int cores, std::string* note) {
+  platform.nodes.count = std::max(platform.nodes.count, ranks);
+  if (ranks > cores) {
+    *note = std::to_string(ranks) + " ranks on " + std::to_string(cores) + " cores: waiting ranks assumed to yield";
+  }
+  return platform;
+}
+
+struct Row {
+  std::string algorithm;
+  std::string executor;
+  int ranks = 0;
+  double measured_s = 0;
+  double predicted_s = 0;
+  double others_cores = 0;
+  std::string note;
+  double error() const { return (predicted_s - measured_s) / measured_s; }
+};
+
+std::string row_text(const Row& row) {
+  char line[300];
+  std::snprintf(line, sizeof line, "%-21s %-8s %5d %14.5f %14.5f %+8.1f%% %7.2f  %s\n", row.algorithm.c_str(),
+                row.executor.c_str(), row.ranks, row.measured_s, row.predicted_s, 100 * row.error(), row.others_cores,
+                row.note.c_str());
+  return line;
+}
+
+// The predicted breakdown of a worker (rank 1 with a master, else rank 0) per iteration, into the entry.
+void add_predicted(reports::Entry& entry, const simulate::ScalingPoint& point, bool has_master,
+                   std::int64_t iterations) {
+  const std::size_t worker = has_master ? 1 : 0;
+  if (worker >= point.per_rank.size()) return;
+  for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
+    const double seconds = point.per_rank[worker].seconds[i];
+    if (seconds > 0) {
+      entry.counters["predicted_s_per_iteration:" + std::string(kCategoryNames[i])] =
+          seconds / static_cast<double>(iterations);
+    }
+  }
+}
+
+void check(const ValidateOptions& options) {
+  if (options.cli.run.workers < 1) throw InputError("validate: --workers must be at least 1");
+  if (options.warmup < 1) throw InputError("validate: --warmup must be at least 1 iteration");
+  if (options.iterations < options.warmup || options.iterations % options.warmup != 0) {
+    throw InputError("validate: --iterations (" + std::to_string(options.iterations) +
+                     ") must be a positive multiple of --warmup (" + std::to_string(options.warmup) +
+                     "): they are measured in rounds of --warmup iterations");
+  }
+  if (!(options.tolerance > 0)) throw InputError("validate: --tolerance must be > 0");
+  if (options.cores < 0) throw InputError("validate: --cores must be positive");
+  if (options.retries < 0) throw InputError("validate: --retries must be >= 0");
+  if (options.executors.empty()) throw InputError("validate: --executors lists none");
+  for (const auto& executor : options.executors) {
+    if (std::find(executor_names().begin(), executor_names().end(), executor) == executor_names().end()) {
+      throw UnknownNameError("executor", executor, executor_names());
+    }
+  }
+  for (const auto& name : options.algorithms) algorithms::find_algorithm(name);  // lists the valid ones
+}
+
+void validate(Context& context, const ValidateOptions& options) {
+  check(options);
+  const auto mpi_platform = platforms::load_platform(platform_path(options.platform));
+  const bool wants_threads =
+      std::find(options.executors.begin(), options.executors.end(), "threads") != options.executors.end();
+  const auto threads_platform = wants_threads ? platforms::load_platform(threads_platform_path(options)) : mpi_platform;
+  const int cores = options.cores > 0 ? options.cores : mpi_platform.nodes.count;
+
+  std::vector<std::string> names = options.algorithms;
+  if (names.empty()) names = algorithms::algorithm_names();
+  RunCli cli = options.cli;
+  cli.run.budget = {};
+  cli.run.budget.iterations = options.warmup + options.iterations;
+  cli.run.budget.eval_every = options.warmup;  // a round each: the first is the warm-up
+  const auto data = wants_threads ? load_run_data(cli) : algorithms::RunData{};
+
+  auto results = new_results(context);
+  std::vector<Row> rows;
+  char header[200];
+  std::snprintf(header, sizeof header, "%-21s %-8s %5s %14s %14s %9s %7s  %s\n", "algorithm", "executor", "ranks",
+                "measured s/it", "predicted s/it", "error", "others", "model");
+  for (const auto& name : names) {
+    cli.run.algorithm = name;
+    algorithms::check_run_options(cli.run);
+    const auto& info = algorithms::find_algorithm(name).info;
+    for (const auto& executor : options.executors) {
+      const bool mpi = executor == "mpi";
+      context.err << "validate: " << name << " on " << executor << ", " << cli.run.workers << " workers" << std::endl;
+      // Measured again (up to --retries times) while other programs kept more than --busy cores busy; the run
+      // they disturbed least is kept, and how much they did is reported beside it.
+      auto best = measure::least_disturbed(
+          [&] {
+            auto entry =
+                mpi ? measure_mpi(cli, options.timeout_s, context) : measure_threads(cli, data, options.timeout_s);
+            const double seconds_per_iteration = steady_seconds_per_iteration(entry);
+            return std::make_pair(std::move(entry), seconds_per_iteration);
+          },
+          options.retries, options.busy_cores,
+          [&](double others) {
+            char text[120];
+            std::snprintf(text, sizeof text, "validate: other programs kept %.2f cores busy; measuring again\n",
+                          others);
+            context.err << text << std::flush;
+          });
+      auto& entry = best.value.first;
+      Row row;
+      row.algorithm = name;
+      row.executor = executor;
+      row.ranks = algorithms::world_size(cli.run);
+      row.measured_s = best.value.second;
+      row.others_cores = best.others_cores;
+
+      // The prediction: the same run, size-only, on the calibrated platform of this executor.
+      simulate::ScalingOptions scaling;
+      scaling.algorithm = name;
+      scaling.model = cli.run.model;
+      scaling.hyper = cli.run.hyper;
+      scaling.workers = {cli.run.workers};
+      scaling.iterations = cli.run.budget.iterations;
+      scaling.fidelity = simulate::Fidelity::kMessage;
+      const auto platform = world_platform(mpi ? mpi_platform : threads_platform, row.ranks, cores, &row.note);
+      const auto point = simulate::simulate_weak_scaling(platform, scaling).front();
+      row.predicted_s = point.seconds_per_iteration;
+      context.out << (rows.empty() ? header : "") << row_text(row) << std::flush;
+
+      entry.name =
+          "validate/" + name + "/" + cli.run.model + "/" + std::to_string(cli.run.workers) + "workers/" + executor;
+      entry.platform = platform.name;
+      entry.counters["measured_s_per_iteration"] = row.measured_s;
+      entry.counters["predicted_s_per_iteration"] = row.predicted_s;
+      entry.counters["error"] = row.error();
+      entry.counters["warmup_iterations"] = static_cast<double>(options.warmup);
+      entry.counters["others_busy_cores"] = row.others_cores;
+      entry.labels["prediction"] = "simgrid, " + std::string(simulate::to_string(point.fidelity)) + " fidelity, " +
+                                   platform.name + (row.note.empty() ? "" : "; " + row.note);
+      add_predicted(entry, point, info.has_master, scaling.iterations);
+      results.benchmarks.push_back(std::move(entry));
+      rows.push_back(std::move(row));
+    }
+  }
+  if (!options.cli.results.empty()) reports::write_results(options.cli.results, results);
+
+  const auto worst = std::max_element(
+      rows.begin(), rows.end(), [](const Row& a, const Row& b) { return std::abs(a.error()) < std::abs(b.error()); });
+  const auto within = std::count_if(rows.begin(), rows.end(),
+                                    [&](const Row& row) { return std::abs(row.error()) <= options.tolerance; });
+  char line[300];
+  std::snprintf(line, sizeof line, "%ld of %zu within %.0f%%; worst: %s on %s, %+.1f%%\n", static_cast<long>(within),
+                rows.size(), 100 * options.tolerance, worst->algorithm.c_str(), worst->executor.c_str(),
+                100 * worst->error());
+  context.out << line;
+}
+
+}  // namespace
+
+void register_validate_command(CLI::App& app, Context& context) {
+  auto options = std::make_shared<ValidateOptions>();
+  options->cli.run.workers = 2;
+  // Time per iteration does not depend on the step size, but a diverged run ends early: a step every algorithm of
+  // the catalog survives (the momentum server of the asynchronous algorithms diverges at LeNet's usual 0.01).
+  options->cli.run.hyper.learning_rate = 0.001F;
+  auto* command = app.add_subcommand(
+      "validate", "Run every algorithm natively (threads, MPI) and in SimGrid on the calibrated platform: error %");
+  command->add_option("--platform", options->platform, "Calibrated platform: NAME (platforms/NAME.json) or FILE")
+      ->capture_default_str();
+  command->add_option("--threads-platform", options->threads_platform,
+                      "Platform for threads runs (default: the platform file with -threads before .json)");
+  command->add_option("--model", options->cli.run.model, "Model of the zoo")->capture_default_str();
+  command->add_option("--data", options->cli.dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")
+      ->capture_default_str();
+  command
+      ->add_option("--workers", options->cli.run.workers, "Workers (a master, if the algorithm has one, is one more)")
+      ->capture_default_str();
+  command->add_option("--batch", options->cli.run.hyper.batch, "Images per worker per iteration")
+      ->capture_default_str();
+  command->add_option("--lr", options->cli.run.hyper.learning_rate, "Learning rate eta")->capture_default_str();
+  command
+      ->add_option("--warmup", options->warmup,
+                   "Iterations per worker per round; the first round is the warm-up, the others are measured")
+      ->capture_default_str();
+  command->add_option("--iterations", options->iterations, "Iterations per worker measured (a multiple of --warmup)")
+      ->capture_default_str();
+  command->add_option("--executors", options->executors, "threads, mpi or both")->delimiter(',')->capture_default_str();
+  command->add_option("--algos", options->algorithms, "Only these algorithms (default: the whole catalog)")
+      ->delimiter(',');
+  command->add_option("--cores", options->cores, "Cores of this machine (default: the platform's hosts)");
+  command->add_option("--tolerance", options->tolerance, "Error counted as within, a fraction")->capture_default_str();
+  command->add_option("--timeout", options->timeout_s, "Seconds a rank waits for another before failing")
+      ->capture_default_str();
+  command->add_option("--retries", options->retries, "Measure a run again while other programs disturbed it")
+      ->capture_default_str();
+  command->add_option("--busy", options->busy_cores, "Cores other programs may keep busy before a run is retried")
+      ->capture_default_str();
+  command->add_option("--results", options->cli.results, "Write the results (JSON) here");
+  command->callback([&context, options] { validate(context, *options); });
+}
+
+}  // namespace dsgd::app

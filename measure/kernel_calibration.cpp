@@ -1,0 +1,422 @@
+#include "measure/kernel_calibration.hpp"
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <random>
+#include <thread>
+#include <utility>
+
+#include "core/data/dataset.hpp"
+#include "core/data/sampler.hpp"
+#include "core/error.hpp"
+#include "core/model_zoo.hpp"
+#include "core/nn/backend.hpp"
+#include "core/nn/network.hpp"
+#include "core/nn/sgd.hpp"
+#include "measure/calibration.hpp"
+
+namespace dsgd::measure {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+// A timing with its samples, before the copies' samples are merged.
+struct Measured : KernelTiming {
+  std::vector<double> samples;
+};
+
+// What one copy of the benchmark shares with the others: the barrier that keeps them in step.
+struct Step {
+  std::barrier<>* barrier = nullptr;  // null: a single copy
+};
+
+// `repetitions` timings of `body` after `warmup` untimed calls, started with the other copies (the median is
+// taken over every copy's timings afterwards).
+template <typename Body>
+std::vector<double> timed_samples(const KernelBenchOptions& options, const Step& step, Body&& body) {
+  if (step.barrier != nullptr) step.barrier->arrive_and_wait();
+  for (int i = 0; i < options.warmup; ++i) body();
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(options.repetitions));
+  for (int i = 0; i < options.repetitions; ++i) {
+    const auto start = Clock::now();
+    body();
+    samples.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  return samples;
+}
+
+// Back-end buffers released on scope exit.
+class Buffers {
+ public:
+  explicit Buffers(nn::Backend& backend) : backend_(backend) {}
+  ~Buffers() {
+    for (float* data : owned_) backend_.release(data);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+  float* make(std::size_t count) {
+    owned_.push_back(backend_.allocate(count));
+    return owned_.back();
+  }
+
+ private:
+  nn::Backend& backend_;
+  std::vector<float*> owned_;
+};
+
+void fill_normal(std::vector<float>& values, std::mt19937_64& random) {
+  std::normal_distribution<float> normal(0.0F, 1.0F);
+  for (float& value : values) value = normal(random);
+}
+
+std::string threads_text(int threads) { return std::to_string(threads) + (threads == 1 ? " thread" : " threads"); }
+
+// A labelled batch of `batch` random images for `model`, in back-end memory.
+struct SyntheticBatch {
+  float* images = nullptr;
+  float* labels = nullptr;
+};
+
+SyntheticBatch synthetic_batch(const ModelSpec& model, int batch, nn::Backend& backend, Buffers& buffers,
+                               std::mt19937_64& random) {
+  const auto batch_size = static_cast<std::size_t>(batch);
+  std::vector<float> images(batch_size * static_cast<std::size_t>(model.input.elements()));
+  fill_normal(images, random);
+  std::vector<float> labels(batch_size);
+  for (std::size_t i = 0; i < batch_size; ++i)
+    labels[i] = static_cast<float>(i % static_cast<std::size_t>(model.classes));
+  SyntheticBatch result{buffers.make(images.size()), buffers.make(labels.size())};
+  backend.copy_to_device(result.images, images.data(), images.size());
+  backend.copy_to_device(result.labels, labels.data(), labels.size());
+  return result;
+}
+
+// conv: the Trainer's for/backward step.
+Measured time_train_step(const ModelSpec& model, const KernelBenchOptions& options, nn::Backend& backend,
+                         std::mt19937_64& random, const Step& step) {
+  nn::Network network(model, backend, options.batch);
+  network.initialize(options.seed);
+  Buffers buffers(backend);
+  const SyntheticBatch batch = synthetic_batch(model, options.batch, backend, buffers, random);
+  Measured timing;
+  timing.kernel_class = "conv";
+  timing.what = "forward+backward of " + model.name + " (nn::Network::train_step), batch " +
+                std::to_string(options.batch) + ", " + threads_text(options.threads);
+  timing.work = 3.0 * model.forward_flops() * options.batch;  // as Trainer::compute_gradient declares it
+  timing.repetitions = options.repetitions;
+  timing.samples = timed_samples(options, step, [&] {
+    network.train_step(batch.images, batch.labels);
+    backend.synchronize();
+  });
+  return timing;
+}
+
+// gemm: the model's inner-product layers, forward and backward, each on its own random input.
+Measured time_inner_products(const ModelSpec& model, const KernelBenchOptions& options, nn::Backend& backend,
+                             std::mt19937_64& random, const Step& step) {
+  struct Step {
+    std::unique_ptr<nn::Layer> layer;
+    float *in, *out, *grad_out, *grad_in, *params, *grad_params;
+  };
+  Buffers buffers(backend);
+  std::vector<Step> steps;
+  double flops = 0;
+  std::string names;
+  const auto batch = static_cast<std::size_t>(options.batch);
+  for (const auto& spec : model.layers) {
+    if (spec.kind != LayerKind::kInnerProduct) continue;
+    Step step;
+    step.layer = backend.create_layer(spec, options.batch);
+    const std::size_t in = batch * static_cast<std::size_t>(spec.input.elements());
+    const std::size_t out = batch * static_cast<std::size_t>(spec.output.elements());
+    const std::size_t params = step.layer->parameter_count();
+    std::vector<float> host(std::max({in, out, params}));
+    fill_normal(host, random);
+    step.in = buffers.make(in);
+    step.out = buffers.make(out);
+    step.grad_out = buffers.make(out);
+    step.grad_in = buffers.make(in);
+    step.params = buffers.make(params);
+    step.grad_params = buffers.make(params);
+    backend.copy_to_device(step.in, host.data(), in);
+    backend.copy_to_device(step.grad_out, host.data(), out);
+    for (float& value : host) value *= 0.01F;  // small weights, as an initialised layer has
+    backend.copy_to_device(step.params, host.data(), params);
+    flops += 3.0 * spec.forward_flops * options.batch;
+    names += (names.empty() ? "" : ", ") + spec.name;
+    steps.push_back(std::move(step));
+  }
+  Measured timing;
+  timing.kernel_class = "gemm";
+  if (steps.empty()) return timing;  // work 0: not measured
+  timing.what = "forward+backward of " + model.name + "'s inner-product layers alone (" + names + "), batch " +
+                std::to_string(options.batch) + ", " + threads_text(options.threads);
+  timing.work = flops;
+  timing.repetitions = options.repetitions;
+  timing.samples = timed_samples(options, step, [&] {
+    for (auto& step : steps) {
+      step.layer->forward(step.in, step.out, step.params, true);
+      step.layer->backward(step.in, step.out, step.grad_out, step.grad_in, step.params, step.grad_params);
+    }
+    backend.synchronize();
+  });
+  return timing;
+}
+
+// elementwise: the Trainer's local SGD update (weight decay, momentum, step).
+Measured time_sgd_update(std::size_t parameters, const KernelBenchOptions& options, nn::Backend& backend,
+                         std::mt19937_64& random, const Step& step) {
+  Buffers buffers(backend);
+  std::vector<float> host(parameters);
+  fill_normal(host, random);
+  float* weights = buffers.make(parameters);
+  float* gradients = buffers.make(parameters);
+  backend.copy_to_device(weights, host.data(), parameters);
+  for (float& value : host) value *= 1e-3F;
+  backend.copy_to_device(gradients, host.data(), parameters);
+  nn::Sgd sgd(backend, parameters, nn::SgdOptions{1e-3F, 0.9F, 5e-4F});
+  Measured timing;
+  timing.kernel_class = "elementwise";
+  timing.what = "SGD update (nn::Sgd::step, momentum and weight decay) of " + std::to_string(parameters) +
+                " parameters, " + threads_text(options.threads);
+  timing.work = 4.0 * static_cast<double>(parameters);  // as Trainer::sgd_step declares it
+  timing.repetitions = options.repetitions;
+  timing.samples = timed_samples(options, step, [&] {
+    sgd.step(weights, gradients);
+    backend.synchronize();
+  });
+  return timing;
+}
+
+// copy: the Trainer's batch load from a training set of `options.dataset_images` synthetic images.
+Measured time_batch_copy(const ModelSpec& model, const KernelBenchOptions& options, nn::Backend& backend,
+                         std::mt19937_64& random, const Step& step) {
+  data::Dataset dataset;
+  dataset.name = "synthetic";
+  dataset.channels = static_cast<int>(model.input.channels);
+  dataset.height = static_cast<int>(model.input.height);
+  dataset.width = static_cast<int>(model.input.width);
+  dataset.classes = static_cast<int>(model.classes);
+  dataset.images.resize(options.dataset_images * dataset.image_size());
+  fill_normal(dataset.images, random);
+  dataset.labels.resize(options.dataset_images);
+  for (std::size_t i = 0; i < dataset.labels.size(); ++i) {
+    dataset.labels[i] = static_cast<std::int32_t>(i % static_cast<std::size_t>(dataset.classes));
+  }
+  data::BatchSampler sampler(dataset.size(), static_cast<std::size_t>(options.batch), options.seed);
+  const auto batch = static_cast<std::size_t>(options.batch);
+  std::vector<float> host_images(batch * dataset.image_size());
+  std::vector<float> host_labels(batch);
+  Buffers buffers(backend);
+  float* images = buffers.make(host_images.size());
+  float* labels = buffers.make(host_labels.size());
+  Measured timing;
+  timing.kernel_class = "copy";
+  timing.what = "batch load (data::fill_batch + copy_to_device) of " + std::to_string(options.batch) + " " +
+                model.name + " images drawn from " + std::to_string(options.dataset_images) + " synthetic ones";
+  // As Trainer::compute_gradient declares it: the batch's images and labels as floats.
+  timing.work = static_cast<double>(batch) * static_cast<double>(model.input.elements() + 1) * sizeof(float);
+  timing.repetitions = options.repetitions;
+  timing.samples = timed_samples(options, step, [&] {
+    data::fill_batch(dataset, sampler.next(), host_images, host_labels);
+    backend.copy_to_device(images, host_images.data(), host_images.size());
+    backend.copy_to_device(labels, host_labels.data(), host_labels.size());
+    backend.synchronize();
+  });
+  return timing;
+}
+
+// The memory bandwidth: a memcpy of the parameter vector, bytes read plus bytes written.
+Measured time_memcpy(std::size_t parameters, const std::string& model, const KernelBenchOptions& options,
+                     const Step& step) {
+  const std::size_t bytes = parameters * sizeof(float);
+  std::vector<char> from(bytes, 1);
+  std::vector<char> to(bytes, 0);
+  Measured timing;
+  timing.kernel_class = "memory";
+  timing.what = "memcpy of " + std::to_string(bytes) + " bytes (" + model +
+                "'s parameter vector: the working set of updates and exchanges), read + written bytes counted";
+  timing.work = 2.0 * static_cast<double>(bytes);
+  timing.repetitions = options.repetitions;
+  timing.samples = timed_samples(options, step, [&] {
+    std::memcpy(to.data(), from.data(), bytes);
+    from[0] = to[bytes / 2];  // a dependence, so the copies are not elided
+  });
+  return timing;
+}
+
+}  // namespace
+
+namespace {
+
+// One copy of the benchmark: every class, then the memcpy last.
+std::vector<Measured> measure_copy(const ModelSpec& model, const KernelBenchOptions& options, const Step& step) {
+  nn::BackendOptions backend_options;
+  backend_options.threads = options.threads;
+  backend_options.seed = options.seed;
+  const auto backend = nn::make_backend("cpu", backend_options);
+  std::mt19937_64 random(options.seed);
+  std::vector<Measured> timings;
+  timings.push_back(time_train_step(model, options, *backend, random, step));
+  timings.push_back(time_inner_products(model, options, *backend, random, step));
+  const auto parameters = static_cast<std::size_t>(model.parameters());
+  timings.push_back(time_sgd_update(parameters, options, *backend, random, step));
+  timings.push_back(time_batch_copy(model, options, *backend, random, step));
+  timings.push_back(time_memcpy(parameters, model.name, options, step));
+  return timings;
+}
+
+}  // namespace
+
+KernelCalibration measure_kernels(const KernelBenchOptions& options) {
+  if (options.batch < 1) throw InputError("kernel calibration: the batch must be at least 1");
+  if (options.threads < 1) throw InputError("kernel calibration: threads must be at least 1");
+  if (options.concurrent < 1) throw InputError("kernel calibration: concurrent copies must be at least 1");
+  if (options.repetitions < 1) throw InputError("kernel calibration: repetitions must be at least 1");
+  if (options.warmup < 0) throw InputError("kernel calibration: warm-up repetitions must be >= 0");
+  if (options.dataset_images < 1) throw InputError("kernel calibration: the synthetic training set needs images");
+  const ModelSpec model = build_model(options.model);
+
+  // The copies in step; the first error of any copy is rethrown (the others finish their sequence: a copy that
+  // threw drops out of the barrier so they do not wait for it).
+  std::vector<std::vector<Measured>> copies(static_cast<std::size_t>(options.concurrent));
+  std::barrier<> barrier(options.concurrent);
+  std::vector<std::exception_ptr> errors(copies.size());
+  std::vector<std::thread> threads;
+  for (std::size_t copy = 0; copy < copies.size(); ++copy) {
+    threads.emplace_back([&, copy] {
+      try {
+        copies[copy] = measure_copy(model, options, Step{options.concurrent > 1 ? &barrier : nullptr});
+      } catch (...) {
+        errors[copy] = std::current_exception();
+        barrier.arrive_and_drop();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+
+  KernelCalibration calibration;
+  calibration.threads = options.threads;
+  calibration.concurrent = options.concurrent;
+  const std::string alongside = options.concurrent > 1 ? ", each of " + std::to_string(options.concurrent) +
+                                                             " copies at once on its own thread (all cores busy)"
+                                                       : "";
+  for (std::size_t k = 0; k < copies.front().size(); ++k) {
+    KernelTiming merged = copies.front()[k];
+    std::vector<double> samples;
+    for (const auto& copy : copies) samples.insert(samples.end(), copy[k].samples.begin(), copy[k].samples.end());
+    if (merged.work <= 0) continue;  // a class this model lacks (no inner-product layer)
+    merged.what += alongside;
+    merged.repetitions = static_cast<int>(samples.size());
+    merged.median_s = median(std::move(samples));
+    if (merged.kernel_class == "memory") {
+      calibration.memory = merged;
+    } else {
+      calibration.kernels.push_back(merged);
+    }
+  }
+  return calibration;
+}
+
+double kernel_efficiency(const KernelTiming& timing, double peak) {
+  if (!(peak > 0)) throw InputError("kernel calibration: the peak for class '" + timing.kernel_class + "' is not > 0");
+  if (!(timing.work > 0) || !(timing.median_s > 0)) {
+    throw InputError("kernel calibration: class '" + timing.kernel_class + "' has no positive work and time");
+  }
+  constexpr double kNoise = 1.05;
+  const double fraction = timing.rate() / peak;
+  if (fraction > kNoise) {
+    throw InputError("kernel calibration: class '" + timing.kernel_class + "' ran at " + format("%.3g", timing.rate()) +
+                     " per second, " + format("%.2f", fraction) + " x its peak of " + format("%.3g", peak) +
+                     ": the peak is wrong (a clock below the real one?)");
+  }
+  return std::min(fraction, 1.0);
+}
+
+void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibration& calibration,
+                              const std::string& where) {
+  auto& cpu = platform.nodes.cpu;
+  if (cpu.cores() > calibration.threads) {
+    throw InputError("kernel calibration: the platform's hosts have " + std::to_string(cpu.cores()) +
+                     " cores but the kernels ran on " + threads_text(calibration.threads));
+  }
+  const std::string measured = "measured by dsgd calibrate on " + where + ": ";
+  const auto cite = [&](const KernelTiming& timing) {
+    return measured + timing.what + ", " + std::to_string(timing.repetitions) + " repetitions, median " +
+           format("%.4g", timing.median_s * 1e3) + " ms, while other programs kept " +
+           format("%.2f", calibration.others_cores) + " cores busy";
+  };
+
+  // A kernel faster than the derived peak means the clock is higher than /proc/cpuinfo's nominal one (the cores
+  // boost): the clock becomes the least one that explains the fastest kernel, so no efficiency exceeds 1.
+  const KernelTiming* fastest = nullptr;
+  for (const auto& timing : calibration.kernels) {
+    if (timing.kernel_class != "copy" && timing.work > 0 && timing.median_s > 0 &&
+        (fastest == nullptr || timing.rate() > fastest->rate())) {
+      fastest = &timing;
+    }
+  }
+  if (fastest != nullptr && fastest->rate() > cpu.peak_flops && cpu.sp_flops_per_cycle_per_core > 0) {
+    const double nominal_Hz = cpu.clock_Hz;
+    cpu.clock_Hz = fastest->rate() / (cpu.cores() * cpu.sp_flops_per_cycle_per_core);
+    cpu.peak_flops = cpu.clock_Hz * cpu.cores() * cpu.sp_flops_per_cycle_per_core;
+    const std::string why = "; raised from the nominal " + format("%.6g", nominal_Hz) + " Hz because class '" +
+                            fastest->kernel_class + "' ran at " + format("%.4g", fastest->rate() / 1e9) + " GFLOP/s (" +
+                            cite(*fastest) + "), above the nominal peak: the cores boost";
+    cpu.sources["clock_Hz"] = "derived: the least clock that explains the fastest measured kernel" + why;
+    cpu.sources["peak_flops"] = "derived: " + std::to_string(cpu.cores()) + " core(s) x " +
+                                format("%.6g", cpu.clock_Hz) + " Hz x " +
+                                format("%g", cpu.sp_flops_per_cycle_per_core) + " FLOP/cycle" + why;
+  }
+
+  // The memory first: "copy" is a fraction of its bandwidth.
+  if (!(calibration.memory.work > 0) || !(calibration.memory.median_s > 0)) {
+    throw InputError("kernel calibration: the memory bandwidth memcpy has no positive bytes and time");
+  }
+  const double bandwidth = calibration.memory.rate();
+  auto& memories = platform.nodes.memories;
+  memories.erase(std::remove_if(memories.begin(), memories.end(),
+                                [](const auto& memory) { return memory.name == kMeasuredMemoryName; }),
+                 memories.end());
+  platforms::Memory memory;
+  memory.name = kMeasuredMemoryName;
+  memory.bandwidth_Bps = bandwidth;
+  memory.sources["bandwidth_Bps"] = cite(calibration.memory);
+  memories.insert(memories.begin(), std::move(memory));
+
+  auto& efficiency = cpu.efficiency;
+  for (const auto& timing : calibration.kernels) {
+    const bool copy = timing.kernel_class == "copy";
+    const double peak = copy ? bandwidth : cpu.peak_flops;
+    efficiency.by_class[timing.kernel_class] = kernel_efficiency(timing, peak);
+    efficiency.sources[timing.kernel_class] = cite(timing) + " = " + format("%.4g", timing.rate() / 1e9) +
+                                              (copy ? " GB/s" : " GFLOP/s") + " over " +
+                                              (copy ? "the measured memory bandwidth " : "the peak ") +
+                                              format("%.4g", peak / 1e9) + (copy ? " GB/s" : " GFLOP/s");
+  }
+}
+
+std::string describe(const KernelTiming& timing) {
+  const bool bytes = timing.kernel_class == "copy" || timing.kernel_class == "memory";
+  return timing.kernel_class + ": " + timing.what + ": " + format("%.4g", timing.median_s * 1e3) + " ms median of " +
+         std::to_string(timing.repetitions) + ", " + format("%.4g", timing.rate() / 1e9) +
+         (bytes ? " GB/s" : " GFLOP/s");
+}
+
+}  // namespace dsgd::measure

@@ -1,0 +1,87 @@
+#pragma once
+// Calibrating compute from microbenchmarks (DESIGN.md "Calibration, prediction, validation"): the achieved rate of
+// each kernel class a ComputeStep names (core/comm.hpp), measured with the native kernels the Trainer runs
+// (algorithms/trainer.cpp), divided by the platform's peak into the `kernel_efficiency` a simulation charges.
+//
+//   class        what runs (as the Trainer runs it)                           work counted (as the Trainer declares)
+//   conv         nn::Network::train_step: forward + backward of the model      3 x forward FLOPs x batch
+//   gemm         forward + backward of the model's inner-product layers alone  3 x their forward FLOPs x batch
+//   elementwise  nn::Sgd::step over the model's parameters                     4 FLOPs per parameter
+//   copy         data::fill_batch + copy_to_device of one batch               batch x (input floats + 1) x 4 bytes
+// plus a memcpy of the parameter vector, the platform's memory bandwidth (the working set of the updates and
+// exchanges, so the roofline's bytes term sees the cache level they run in).
+//
+// The measurement (measure_kernels) runs the kernels; the rest works on numbers, so it is unit-tested on synthetic
+// timings.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "platforms/platform.hpp"
+
+namespace dsgd::measure {
+
+// One microbenchmark: `work` units (FLOPs, or bytes for "copy" and the memory bandwidth) per repetition, the
+// median of `repetitions` timed repetitions after untimed warm-up ones.
+struct KernelTiming {
+  std::string kernel_class;  // "conv", "gemm", "elementwise", "copy"; "memory" for the bandwidth memcpy
+  std::string what;          // "forward+backward of lenet, batch 64, 1 thread"
+  double work = 0;           // FLOPs, or bytes
+  int repetitions = 0;
+  double median_s = 0;
+
+  double rate() const { return work / median_s; }  // FLOP/s or B/s
+};
+
+struct KernelBenchOptions {
+  std::string model = "lenet";
+  int batch = 64;   // per worker, as the runs to predict use
+  int threads = 1;  // OpenMP threads of the back end: one per rank (a simulated host is one core)
+  // Copies of the benchmark run at once, each on its own thread and back end, in step (a barrier before each
+  // kernel): the runs to predict keep every core busy, and a core's rate with its neighbours idle (more of the
+  // shared cache and memory bandwidth, a higher boost clock) is not the rate it has then. 1: the kernel alone.
+  int concurrent = 1;
+  int repetitions = 30;                // timed, per kernel
+  int warmup = 3;                      // untimed first repetitions (page faults, oneDNN primitive creation)
+  std::size_t dataset_images = 60000;  // synthetic training set the batches are drawn from (Fashion-MNIST's size)
+  std::uint64_t seed = 1;
+};
+
+// The name of the node memory apply_kernel_calibration writes.
+inline constexpr const char* kMeasuredMemoryName = "measured memcpy";
+
+struct KernelCalibration {
+  std::vector<KernelTiming> kernels;  // one per measured class
+  KernelTiming memory;                // the memcpy: bytes read + written per second
+  int threads = 1;
+  int concurrent = 1;
+  double others_cores = 0;  // cores other programs kept busy meanwhile (measure/background_load.hpp), for sources
+};
+
+// Runs the microbenchmarks on the CPU back end, `concurrent` copies at once; each class's median_s is the median
+// of all copies' repetitions together. Throws InputError for bad options (unknown model, batch, repetitions,
+// threads or concurrent < 1, a model that cannot train here) and what the kernels throw.
+KernelCalibration measure_kernels(const KernelBenchOptions& options);
+
+// The fraction of `peak` (FLOP/s, or B/s for copy) that `timing` achieved. Throws InputError for a non-positive
+// peak or timing, or a rate above the peak by more than 5% (then the peak is wrong, not the kernel). A rate
+// between the peak and 5% above it is measurement noise and counts as 1.
+double kernel_efficiency(const KernelTiming& timing, double peak);
+
+// Writes the calibration into `platform`: a node memory kMeasuredMemoryName whose bandwidth is the memcpy's rate
+// (replacing any memory of that name), and the CPU's kernel_efficiency per measured class -- compute classes
+// against platform.nodes.cpu.peak_flops, "copy" against that memory bandwidth -- each with a source "measured by
+// dsgd calibrate: <what>, <repetitions> repetitions, median <time>, while other programs kept <n> cores busy" on
+// `where` (host, date). Where a compute class ran faster than the CPU's peak, the clock (and so the peak) is raised to
+// the least that explains it, with that as its source: /proc/cpuinfo gives the nominal clock, and cores boost above it.
+// Throws as kernel_efficiency does, and InputError if the platform's CPU has more cores than the kernels ran threads
+// (its peak would not be the one they could reach).
+void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibration& calibration,
+                              const std::string& where);
+
+// One line per timing: "conv: forward+backward of lenet ... 1.23 ms median of 30, 4.5 GFLOP/s".
+std::string describe(const KernelTiming& timing);
+
+}  // namespace dsgd::measure

@@ -1,0 +1,23 @@
+#pragma once
+// The threads executor's message cost, measured the way dsgd-mpi measures MPI's: a ping-pong between ranks 0 and
+// 1 of a threads world (measure/threads/executor.hpp), so `dsgd calibrate` can fit alpha-beta to in-process
+// messages (a copy between buffers plus a wake-up of the receiving thread) and write the platform that predicts
+// threads runs.
+
+#include <vector>
+
+#include "measure/calibration.hpp"
+
+namespace dsgd::measure {
+
+struct ThreadsPingPongOptions {
+  double min_bytes = 8;
+  double max_bytes = 64.0 * 1024 * 1024;  // sizes are the powers of two in [min_bytes, max_bytes]
+  int rounds = 15;                        // timed sweeps over all sizes (one more, untimed, warms up)
+};
+
+// One point per size: the median round trip over the rounds, each round the mean of enough trips to last about a
+// millisecond. Throws InputError for bad options.
+std::vector<PingPongPoint> threads_pingpong(const ThreadsPingPongOptions& options);
+
+}  // namespace dsgd::measure

@@ -1,0 +1,110 @@
+// `dsgd validate` end to end on a synthetic calibrated platform and synthetic data: two algorithms of the catalog
+// (the first without a master and the first with one, picked from the catalog: tests name none) on threads and
+// MPI, a few iterations. Checks the table's shape and the results file -- never how close the predictions are.
+// And bad options, rejected with one line each.
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "algorithms/algorithm.hpp"
+#include "app/cli.hpp"
+#include "core/subprocess.hpp"
+#include "measure/calibration.hpp"
+#include "measure/kernel_calibration.hpp"
+#include "reports/results.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/synthetic_images.hpp"
+
+namespace dsgd::app {
+namespace {
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The real executable, as a user runs it: its exit code and what it printed.
+ProcessResult dsgd(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{std::string(DSGD_BINARY_DIR) + "/app/dsgd"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv, std::chrono::seconds(120));
+}
+
+class AppValidate : public dsgd::testing::ScratchDirTest {
+ protected:
+  // platform.json and platform-threads.json as dsgd calibrate writes them, from synthetic numbers.
+  void write_platforms() {
+    measure::CalibrationInput input;
+    input.cpu = measure::parse_cpuinfo(
+        "processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\ncpu MHz : 2000\nphysical id : 0\ncore id : 0\n"
+        "flags : avx2 fma\n\nprocessor : 1\nphysical id : 0\ncore id : 1\n");
+    std::vector<measure::PingPongPoint> points;
+    for (double bytes = 8; bytes < (1 << 24); bytes *= 2) points.push_back({bytes, 2 * (1e-6 + bytes / 4e9)});
+    input.segments = measure::fit_alpha_beta(points, {});
+    measure::KernelCalibration kernels;
+    kernels.kernels = {{"conv", "synthetic", 16e9, 1, 1.0}, {"elementwise", "synthetic", 6.4e9, 1, 1.0}};
+    kernels.memory = {"memory", "synthetic", 10e9, 1, 1.0};
+    for (const auto& name : {"platform", "platform-threads"}) {
+      auto platform = measure::calibrated_platform(input);
+      measure::apply_kernel_calibration(platform, kernels, "test");
+      measure::write_platform_file(dir_ / (std::string(name) + ".json"), platform);
+    }
+  }
+};
+
+TEST_F(AppValidate, BadOptionsAreOneLineErrors) {
+  const auto one_line_usage_error = [](const ProcessResult& result, const std::string& part) {
+    EXPECT_EQ(result.exit_code, kExitUsage) << result.output;
+    EXPECT_TRUE(contains(result.output, part)) << result.output;
+    EXPECT_EQ(result.output.find('\n'), result.output.size() - 1) << "one line: " << result.output;
+  };
+  one_line_usage_error(dsgd({"validate", "--warmup", "10", "--iterations", "15"}), "must be a positive multiple of");
+  one_line_usage_error(dsgd({"validate", "--executors", "gpu"}), "unknown executor 'gpu'; valid values are: threads, mpi");
+  one_line_usage_error(dsgd({"validate", "--algos", "no-such-algorithm"}), "unknown algorithm 'no-such-algorithm'");
+  one_line_usage_error(dsgd({"validate", "--workers", "0"}), "--workers must be at least 1");
+  one_line_usage_error(dsgd({"validate", "--platform", (dir_ / "missing.json").string()}), "missing.json");
+  write_platforms();
+  std::filesystem::remove(dir_ / "platform-threads.json");
+  one_line_usage_error(dsgd({"validate", "--platform", (dir_ / "platform.json").string(), "--executors", "threads"}),
+                       "platform-threads.json");
+}
+
+TEST_F(AppValidate, TableHasARowPerAlgorithmAndExecutor) {
+  write_platforms();
+  dsgd::testing::write_synthetic_idx_folder(dir_, 160, 40);
+  std::string without_master;
+  std::string with_master;
+  for (const auto& entry : algorithms::algorithm_catalog()) {
+    auto& slot = entry.info.has_master ? with_master : without_master;
+    if (slot.empty()) slot = entry.info.name;
+  }
+  const auto file = dir_ / "validate.json";
+  const auto result = dsgd({"validate", "--platform", (dir_ / "platform.json").string(), "--data",
+                            "idx:" + dir_.string(), "--algos", without_master + "," + with_master, "--batch", "8",
+                            "--warmup", "2", "--iterations", "4", "--retries", "0", "--results", file.string()});
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  std::istringstream lines(result.output);
+  std::vector<std::string> rows;
+  bool header = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (contains(line, "measured s/it") && contains(line, "predicted s/it") && contains(line, "error")) header = true;
+    if (line.rfind(without_master + " ", 0) == 0 || line.rfind(with_master + " ", 0) == 0) rows.push_back(line);
+  }
+  EXPECT_TRUE(header) << result.output;
+  ASSERT_EQ(rows.size(), 4U) << result.output;
+  EXPECT_TRUE(contains(rows[0], " threads ") && contains(rows[0], "%")) << rows[0];
+  EXPECT_TRUE(contains(rows[1], " mpi ")) << rows[1];
+  EXPECT_TRUE(contains(rows[3], " 3 ")) << "the master is a third rank: " << rows[3];
+  EXPECT_TRUE(contains(result.output, " of 4 within 15%; worst: ")) << result.output;
+
+  const auto entries = reports::read_results(file).benchmarks;
+  ASSERT_EQ(entries.size(), 4U);
+  for (const auto& entry : entries) {
+    EXPECT_TRUE(entry.name.rfind("validate/", 0) == 0) << entry.name;
+    EXPECT_GT(entry.counters.at("measured_s_per_iteration"), 0) << entry.name;
+    EXPECT_GT(entry.counters.at("predicted_s_per_iteration"), 0) << entry.name;
+    EXPECT_TRUE(entry.counters.count("error") == 1) << entry.name;
+    EXPECT_GT(entry.counters.at("predicted_s_per_iteration:for/backward"), 0) << entry.name;
+  }
+}
+
+}  // namespace
+}  // namespace dsgd::app

@@ -1,0 +1,170 @@
+// measure/kernel_calibration.hpp and measure/threads_pingpong.hpp: kernel efficiencies and the platform they are
+// written into, on synthetic timings with known answers; the microbenchmarks themselves once, tiny, for their
+// shape (never their speed).
+
+#include "measure/kernel_calibration.hpp"
+
+#include <gtest/gtest.h>
+
+#include "measure/calibration.hpp"
+#include "measure/threads_pingpong.hpp"
+#include "platforms/catalog.hpp"
+#include "platforms/loader.hpp"
+#include "tests/support/error_message.hpp"
+#include "tests/support/scratch_dir.hpp"
+
+namespace dsgd::measure {
+namespace {
+
+using dsgd::testing::input_error;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+KernelTiming timing(const std::string& kernel_class, double work, double median_s) {
+  return {kernel_class, "synthetic " + kernel_class, work, 10, median_s};
+}
+
+// A calibrated platform of one-core hosts at 2 GHz x 32 FLOP/cycle = 64 GFLOP/s.
+platforms::Platform synthetic_platform() {
+  CalibrationInput input;
+  input.host = "testhost";
+  input.cpu = parse_cpuinfo(
+      "processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\ncpu MHz : 2000\nphysical id : 0\ncore id : 0\n"
+      "flags : avx2 fma\n\nprocessor : 1\nphysical id : 0\ncore id : 1\n");
+  std::vector<PingPongPoint> points;
+  for (double bytes = 8; bytes < (1 << 20); bytes *= 2) points.push_back({bytes, 2 * (1e-6 + bytes / 4e9)});
+  input.segments = fit_alpha_beta(points, {});
+  return calibrated_platform(input);
+}
+
+KernelCalibration synthetic_calibration() {
+  KernelCalibration calibration;
+  calibration.kernels = {timing("conv", 32e9, 1.0),          // 32 GFLOP/s: half the peak
+                         timing("elementwise", 6.4e9, 1.0),  // a tenth
+                         timing("copy", 1e9, 1.0)};          // 1 GB/s of the 10 GB/s memcpy below
+  calibration.memory = timing("memory", 10e9, 1.0);
+  return calibration;
+}
+
+TEST(MeasureKernelCalibration, EfficiencyIsTheAchievedRateOverThePeak) {
+  EXPECT_DOUBLE_EQ(kernel_efficiency(timing("conv", 3e9, 0.1), 60e9), 0.5) << "expectation 30 / 60 GFLOP/s";
+  EXPECT_DOUBLE_EQ(kernel_efficiency(timing("copy", 1e9, 0.5), 8e9), 0.25) << "expectation 2 / 8 GB/s";
+  // Within 5% above the peak is noise: counted as the peak.
+  EXPECT_DOUBLE_EQ(kernel_efficiency(timing("gemm", 1.03e9, 1.0), 1e9), 1.0);
+}
+
+TEST(MeasureKernelCalibration, ImpossibleRatesAndPeaksAreRejected) {
+  EXPECT_TRUE(contains(input_error([] { kernel_efficiency(timing("conv", 2e9, 1.0), 1e9); }), "the peak is wrong"));
+  EXPECT_TRUE(contains(input_error([] { kernel_efficiency(timing("conv", 1e9, 1.0), 0); }), "not > 0"));
+  EXPECT_TRUE(contains(input_error([] { kernel_efficiency(timing("conv", 1e9, 0), 1e9); }), "no positive work"));
+}
+
+TEST(MeasureKernelCalibration, PlatformGetsEfficienciesMemoryAndSources) {
+  auto platform = synthetic_platform();
+  ASSERT_DOUBLE_EQ(platform.nodes.cpu.peak_flops, 64e9);
+  apply_kernel_calibration(platform, synthetic_calibration(), "testhost, today");
+  const auto& efficiency = platform.nodes.cpu.efficiency;
+  EXPECT_DOUBLE_EQ(efficiency.of("conv"), 0.5);
+  EXPECT_DOUBLE_EQ(efficiency.of("elementwise"), 0.1);
+  EXPECT_DOUBLE_EQ(efficiency.of("copy"), 0.1) << "copy is a fraction of the measured memory bandwidth";
+  EXPECT_DOUBLE_EQ(efficiency.of("gemm"), 1.0) << "not measured: the schema's default";
+  ASSERT_EQ(platform.nodes.memories.size(), 1U);
+  EXPECT_EQ(platform.nodes.memories[0].name, kMeasuredMemoryName);
+  EXPECT_DOUBLE_EQ(platform.nodes.memories[0].bandwidth_Bps, 10e9);
+  const std::string& source = efficiency.sources.at("conv");
+  EXPECT_TRUE(contains(source, "measured by dsgd calibrate on testhost, today: synthetic conv, 10 repetitions, "
+                               "median 1000 ms")) << source;
+
+  // Applied twice (dsgd calibrate --kernels-only), the memory is replaced, not added.
+  apply_kernel_calibration(platform, synthetic_calibration(), "testhost, later");
+  EXPECT_EQ(platform.nodes.memories.size(), 1U);
+}
+
+TEST(MeasureKernelCalibration, AKernelAboveTheNominalPeakRaisesTheClock) {
+  auto platform = synthetic_platform();  // 2 GHz x 32 FLOP/cycle = 64 GFLOP/s
+  auto calibration = synthetic_calibration();
+  calibration.kernels.push_back(timing("gemm", 96e9, 1.0));  // 96 GFLOP/s: the core ran at 3 GHz at least
+  apply_kernel_calibration(platform, calibration, "here");
+  EXPECT_DOUBLE_EQ(platform.nodes.cpu.clock_Hz, 3e9) << "expectation 96e9 / 32";
+  EXPECT_DOUBLE_EQ(platform.nodes.cpu.peak_flops, 96e9);
+  EXPECT_DOUBLE_EQ(platform.nodes.cpu.efficiency.of("gemm"), 1.0);
+  EXPECT_DOUBLE_EQ(platform.nodes.cpu.efficiency.of("conv"), 1.0 / 3) << "expectation 32 / 96 GFLOP/s";
+  EXPECT_TRUE(contains(platform.nodes.cpu.sources.at("clock_Hz"), "raised from the nominal 2e+09 Hz because class "
+                                                                   "'gemm' ran at 96 GFLOP/s"))
+      << platform.nodes.cpu.sources.at("clock_Hz");
+}
+
+using MeasureKernelCalibrationFile = dsgd::testing::ScratchDirTest;
+
+TEST_F(MeasureKernelCalibrationFile, WrittenPlatformReadsBackWithItsEfficiencies) {
+  auto platform = synthetic_platform();
+  auto calibration = synthetic_calibration();
+  calibration.kernels.push_back(timing("gemm", 96e9, 1.0));  // a raised clock must read back too
+  apply_kernel_calibration(platform, calibration, "testhost, today");
+  const auto path = dir_ / "calibrated.json";
+  write_platform_file(path, platform);
+  const auto read = platforms::load_platform(path.string());
+  EXPECT_DOUBLE_EQ(read.nodes.cpu.efficiency.of("conv"), 1.0 / 3);
+  EXPECT_DOUBLE_EQ(read.nodes.cpu.clock_Hz, 3e9);
+  EXPECT_DOUBLE_EQ(read.nodes.cpu.efficiency.of("copy"), 0.1);
+  EXPECT_EQ(read.nodes.cpu.efficiency.sources.at("elementwise"), platform.nodes.cpu.efficiency.sources.at("elementwise"));
+  ASSERT_EQ(read.nodes.memories.size(), 1U);
+  EXPECT_DOUBLE_EQ(read.nodes.memories[0].bandwidth_Bps, 10e9);
+}
+
+TEST(MeasureKernelCalibration, HostsWithMoreCoresThanTheKernelsUsedAreRejected) {
+  auto platform = synthetic_platform();
+  platform.nodes.cpu.cores_per_socket = 4;
+  EXPECT_TRUE(contains(input_error([&] { apply_kernel_calibration(platform, synthetic_calibration(), "here"); }),
+                       "have 4 cores but the kernels ran on 1 thread"));
+}
+
+TEST(MeasureKernelCalibration, BadBenchmarkOptionsAreRejected) {
+  KernelBenchOptions options;
+  options.batch = 0;
+  EXPECT_TRUE(contains(input_error([&] { measure_kernels(options); }), "batch must be at least 1"));
+  options = {};
+  options.concurrent = 0;
+  EXPECT_TRUE(contains(input_error([&] { measure_kernels(options); }), "concurrent copies"));
+  options = {};
+  options.model = "lenet5";
+  EXPECT_TRUE(contains(dsgd::testing::error_of<UnknownNameError>([&] { measure_kernels(options); }),
+                       "valid values are"));
+}
+
+TEST(MeasureKernelCalibration, TinyRealRunTimesEveryClassOfLenet) {
+  KernelBenchOptions options;
+  options.batch = 2;
+  options.repetitions = 2;
+  options.warmup = 0;
+  options.dataset_images = 16;
+  options.concurrent = 2;
+  const auto calibration = measure_kernels(options);
+  std::vector<std::string> classes;
+  for (const auto& kernel : calibration.kernels) {
+    classes.push_back(kernel.kernel_class);
+    EXPECT_GT(kernel.median_s, 0) << kernel.kernel_class;
+    EXPECT_EQ(kernel.repetitions, 4) << "2 copies x 2 repetitions";
+    EXPECT_TRUE(contains(kernel.what, "2 copies at once")) << kernel.what;
+  }
+  EXPECT_EQ(classes, (std::vector<std::string>{"conv", "gemm", "elementwise", "copy"}));
+  EXPECT_EQ(calibration.memory.kernel_class, "memory");
+  EXPECT_DOUBLE_EQ(calibration.memory.work, 2.0 * 431080 * 4) << "LeNet's parameter vector, read and written";
+}
+
+TEST(MeasureThreadsPingPong, OnePointPerPowerOfTwo) {
+  ThreadsPingPongOptions options;
+  options.min_bytes = 8;
+  options.max_bytes = 1024;
+  options.rounds = 1;
+  const auto points = threads_pingpong(options);
+  ASSERT_EQ(points.size(), 8U);
+  EXPECT_EQ(points.front().bytes, 8);
+  EXPECT_EQ(points.back().bytes, 1024);
+  for (const auto& point : points) EXPECT_GT(point.round_trip_s, 0);
+  options.rounds = 0;
+  EXPECT_TRUE(contains(input_error([&] { threads_pingpong(options); }), "rounds must be at least 1"));
+}
+
+}  // namespace
+}  // namespace dsgd::measure
