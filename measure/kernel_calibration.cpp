@@ -127,49 +127,49 @@ Measured time_train_step(const ModelSpec& model, const KernelBenchOptions& optio
 // gemm: the model's inner-product layers, forward and backward, each on its own random input.
 Measured time_inner_products(const ModelSpec& model, const KernelBenchOptions& options, nn::Backend& backend,
                              std::mt19937_64& random, const Step& step) {
-  struct Step {
+  struct InnerProduct {
     std::unique_ptr<nn::Layer> layer;
     float *in, *out, *grad_out, *grad_in, *params, *grad_params;
   };
   Buffers buffers(backend);
-  std::vector<Step> steps;
+  std::vector<InnerProduct> layers;
   double flops = 0;
   std::string names;
   const auto batch = static_cast<std::size_t>(options.batch);
   for (const auto& spec : model.layers) {
     if (spec.kind != LayerKind::kInnerProduct) continue;
-    Step step;
-    step.layer = backend.create_layer(spec, options.batch);
+    InnerProduct item;
+    item.layer = backend.create_layer(spec, options.batch);
     const std::size_t in = batch * static_cast<std::size_t>(spec.input.elements());
     const std::size_t out = batch * static_cast<std::size_t>(spec.output.elements());
-    const std::size_t params = step.layer->parameter_count();
+    const std::size_t params = item.layer->parameter_count();
     std::vector<float> host(std::max({in, out, params}));
     fill_normal(host, random);
-    step.in = buffers.make(in);
-    step.out = buffers.make(out);
-    step.grad_out = buffers.make(out);
-    step.grad_in = buffers.make(in);
-    step.params = buffers.make(params);
-    step.grad_params = buffers.make(params);
-    backend.copy_to_device(step.in, host.data(), in);
-    backend.copy_to_device(step.grad_out, host.data(), out);
+    item.in = buffers.make(in);
+    item.out = buffers.make(out);
+    item.grad_out = buffers.make(out);
+    item.grad_in = buffers.make(in);
+    item.params = buffers.make(params);
+    item.grad_params = buffers.make(params);
+    backend.copy_to_device(item.in, host.data(), in);
+    backend.copy_to_device(item.grad_out, host.data(), out);
     for (float& value : host) value *= 0.01F;  // small weights, as an initialised layer has
-    backend.copy_to_device(step.params, host.data(), params);
+    backend.copy_to_device(item.params, host.data(), params);
     flops += 3.0 * spec.forward_flops * options.batch;
     names += (names.empty() ? "" : ", ") + spec.name;
-    steps.push_back(std::move(step));
+    layers.push_back(std::move(item));
   }
   Measured timing;
   timing.kernel_class = "gemm";
-  if (steps.empty()) return timing;  // work 0: not measured
+  if (layers.empty()) return timing;  // work 0: not measured
   timing.what = "forward+backward of " + model.name + "'s inner-product layers alone (" + names + "), batch " +
                 std::to_string(options.batch) + ", " + threads_text(options.threads);
   timing.work = flops;
   timing.repetitions = options.repetitions;
   timing.samples = timed_samples(options, step, [&] {
-    for (auto& step : steps) {
-      step.layer->forward(step.in, step.out, step.params, true);
-      step.layer->backward(step.in, step.out, step.grad_out, step.grad_in, step.params, step.grad_params);
+    for (auto& item : layers) {
+      item.layer->forward(item.in, item.out, item.params, true);
+      item.layer->backward(item.in, item.out, item.grad_out, item.grad_in, item.params, item.grad_params);
     }
     backend.synchronize();
   });
