@@ -34,64 +34,16 @@ void add_route(RouteCost& cost, const RouteCost& more) {
 
 int manhattan(platforms::MeshStop a, platforms::MeshStop b) { return std::abs(a.x - b.x) + std::abs(a.y - b.y); }
 
-// The memory a node's ranks work in, as the builder takes it: MCDRAM if present, else the fastest.
-double working_memory_Bps(const platforms::Platform& platform) {
-  double fastest = 0;
-  for (const auto& memory : platform.nodes.memories) {
-    if (memory.name == "mcdram") return memory.bandwidth_Bps;
-    fastest = std::max(fastest, memory.bandwidth_Bps);
-  }
-  return fastest;
-}
-
-// Per device of a PCIe tree: the bandwidths of its connections from the device up to the root complex, each
-// tagged with the element (device or switch) whose upward connection it is, so that routes can meet.
-std::vector<std::vector<std::pair<int, double>>> pcie_chains(const platforms::PcieTree& tree) {
-  struct Element {
-    int parent = 0;
-    double bandwidth_Bps = 0;
-  };
-  std::vector<Element> elements(1);  // 0: the root complex
-  std::vector<std::pair<std::string, int>> switches;
-  std::vector<int> device_element;
-  for (int d = 0; d < tree.host_devices; ++d) {
-    elements.push_back({0, tree.host_device_link->bandwidth_Bps});
-    device_element.push_back(static_cast<int>(elements.size()) - 1);
-  }
-  for (const auto& item : tree.switches) {
-    int above = 0;
-    for (const auto& [name, index] : switches) {
-      if (name == item.parent) above = index;
-    }
-    elements.push_back({above, item.uplink.bandwidth_Bps});
-    const int here = static_cast<int>(elements.size()) - 1;
-    switches.emplace_back(item.name, here);
-    for (int d = 0; d < item.devices; ++d) {
-      elements.push_back({here, item.device_link->bandwidth_Bps});
-      device_element.push_back(static_cast<int>(elements.size()) - 1);
+// The narrowest connection a PCIe route from element a to element b crosses (none: the root complex, free).
+double pcie_bottleneck_Bps(const PcieLayout& layout, int a, int b) {
+  const auto [up, down] = layout.route(a, b);
+  double bottleneck = 0;
+  for (const auto* side : {&up, &down}) {
+    for (const int element : *side) {
+      bottleneck = narrower(bottleneck, layout.elements[static_cast<std::size_t>(element)].link->bandwidth_Bps);
     }
   }
-  std::vector<std::vector<std::pair<int, double>>> chains;
-  for (const int first : device_element) {
-    std::vector<std::pair<int, double>> chain;
-    for (int at = first; at > 0; at = elements[static_cast<std::size_t>(at)].parent) {
-      chain.emplace_back(at, elements[static_cast<std::size_t>(at)].bandwidth_Bps);
-    }
-    chains.push_back(std::move(chain));
-  }
-  return chains;
-}
-
-// Up from `a` to the lowest common element and down to `b` (empty chains: the root complex, free to cross).
-RouteCost pcie_route(std::vector<std::pair<int, double>> a, std::vector<std::pair<int, double>> b) {
-  while (!a.empty() && !b.empty() && a.back().first == b.back().first) {
-    a.pop_back();
-    b.pop_back();
-  }
-  RouteCost cost;
-  for (const auto& [element, bandwidth] : a) cost.bandwidth_Bps = narrower(cost.bandwidth_Bps, bandwidth);
-  for (const auto& [element, bandwidth] : b) cost.bandwidth_Bps = narrower(cost.bandwidth_Bps, bandwidth);
-  return cost;
+  return bottleneck;
 }
 
 // Router-to-router links of SimGrid 3.32's minimal dragonfly route between two nodes (node links excluded).
@@ -154,7 +106,7 @@ RouteModel::RouteModel(const platforms::Platform& platform, int ranks, const Pla
     for (int group = 0; group < groups; ++group) stops.push_back(rank_stop(platform, group, groups));
     const double hop_s = *mesh->hop_latency_s;
     const double link_Bps = *mesh->link_bandwidth_Bps;
-    const double controller_Bps = working_memory_Bps(platform) / static_cast<double>(mesh->mcdram_controllers.size());
+    const double controller_Bps = mesh_memory_Bps(platform) / static_cast<double>(mesh->mcdram_controllers.size());
     between_.assign(stops.size(), std::vector<RouteCost>(stops.size()));
     for (std::size_t a = 0; a < stops.size(); ++a) {
       for (std::size_t b = 0; b < stops.size(); ++b) {
@@ -172,14 +124,17 @@ RouteModel::RouteModel(const platforms::Platform& platform, int ranks, const Pla
       to_nic_.push_back(out);
     }
   } else if (const auto* tree = std::get_if<platforms::PcieTree>(&platform.nodes.intra_node)) {
-    auto chains = pcie_chains(*tree);
-    chains.emplace_back();  // the CPU, at the root complex
-    between_.assign(chains.size(), std::vector<RouteCost>(chains.size()));
-    for (std::size_t a = 0; a < chains.size(); ++a) {
-      for (std::size_t b = 0; b < chains.size(); ++b) {
-        if (a != b) between_[a][b] = pcie_route(chains[a], chains[b]);
+    const PcieLayout layout = pcie_layout(*tree);
+    std::vector<int> units = layout.device_element;
+    units.push_back(0);  // the CPU, at the root complex
+    between_.assign(units.size(), std::vector<RouteCost>(units.size()));
+    for (std::size_t a = 0; a < units.size(); ++a) {
+      for (std::size_t b = 0; b < units.size(); ++b) {
+        if (a != b) between_[a][b].bandwidth_Bps = pcie_bottleneck_Bps(layout, units[a], units[b]);
       }
-      to_nic_.push_back(pcie_route(chains[a], {}));
+      RouteCost out;
+      out.bandwidth_Bps = pcie_bottleneck_Bps(layout, units[a], 0);
+      to_nic_.push_back(out);
     }
   } else {
     to_nic_.emplace_back();

@@ -50,13 +50,10 @@ double fastest_memory_Bps(const platforms::Platform& platform) {
 double device_link_Bps(const platforms::Platform& platform, int device) {
   const auto* tree = tree_of(platform);
   if (tree == nullptr) return 0;
-  if (device < tree->host_devices) return tree->host_device_link->bandwidth_Bps;
-  int first = tree->host_devices;
-  for (const auto& item : tree->switches) {
-    if (device < first + item.devices) return item.device_link->bandwidth_Bps;
-    first += item.devices;
-  }
-  return 0;
+  const PcieLayout layout = pcie_layout(*tree);
+  if (device >= static_cast<int>(layout.device_element.size())) return 0;
+  return layout.elements[static_cast<std::size_t>(layout.device_element[static_cast<std::size_t>(device)])]
+      .link->bandwidth_Bps;
 }
 
 // The device group of device `device` of a node.
@@ -221,6 +218,50 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
   }
 }
 
+double mesh_memory_Bps(const platforms::Platform& platform) {
+  for (const auto& memory : platform.nodes.memories) {
+    if (memory.name == "mcdram") return memory.bandwidth_Bps;
+  }
+  return fastest_memory_Bps(platform);
+}
+
+PcieLayout pcie_layout(const platforms::PcieTree& tree) {
+  PcieLayout layout;
+  layout.elements.emplace_back();  // the root complex
+  std::map<std::string, int> switch_index;
+  for (int d = 0; d < tree.host_devices; ++d) {
+    layout.elements.push_back({0, &*tree.host_device_link, "host-dev" + std::to_string(d)});
+    layout.device_element.push_back(static_cast<int>(layout.elements.size()) - 1);
+  }
+  for (const auto& item : tree.switches) {
+    const int above = item.parent == "host" ? 0 : switch_index.at(item.parent);
+    layout.elements.push_back({above, &item.uplink, item.name + "-up"});
+    const int here = static_cast<int>(layout.elements.size()) - 1;
+    switch_index[item.name] = here;
+    for (int d = 0; d < item.devices; ++d) {
+      layout.elements.push_back({here, &*item.device_link, item.name + "-dev" + std::to_string(d)});
+      layout.device_element.push_back(static_cast<int>(layout.elements.size()) - 1);
+    }
+  }
+  return layout;
+}
+
+std::pair<std::vector<int>, std::vector<int>> PcieLayout::route(int a, int b) const {
+  const auto chain = [this](int element) {
+    std::vector<int> up;
+    for (int at = element; at > 0; at = elements[static_cast<std::size_t>(at)].parent) up.push_back(at);
+    return up;  // from the element up to (not including) the root
+  };
+  std::vector<int> up = chain(a);
+  std::vector<int> down = chain(b);
+  while (!up.empty() && !down.empty() && up.back() == down.back()) {
+    up.pop_back();
+    down.pop_back();
+  }
+  std::reverse(down.begin(), down.end());
+  return {up, down};
+}
+
 bool simgrid_can_build(const platforms::Platform& platform) {
   // SimGrid 3.32 attaches every inter-group (blue) link to a router of chassis 0, one router per remote group
   // (DragonflyZone.hpp, "LIMITATIONS"); with more groups it indexes past its arrays and crashes at the first message.
@@ -356,12 +397,8 @@ class Builder {
     const auto path = [&](platforms::MeshStop from, platforms::MeshStop to, std::vector<s4u::LinkInRoute>& out) {
       for (const auto& hop : xy_route(mesh, from, to)) out.push_back(link_between(hop));
     };
-    // The memory the ranks work in: MCDRAM if the node has it (seed 000 keeps weights and data there), else the
-    // fastest memory, spread over its controllers.
-    double memory_Bps = fastest_memory_Bps(platform_);
-    for (const auto& memory : platform_.nodes.memories) {
-      if (memory.name == "mcdram") memory_Bps = memory.bandwidth_Bps;
-    }
+    // The memory the ranks work in, spread over its controllers.
+    const double memory_Bps = mesh_memory_Bps(platform_);
     std::vector<s4u::Link*> controllers;
     for (std::size_t i = 0; i < mesh.mcdram_controllers.size(); ++i) {
       controllers.push_back(
@@ -414,48 +451,18 @@ class Builder {
     built.netpoint = zone->get_netpoint();
     built.gateway = zone->create_router(name + "-nic");
     const auto node_link = uplink(zone, name, own_link);
-    // Every element's connection to its parent: the root complex is element 0.
-    struct Element {
-      int parent = -1;
-      s4u::Link* up = nullptr;
-    };
-    std::vector<Element> elements(1);
-    std::map<std::string, int> switch_index;
-    const auto pcie = [&](const std::string& label, const platforms::PcieLink& link) {
-      return zone->create_split_duplex_link(name + "-" + label, link.bandwidth_Bps)->seal();
-    };
-    std::vector<int> device_element;
-    for (int d = 0; d < tree.host_devices; ++d) {
-      elements.push_back({0, pcie("host-dev" + std::to_string(d), *tree.host_device_link)});
-      device_element.push_back(static_cast<int>(elements.size()) - 1);
+    const PcieLayout layout = pcie_layout(tree);
+    std::vector<s4u::Link*> up_links(layout.elements.size(), nullptr);  // per element: its connection to its parent
+    for (std::size_t e = 1; e < layout.elements.size(); ++e) {
+      const auto& element = layout.elements[e];
+      up_links[e] = zone->create_split_duplex_link(name + "-" + element.label, element.link->bandwidth_Bps)->seal();
     }
-    for (const auto& item : tree.switches) {
-      const int above = item.parent == "host" ? 0 : switch_index.at(item.parent);
-      elements.push_back({above, pcie(item.name + "-up", item.uplink)});
-      const int here = static_cast<int>(elements.size()) - 1;
-      switch_index[item.name] = here;
-      for (int d = 0; d < item.devices; ++d) {
-        elements.push_back({here, pcie(item.name + "-dev" + std::to_string(d), *item.device_link)});
-        device_element.push_back(static_cast<int>(elements.size()) - 1);
-      }
-    }
-    const auto chain = [&](int element) {
-      std::vector<int> up;
-      for (int at = element; at > 0; at = elements[static_cast<std::size_t>(at)].parent) up.push_back(at);
-      return up;  // from the element up to (not including) the root
-    };
-    // The route between two elements: up from a to the lowest common ancestor, down to b.
     const auto route = [&](int a, int b) {
-      std::vector<int> up_a = chain(a);
-      std::vector<int> up_b = chain(b);
-      while (!up_a.empty() && !up_b.empty() && up_a.back() == up_b.back()) {
-        up_a.pop_back();
-        up_b.pop_back();
-      }
+      const auto [up, down] = layout.route(a, b);
       std::vector<s4u::LinkInRoute> links;
-      for (int e : up_a) links.emplace_back(elements[static_cast<std::size_t>(e)].up, s4u::LinkInRoute::Direction::UP);
-      for (auto it = up_b.rbegin(); it != up_b.rend(); ++it) {
-        links.emplace_back(elements[static_cast<std::size_t>(*it)].up, s4u::LinkInRoute::Direction::DOWN);
+      for (const int e : up) links.emplace_back(up_links[static_cast<std::size_t>(e)], s4u::LinkInRoute::Direction::UP);
+      for (const int e : down) {
+        links.emplace_back(up_links[static_cast<std::size_t>(e)], s4u::LinkInRoute::Direction::DOWN);
       }
       return links;
     };
@@ -469,7 +476,7 @@ class Builder {
     built.units.push_back(cpu);
     // The root complex joins the CPU, the NIC and the top of the tree; crossing it is free.
     auto* root = zone->create_link(name + "-root", 1e15)->set_sharing_policy(s4u::Link::SharingPolicy::FATPIPE)->seal();
-    std::vector<int> unit_element = device_element;
+    std::vector<int> unit_element = layout.device_element;
     unit_element.push_back(0);
     for (std::size_t a = 0; a < built.units.size(); ++a) {
       for (std::size_t b = a + 1; b < built.units.size(); ++b) {

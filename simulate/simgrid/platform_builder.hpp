@@ -28,6 +28,7 @@
 // SimGrid's types stay out of this header (the simulate library links SimGrid privately).
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -96,6 +97,26 @@ MeshStop rank_stop(const platforms::Platform& platform, int group, int groups);
 MeshStop nic_stop(const platforms::KnlMesh& mesh);
 std::vector<MeshHop> xy_route(const platforms::KnlMesh& mesh, MeshStop from, MeshStop to);
 int memory_controller(const platforms::KnlMesh& mesh, MeshStop from, MeshStop to);
+
+// The memory the ranks of a KNL node work in, whose controllers carry its messages: MCDRAM if the node has it (seed
+// 000 keeps weights and data there), else the fastest memory; bytes per second over all its controllers.
+double mesh_memory_Bps(const platforms::Platform& platform);
+
+// A node's PCIe tree as elements: element 0 is the root complex (the CPU and the NIC hang from it, crossing it is
+// free), every other one a device or a switch with the connection to its parent.
+struct PcieElement {
+  int parent = 0;
+  const platforms::PcieLink* link = nullptr;  // the connection to the parent
+  std::string label;                          // "host-dev0", "sw0-up", "sw0-dev2"
+};
+struct PcieLayout {
+  std::vector<PcieElement> elements;
+  std::vector<int> device_element;  // per device, numbered as platforms::PcieTree says
+  // The elements whose connections a route from element a to element b crosses: up from a to (not including)
+  // their lowest common ancestor, then down from it to b.
+  std::pair<std::vector<int>, std::vector<int>> route(int a, int b) const;
+};
+PcieLayout pcie_layout(const platforms::PcieTree& tree);
 
 // Builds the platform in the running SimGrid engine (one per process: see simulate/simgrid/executor.hpp) and
 // returns the host of each rank. Calls check_simulatable first. Must be called before Engine::run().

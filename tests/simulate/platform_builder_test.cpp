@@ -13,6 +13,7 @@
 
 #include "platforms/catalog.hpp"
 #include "simulate/simgrid/executor.hpp"
+#include "tests/support/simulated_message.hpp"
 
 namespace dsgd::simulate {
 namespace {
@@ -22,14 +23,7 @@ constexpr double kBandwidth = 1e9;
 
 // Simulated seconds for rank 0 to send `bytes` to rank 1 (size only).
 double one_message_s(const platforms::Platform& platform, std::size_t bytes) {
-  WorldOptions world;
-  world.size = 2;
-  world.payload = false;
-  const auto result = run_simulation(platform, world, [bytes](Comm& comm) {
-    if (comm.rank() == 0) comm.send(1, 7, nullptr, bytes, Category::kNetwork);
-    if (comm.rank() == 1) comm.recv(0, 7, nullptr, bytes, Category::kNetwork);
-  });
-  return result.simulated_s;
+  return testing::simulated_message_s(platform, 2, 0, 1, bytes);
 }
 
 TEST(PlatformBuilder, FlatStarMessageCostsAlphaPlusBytesOverBandwidth) {
@@ -122,16 +116,7 @@ TEST(PlatformBuilder, SegmentsAreCheckedLikeTheLoaderChecksThem) {
 // Simulated time of one empty message from rank `from` to rank `to`: the sum of the route's link latencies.
 double empty_message_s(const platforms::Platform& platform, int ranks, int from, int to,
                        const PlacementOptions& placement = {}) {
-  WorldOptions world;
-  world.size = ranks;
-  world.payload = false;
-  SimulationOptions options;
-  options.placement = placement;
-  options.fidelity = Fidelity::kMessage;
-  return run_simulation(platform, world, [&](Comm& comm) {
-           if (comm.rank() == from) comm.send(to, 0, nullptr, 0, Category::kNetwork);
-           if (comm.rank() == to) comm.recv(from, 0, nullptr, 0, Category::kNetwork);
-         }, options).simulated_s;
+  return testing::simulated_message_s(platform, ranks, from, to, 0, placement);
 }
 
 platforms::Platform knl(platforms::ClusterMode mode) {
@@ -219,7 +204,7 @@ TEST(PlatformBuilder, PcieTreeSharesASwitchUplinkOnly) {
   // m40-cluster: 8 devices per node, 4 below each switch, every PCIe link x16. Two transfers between devices of
   // one switch share nothing; two crossing from one switch to the other share both uplinks.
   const auto platform = platforms::catalog_platform("m40-cluster");
-  const double bytes = 1 << 26;
+  const std::size_t bytes = std::size_t{1} << 26;
   const auto two_transfers = [&](int from_a, int to_a, int from_b, int to_b) {
     WorldOptions world;
     world.size = 8;
@@ -234,8 +219,8 @@ TEST(PlatformBuilder, PcieTreeSharesASwitchUplinkOnly) {
   };
   const auto& tree = std::get<platforms::PcieTree>(platform.nodes.intra_node);
   const double link_Bps = tree.switches.front().device_link->bandwidth_Bps;
-  EXPECT_NEAR(two_transfers(0, 1, 2, 3), bytes / link_Bps, 1e-9);
-  EXPECT_NEAR(two_transfers(0, 4, 1, 5), 2 * bytes / link_Bps, 1e-9);
+  EXPECT_NEAR(two_transfers(0, 1, 2, 3), static_cast<double>(bytes) / link_Bps, 1e-9);
+  EXPECT_NEAR(two_transfers(0, 4, 1, 5), 2 * static_cast<double>(bytes) / link_Bps, 1e-9);
 }
 
 TEST(PlatformBuilder, OneRankPerNode) {

@@ -13,39 +13,19 @@
 
 #include "platforms/catalog.hpp"
 #include "simulate/simgrid/executor.hpp"
+#include "tests/support/simulated_message.hpp"
 
 namespace dsgd::simulate {
 namespace {
-
-// SimGrid's simulated seconds for one message of `bytes` from `from` to `to`, each pair in its own world.
-std::vector<double> simulated_messages(const platforms::Platform& platform, int ranks,
-                                       const std::vector<std::pair<int, int>>& pairs, std::size_t bytes,
-                                       const PlacementOptions& placement) {
-  std::vector<double> seconds;
-  for (const auto& [from, to] : pairs) {
-    WorldOptions world;
-    world.size = ranks;
-    world.payload = false;
-    SimulationOptions options;
-    options.placement = placement;
-    options.fidelity = Fidelity::kMessage;
-    seconds.push_back(run_simulation(platform, world, [&, from = from, to = to](Comm& comm) {
-                        if (comm.rank() == from) comm.send(to, 0, nullptr, bytes, Category::kNetwork);
-                        if (comm.rank() == to) comm.recv(from, 0, nullptr, bytes, Category::kNetwork);
-                      }, options).simulated_s);
-  }
-  return seconds;
-}
 
 void expect_routes_match(const platforms::Platform& platform, int ranks, const std::vector<std::pair<int, int>>& pairs,
                          const PlacementOptions& placement = {}) {
   const RouteModel model(platform, ranks, placement);
   for (const std::size_t bytes : {std::size_t{0}, std::size_t{16} << 20}) {
-    const auto simulated = simulated_messages(platform, ranks, pairs, bytes, placement);
-    for (std::size_t i = 0; i < pairs.size(); ++i) {
-      const auto [from, to] = pairs[i];
+    for (const auto& [from, to] : pairs) {
+      const double simulated = testing::simulated_message_s(platform, ranks, from, to, bytes, placement);
       const double analytic = model.message_s(from, to, static_cast<double>(bytes));
-      EXPECT_NEAR(analytic, simulated[i], 1e-9 * simulated[i] + 1e-15)
+      EXPECT_NEAR(analytic, simulated, 1e-9 * simulated + 1e-15)
           << platform.name << ": rank " << from << " -> " << to << ", " << bytes << " bytes";
     }
   }
@@ -58,7 +38,7 @@ TEST(RouteModel, FlatStarWithBackboneAndSegments) {
   expect_routes_match(platform, 4, {{0, 1}, {3, 2}});
   platform.network.topology.link_latency_s.reset();
   platform.network.topology.link_bandwidth_Bps.reset();
-  platform.network.link.segments = {{0, 1e-6, 2e9}, {65536, 5e-6, 1e9}};
+  platform.network.link.segments = {{0, 1e-6, 2e9, {}}, {65536, 5e-6, 1e9, {}}};
   expect_routes_match(platform, 4, {{0, 1}, {3, 2}});
 }
 
