@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "app/commands.hpp"
 #include "app/mpi_worker.hpp"
@@ -15,6 +16,7 @@
 #include "measure/kernel_calibration.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads_pingpong.hpp"
+#include "measure/waiting_share.hpp"
 #include "platforms/catalog.hpp"
 #include "platforms/loader.hpp"
 
@@ -109,23 +111,29 @@ void print_link(std::ostream& out, const std::string& path, const platforms::Pla
   // What the simulator will charge per size: each segment's alpha and bandwidth from its lower boundary on.
   for (const auto& segment : link.segments) {
     std::snprintf(line, sizeof line, "  from %12s: latency %.3g us, bandwidth %.3g GB/s\n",
-                  measure::bytes_text(segment.min_bytes).c_str(), segment.latency_s * 1e6,
-                  segment.bandwidth_Bps / 1e9);
+                  measure::bytes_text(segment.min_bytes).c_str(), segment.latency_s * 1e6, segment.bandwidth_Bps / 1e9);
     out << line;
   }
 }
 
-// The kernel classes' microbenchmarks (one OpenMP thread: a simulated host is one core), printed.
-// By default as many copies at once as this machine has cores, as a run with a rank per core keeps them busy.
-measure::KernelCalibration calibrate_kernels(Context& context, const CalibrateOptions& options) {
+// The kernel classes' timings: with every core busy and, on a machine of several cores, alone as well.
+struct KernelTimings {
+  measure::KernelCalibration busy;
+  std::optional<measure::KernelCalibration> alone;
+};
+
+// One microbenchmark of the kernel classes (one OpenMP thread: a simulated host is one core), `copies` at once,
+// printed.
+measure::KernelCalibration time_kernels(Context& context, const CalibrateOptions& options, int copies) {
   auto bench = options.kernels;
-  if (bench.concurrent == 0) bench.concurrent = std::max(1, measure::read_cpu_facts().physical_cores);
+  bench.concurrent = copies;
   context.err << "calibrate: timing the kernel classes on " << bench.model << ", batch " << bench.batch << ", "
               << bench.threads << " thread(s), " << bench.concurrent << " copies at once" << std::endl;
   // Measured again (up to --kernel-retries times) while other programs kept more than a quarter of a core busy:
   // the least disturbed measurement is kept, and its sources say how disturbed it was.
   auto disturbed = measure::least_disturbed(
-      [&] { return measure::measure_kernels(bench); }, options.kernel_retries, kBusyCores, [&](double others) {
+      [&] { return measure::measure_kernels(bench); }, options.kernel_retries, kBusyCores,
+      [&](double others) {
         char text[120];
         std::snprintf(text, sizeof text, "calibrate: other programs kept %.2f cores busy; timing the kernels again\n",
                       others);
@@ -143,18 +151,91 @@ measure::KernelCalibration calibrate_kernels(Context& context, const CalibrateOp
   return kernels;
 }
 
+// By default as many copies at once as this machine has cores, as a run with a rank per core keeps them busy; and
+// one copy alone, because a core whose neighbours idle runs faster (an algorithm whose workers take turns, or drift
+// apart, computes alone part of the time): the platform's shared chip carries both.
+KernelTimings calibrate_kernels(Context& context, const CalibrateOptions& options) {
+  const int copies = options.kernels.concurrent > 0 ? options.kernels.concurrent
+                                                    : std::max(1, measure::read_cpu_facts().physical_cores);
+  KernelTimings timings{time_kernels(context, options, copies), std::nullopt};
+  if (copies > 1) timings.alone = time_kernels(context, options, 1);
+  return timings;
+}
+
+// The share of a core a waiting rank takes (platforms::SharedChip::waiting_share) on one executor, and its source.
+struct MeasuredWaiting {
+  double share = 0;
+  std::string source;
+};
+
+// Measured with one rank more than the cores: the oversubscribed worlds (a master and a worker per core) are where a
+// waiting rank's CPU time comes out of the computing ranks'.
+constexpr double kWaitingSeconds = 2;
+
+MeasuredWaiting describe_waiting(const std::string& executor, const measure::WaitingShare& measured,
+                                 const std::string& where) {
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "measured by dsgd calibrate on %s: rank 0 of %d %s ranks waited %.3f s for messages while the other %d "
+                "computed, and took %.3f s of CPU meanwhile",
+                where.c_str(), measured.computing + 1, executor.c_str(), measured.wall_s, measured.computing,
+                measured.cpu_s);
+  return {std::min(1.0, measured.share()), text};
+}
+
+struct WaitingShares {
+  MeasuredWaiting mpi;
+  MeasuredWaiting threads;
+};
+
+WaitingShares calibrate_waiting(Context& context, const CalibrateOptions& options, const std::string& where) {
+  const int ranks = std::max(1, measure::read_cpu_facts().physical_cores) + 1;
+  context.err << "calibrate: the share of a core a waiting rank takes, " << ranks << " ranks" << std::endl;
+  WorkerLaunch launch;
+  launch.command = "calibrate";
+  launch.what = "the waiting share";
+  launch.ranks = ranks;
+  launch.program = {options.worker.empty() ? measure::mpi::worker_executable().string() : options.worker, "waiting",
+                    "--seconds", number_text(kWaitingSeconds)};
+  launch.timeout_s = options.timeout_s;
+  const auto outcome = run_worker(launch, context);
+  measure::WaitingShare mpi;
+  for (const auto& entry : outcome.results.benchmarks) {
+    if (entry.name != "waiting_share") continue;
+    mpi.wall_s = entry.real_time;
+    mpi.cpu_s = entry.cpu_time;
+    mpi.computing = static_cast<int>(entry.ranks) - 1;
+  }
+  if (!(mpi.wall_s > 0)) throw Error("calibrate: " + outcome.results_path.string() + " has no waiting_share entry");
+  WaitingShares shares{describe_waiting("MPI", mpi, where),
+                       describe_waiting("threads", measure::threads_waiting_share(ranks, kWaitingSeconds), where)};
+  char line[160];
+  std::snprintf(line, sizeof line, "waiting rank's share of a core, %d ranks on %d cores: MPI %.3f, threads %.3f\n",
+                ranks, ranks - 1, shares.mpi.share, shares.threads.share);
+  context.out << line;
+  return shares;
+}
+
 void write_calibrated(Context& context, const std::string& path, platforms::Platform platform,
-                      const measure::KernelCalibration& kernels, const std::string& where) {
-  measure::apply_kernel_calibration(platform, kernels, where);
+                      const KernelTimings& kernels, const MeasuredWaiting& waiting, const std::string& where) {
+  measure::apply_kernel_calibration(platform, kernels.busy, where, kernels.alone ? &*kernels.alone : nullptr);
+  if (auto& chip = platform.nodes.shared_chip) {
+    chip->waiting_share = waiting.share;
+    chip->sources["waiting_share"] = waiting.source;
+  }
   measure::write_platform_file(path, platform);
   print_link(context.out, path, platform);
-  std::string line = "  kernel efficiency:";
-  for (const auto& [kernel_class, fraction] : platform.nodes.cpu.efficiency.by_class) {
-    char part[64];
-    std::snprintf(part, sizeof part, " %s %.3g;", kernel_class.c_str(), fraction);
-    line += part;
-  }
-  context.out << line << '\n';
+  const auto print = [&](const char* what, const platforms::KernelEfficiency& efficiency) {
+    std::string line = what;
+    for (const auto& [kernel_class, fraction] : efficiency.by_class) {
+      char part[64];
+      std::snprintf(part, sizeof part, " %s %.3g;", kernel_class.c_str(), fraction);
+      line += part;
+    }
+    context.out << line << '\n';
+  };
+  print("  kernel efficiency, every core busy:", platform.nodes.cpu.efficiency);
+  if (platform.nodes.shared_chip) print("  kernel efficiency, one core alone:", platform.nodes.shared_chip->alone);
 }
 
 void calibrate(Context& context, const CalibrateOptions& options) {
@@ -173,9 +254,10 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   if (options.kernels_only) {
     // New kernel efficiencies into the platforms an earlier calibration wrote; their links stay.
     const auto kernels = calibrate_kernels(context, options);
-    for (const auto& path : {options.out, options.threads_path()}) {
-      write_calibrated(context, path, platforms::load_platform(path), kernels, where);
-    }
+    const auto waiting = calibrate_waiting(context, options, where);
+    write_calibrated(context, options.out, platforms::load_platform(options.out), kernels, waiting.mpi, where);
+    write_calibrated(context, options.threads_path(), platforms::load_platform(options.threads_path()), kernels,
+                     waiting.threads, where);
     return;
   }
 
@@ -184,8 +266,14 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   launch.what = "the ping-pong";
   launch.ranks = options.ranks;
   launch.program = {options.worker.empty() ? measure::mpi::worker_executable().string() : options.worker,
-                    "pingpong", "--min-bytes", number_text(options.min_bytes), "--max-bytes",
-                    number_text(options.max_bytes), "--rounds", std::to_string(options.rounds), "--quiet"};
+                    "pingpong",
+                    "--min-bytes",
+                    number_text(options.min_bytes),
+                    "--max-bytes",
+                    number_text(options.max_bytes),
+                    "--rounds",
+                    std::to_string(options.rounds),
+                    "--quiet"};
   launch.results = options.results;  // kept if given
   launch.timeout_s = options.timeout_s;
   const auto outcome = run_worker(launch, context);
@@ -229,8 +317,10 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   print_fit(context.out, thread_points, thread_segments, options.weighting);
 
   const auto kernels = calibrate_kernels(context, options);
-  write_calibrated(context, options.out, measure::calibrated_platform(input), kernels, where);
-  write_calibrated(context, options.threads_path(), measure::calibrated_platform(threads_input), kernels, where);
+  const auto waiting = calibrate_waiting(context, options, where);
+  write_calibrated(context, options.out, measure::calibrated_platform(input), kernels, waiting.mpi, where);
+  write_calibrated(context, options.threads_path(), measure::calibrated_platform(threads_input), kernels,
+                   waiting.threads, where);
 }
 
 }  // namespace
@@ -239,7 +329,8 @@ void register_calibrate_command(CLI::App& app, Context& context) {
   auto options = std::make_shared<CalibrateOptions>();
   auto boundaries = std::make_shared<std::vector<double>>(options->boundaries);
   auto* command = app.add_subcommand(
-      "calibrate", "Measure MPI and threads ping-pong and the kernel classes on this machine, write the platforms validate uses");
+      "calibrate",
+      "Measure MPI and threads ping-pong and the kernel classes on this machine, write the platforms validate uses");
   command->add_option("--ranks", options->ranks, "MPI ranks to start (ping-pong between ranks 0 and 1)")
       ->capture_default_str();
   command->add_option("--out", options->out, "Platform file to write")->capture_default_str();
@@ -261,14 +352,14 @@ void register_calibrate_command(CLI::App& app, Context& context) {
                       "Platform file for threads runs (default: --out with -threads before .json)");
   command->add_flag("--kernels-only", options->kernels_only,
                     "Only time the kernel classes, into the platform files an earlier calibration wrote");
-  command->add_option("--kernel-model", options->kernels.model, "Model whose kernels are timed")
-      ->capture_default_str();
+  command->add_option("--kernel-model", options->kernels.model, "Model whose kernels are timed")->capture_default_str();
   command->add_option("--kernel-batch", options->kernels.batch, "Images per batch of the timed kernels")
       ->capture_default_str();
   command->add_option("--kernel-repetitions", options->kernels.repetitions, "Timed repetitions per kernel class")
       ->capture_default_str();
-  command->add_option("--kernel-retries", options->kernel_retries,
-                      "Time the kernels again while other programs disturb them")
+  command
+      ->add_option("--kernel-retries", options->kernel_retries,
+                   "Time the kernels again while other programs disturb them")
       ->capture_default_str();
   command->add_option("--kernel-copies", options->kernels.concurrent,
                       "Copies of the kernel benchmark at once (default: one per physical core)");

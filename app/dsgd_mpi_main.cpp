@@ -2,6 +2,7 @@
 // this separate program that dsgd (or a user) starts under mpirun (measure/mpi/launch.hpp). Subcommands:
 //   pingpong   latency and bandwidth between ranks 0 and 1, 8 B .. 64 MiB (what `dsgd calibrate` fits)
 //   allreduce  core/collectives.hpp's four allreduce algorithms against MPI_Allreduce at DeepBench's sizes
+//   waiting    the share of a core rank 0 takes while it waits and the other ranks compute (dsgd calibrate)
 //   selftest   a quick end-to-end check of the MPI executor (used by the tests), optionally with a failing rank
 //   run        training with an algorithm of the catalog (what `dsgd run --executor mpi` starts)
 // Rank 0 prints and writes the results file (reports/results.hpp schema). A rank that fails prints one line
@@ -26,6 +27,7 @@
 #include "measure/host_info.hpp"
 #include "measure/mpi/comm.hpp"
 #include "measure/mpi/executor.hpp"
+#include "measure/waiting_share.hpp"
 #include "reports/results.hpp"
 
 namespace {
@@ -193,6 +195,35 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     if (!options.quiet) std::printf("wrote %s\n", options.results.c_str());
   }
   std::fflush(stdout);
+}
+
+// --- waiting --------------------------------------------------------------------------------------------------
+
+struct WaitingOptions {
+  double seconds = 2;
+  std::string results;
+};
+
+void waiting(MpiComm& comm, const WaitingOptions& options, const std::string& command) {
+  const auto measured = dsgd::measure::measure_waiting_share(comm, options.seconds, dsgd::measure::process_cpu_seconds);
+  if (comm.rank() != 0) return;
+  std::printf("rank 0 waited %.3f s while %d ranks computed and took %.3f s of CPU: %.3f of a core\n", measured.wall_s,
+              measured.computing, measured.cpu_s, measured.share());
+  if (options.results.empty()) return;
+  auto results = new_results(command);
+  dsgd::reports::Entry entry;
+  entry.name = "waiting_share";
+  entry.iterations = 1;
+  entry.real_time = measured.wall_s;
+  entry.cpu_time = measured.cpu_s;
+  entry.executor = "mpi";
+  entry.fidelity = "measured";
+  entry.algorithm = "waiting_share";
+  entry.ranks = comm.size();
+  entry.counters["waiting_share"] = measured.share();
+  entry.counters["computing_ranks"] = measured.computing;
+  results.benchmarks.push_back(std::move(entry));
+  dsgd::reports::write_results(options.results, results);
 }
 
 // --- allreduce ------------------------------------------------------------------------------------------------
@@ -434,6 +465,11 @@ int run(int argc, char** argv, int world_rank) {
                                 "Comma-separated: ring, recursive_doubling, rabenseifner, reduce_broadcast, mpi (default: all)");
   allreduce_command->add_option("--results", allreduce_options.results, "Write the results (JSON) here");
 
+  WaitingOptions waiting_options;
+  auto* waiting_command = app.add_subcommand("waiting", "Share of a core rank 0 takes waiting while the others compute");
+  waiting_command->add_option("--seconds", waiting_options.seconds, "How long the others compute")->capture_default_str();
+  waiting_command->add_option("--results", waiting_options.results, "Write the results (JSON) here");
+
   SelftestOptions selftest_options;
   auto* selftest_command = app.add_subcommand("selftest", "Quick end-to-end check of the MPI executor");
   selftest_command->add_option("--fail-rank", selftest_options.fail_rank, "This rank fails on purpose (tests the abort path)");
@@ -476,6 +512,7 @@ int run(int argc, char** argv, int world_rank) {
     auto& comm = dynamic_cast<MpiComm&>(base);  // run_mpi_worker hands out an MpiComm
     if (*pingpong_command) pingpong(comm, pingpong_options, command);
     if (*allreduce_command) allreduce_sweep(comm, allreduce_options, command);
+    if (*waiting_command) waiting(comm, waiting_options, command);
     if (*selftest_command) selftest(comm, selftest_options);
   });
   return kExitOk;

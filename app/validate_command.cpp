@@ -114,12 +114,14 @@ reports::Entry measure_mpi(const RunCli& cli, double timeout_s, Context& context
 }
 
 // The simulated platform of a world of `ranks` ranks on a machine of `cores` cores: one simulated host per rank,
-// each a full core. Oversubscribed (a master makes 3 ranks on 2 cores), that assumes a waiting rank leaves its core
+// all on the machine's one shared chip (platforms::SharedChip, from `dsgd calibrate`), so a rank computes at the
+// calibrated rate alone or with every core busy as the others compute, and ranks computing beyond the cores (an
+// asynchronous master updating while both workers compute) take turns. A waiting rank is assumed to leave its core
 // to the others: threads sleep on a condition variable, and Open MPI started with --oversubscribe yields the
-// processor while it polls (mpi_yield_when_idle). Where ranks compute at the same time beyond the cores (an
-// asynchronous master updating while both workers compute), the prediction is optimistic; the note says so.
+// processor while it polls (mpi_yield_when_idle); the note says so where there are more ranks than cores.
 platforms::Platform world_platform(platforms::Platform platform, int ranks, int cores, std::string* note) {
   platform.nodes.count = std::max(platform.nodes.count, ranks);
+  if (platform.nodes.shared_chip) platform.nodes.shared_chip->nodes = platform.nodes.count;
   if (ranks > cores) {
     *note = std::to_string(ranks) + " ranks on " + std::to_string(cores) + " cores: waiting ranks assumed to yield";
   }

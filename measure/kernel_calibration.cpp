@@ -350,26 +350,36 @@ double kernel_efficiency(const KernelTiming& timing, double peak) {
 }
 
 void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibration& calibration,
-                              const std::string& where) {
+                              const std::string& where, const KernelCalibration* alone) {
+  if (alone != nullptr && alone->concurrent != 1) {
+    throw InputError("kernel calibration: the timing alone ran " + std::to_string(alone->concurrent) +
+                     " copies at once, not 1");
+  }
   auto& cpu = platform.nodes.cpu;
   if (cpu.cores() > calibration.threads) {
     throw InputError("kernel calibration: the platform's hosts have " + std::to_string(cpu.cores()) +
                      " cores but the kernels ran on " + threads_text(calibration.threads));
   }
   const std::string measured = "measured by dsgd calibrate on " + where + ": ";
-  const auto cite = [&](const KernelTiming& timing) {
+  const auto cite_from = [&](const KernelCalibration& from, const KernelTiming& timing) {
     return measured + timing.what + ", " + std::to_string(timing.repetitions) + " repetitions, median " +
            format("%.4g", timing.median_s * 1e3) + " ms, while other programs kept " +
-           format("%.2f", calibration.others_cores) + " cores busy";
+           format("%.2f", from.others_cores) + " cores busy";
   };
+  const auto cite = [&](const KernelTiming& timing) { return cite_from(calibration, timing); };
 
   // A kernel faster than the derived peak means the clock is higher than /proc/cpuinfo's nominal one (the cores
   // boost): the clock becomes the least one that explains the fastest kernel, so no efficiency exceeds 1.
   const KernelTiming* fastest = nullptr;
-  for (const auto& timing : calibration.kernels) {
-    if (timing.kernel_class != "copy" && timing.work > 0 && timing.median_s > 0 &&
-        (fastest == nullptr || timing.rate() > fastest->rate())) {
-      fastest = &timing;
+  const KernelCalibration* fastest_from = &calibration;
+  for (const KernelCalibration* from : {&calibration, alone}) {
+    if (from == nullptr) continue;
+    for (const auto& timing : from->kernels) {
+      if (timing.kernel_class != "copy" && timing.work > 0 && timing.median_s > 0 &&
+          (fastest == nullptr || timing.rate() > fastest->rate())) {
+        fastest = &timing;
+        fastest_from = from;
+      }
     }
   }
   if (fastest != nullptr && fastest->rate() > cpu.peak_flops && cpu.sp_flops_per_cycle_per_core > 0) {
@@ -378,7 +388,7 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
     cpu.peak_flops = cpu.clock_Hz * cpu.cores() * cpu.sp_flops_per_cycle_per_core;
     const std::string why = "; raised from the nominal " + format("%.6g", nominal_Hz) + " Hz because class '" +
                             fastest->kernel_class + "' ran at " + format("%.4g", fastest->rate() / 1e9) + " GFLOP/s (" +
-                            cite(*fastest) + "), above the nominal peak: the cores boost";
+                            cite_from(*fastest_from, *fastest) + "), above the nominal peak: the cores boost";
     cpu.sources["clock_Hz"] = "derived: the least clock that explains the fastest measured kernel" + why;
     cpu.sources["peak_flops"] = "derived: " + std::to_string(cpu.cores()) + " core(s) x " +
                                 format("%.6g", cpu.clock_Hz) + " Hz x " +
@@ -400,16 +410,29 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
   memory.sources["bandwidth_Bps"] = cite(calibration.memory);
   memories.insert(memories.begin(), std::move(memory));
 
-  auto& efficiency = cpu.efficiency;
-  for (const auto& timing : calibration.kernels) {
-    const bool copy = timing.kernel_class == "copy";
-    const double peak = copy ? bandwidth : cpu.peak_flops;
-    efficiency.by_class[timing.kernel_class] = kernel_efficiency(timing, peak);
-    efficiency.sources[timing.kernel_class] = cite(timing) + " = " + format("%.4g", timing.rate() / 1e9) +
-                                              (copy ? " GB/s" : " GFLOP/s") + " over " +
-                                              (copy ? "the measured memory bandwidth " : "the peak ") +
-                                              format("%.4g", peak / 1e9) + (copy ? " GB/s" : " GFLOP/s");
-  }
+  const auto efficiencies = [&](const KernelCalibration& from, platforms::KernelEfficiency& efficiency) {
+    for (const auto& timing : from.kernels) {
+      const bool copy = timing.kernel_class == "copy";
+      const double peak = copy ? bandwidth : cpu.peak_flops;
+      efficiency.by_class[timing.kernel_class] = kernel_efficiency(timing, peak);
+      efficiency.sources[timing.kernel_class] = cite_from(from, timing) + " = " + format("%.4g", timing.rate() / 1e9) +
+                                                (copy ? " GB/s" : " GFLOP/s") + " over " +
+                                                (copy ? "the measured memory bandwidth " : "the peak ") +
+                                                format("%.4g", peak / 1e9) + (copy ? " GB/s" : " GFLOP/s");
+    }
+  };
+  efficiencies(calibration, cpu.efficiency);
+
+  platform.nodes.shared_chip.reset();
+  if (alone == nullptr) return;
+  platforms::SharedChip chip;
+  chip.nodes = platform.nodes.count;
+  chip.cores = calibration.concurrent;
+  chip.sources["nodes"] = "modelling choice: every host of " + where + " is one core of its one chip";
+  chip.sources["cores"] = "the physical cores the kernels ran on at once (" + std::to_string(calibration.concurrent) +
+                          " copies) on " + where;
+  efficiencies(*alone, chip.alone);
+  platform.nodes.shared_chip = std::move(chip);
 }
 
 std::string describe(const KernelTiming& timing) {

@@ -78,8 +78,12 @@ double kernel_efficiency(const KernelTiming& timing, double peak);
 // the least that explains it, with that as its source: /proc/cpuinfo gives the nominal clock, and cores boost above it.
 // Throws as kernel_efficiency does, and InputError if the platform's CPU has more cores than the kernels ran threads
 // (its peak would not be the one they could reach).
+//
+// With `alone` (the same kernels timed in one copy while the other cores idled), the platform's nodes also become
+// one shared chip (platforms::SharedChip) of calibration.concurrent cores whose kernel_efficiency_alone is that
+// timing's, and the clock is raised to explain the fastest kernel of either timing.
 void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibration& calibration,
-                              const std::string& where);
+                              const std::string& where, const KernelCalibration* alone = nullptr);
 
 // One line per timing: "conv: forward+backward of lenet ... 1.23 ms median of 30, 4.5 GFLOP/s".
 std::string describe(const KernelTiming& timing);

@@ -363,8 +363,27 @@ IntraNode parse_intra_node(const JsonView& view, const Nodes& nodes) {
   return std::monostate{};
 }
 
+SharedChip parse_shared_chip(const JsonView& view, const Nodes& nodes) {
+  view.allow_only({"nodes", "cores", "waiting_share", "kernel_efficiency_alone", "sources"});
+  if (!nodes.devices.empty() || !std::holds_alternative<std::monostate>(nodes.intra_node)) {
+    view.fail("a shared chip groups nodes that are single CPU cores: these nodes have devices or an intra_node");
+  }
+  SharedChip chip;
+  chip.nodes = positive_int(view.at("nodes"));
+  chip.cores = positive_int(view.at("cores"));
+  if (const auto share = view.find("waiting_share")) {
+    chip.waiting_share = share->number();
+    if (!(chip.waiting_share >= 0 && chip.waiting_share <= 1)) {
+      share->fail("expected the fraction of a core a waiting rank takes, in [0, 1], got " + show(chip.waiting_share));
+    }
+  }
+  if (const auto efficiency = view.find("kernel_efficiency_alone")) chip.alone = parse_efficiency(*efficiency);
+  chip.sources = take_sources(view);
+  return chip;
+}
+
 Nodes parse_nodes(const JsonView& view) {
-  view.allow_only({"count", "cpu", "memories", "devices", "intra_node", "sources"});
+  view.allow_only({"count", "cpu", "memories", "devices", "intra_node", "shared_chip", "sources"});
   Nodes nodes;
   nodes.count = positive_int(view.at("count"));
   nodes.cpu = parse_cpu(view.at("cpu"));
@@ -374,6 +393,7 @@ Nodes parse_nodes(const JsonView& view) {
     for (std::size_t i = 0; i < devices->size(); ++i) nodes.devices.push_back(parse_device_group(devices->at(i)));
   }
   if (const auto intra = view.find("intra_node")) nodes.intra_node = parse_intra_node(*intra, nodes);
+  if (const auto chip = view.find("shared_chip")) nodes.shared_chip = parse_shared_chip(*chip, nodes);
   nodes.sources = take_sources(view);
   return nodes;
 }
@@ -726,6 +746,17 @@ Json to_json(const Platform& platform) {
                      {"memories", memories},
                      {"devices", devices},
                      {"intra_node", intra_node_json(nodes.intra_node)}};
+  if (nodes.shared_chip) {
+    Json chip = {{"nodes", nodes.shared_chip->nodes}, {"cores", nodes.shared_chip->cores}};
+    if (nodes.shared_chip->waiting_share != 0 || nodes.shared_chip->sources.contains("waiting_share")) {
+      chip["waiting_share"] = nodes.shared_chip->waiting_share;
+    }
+    if (!nodes.shared_chip->alone.by_class.empty()) {
+      chip["kernel_efficiency_alone"] = efficiency_json(nodes.shared_chip->alone);
+    }
+    put_sources(chip, nodes.shared_chip->sources);
+    nodes_json["shared_chip"] = std::move(chip);
+  }
   put_sources(nodes_json, nodes.sources);
   return {{"schema", kPlatformSchema},
           {"name", platform.name},

@@ -63,8 +63,8 @@ struct Cpu {
 struct DeviceGroup {
   std::string model;
   int count = 0;
-  double peak_flops = 0;  // per device, single precision
-  Memory memory;          // per device
+  double peak_flops = 0;        // per device, single precision
+  Memory memory;                // per device
   KernelEfficiency efficiency;  // JSON `kernel_efficiency`, optional
   Sources sources;
 };
@@ -135,6 +135,21 @@ struct PcieTree {
 // The topology inside a node: none described (monostate), a KNL mesh, or a PCIe tree.
 using IntraNode = std::variant<std::monostate, KnlMesh, PcieTree>;
 
+// Consecutive nodes that are the cores of one chip, for a platform that models each core as a node of its own (a
+// calibrated machine: one host per rank). The cores share the chip's boost clock, caches and memory bandwidth, so a
+// core computes faster while the others are idle: at `alone`, against the CPU's kernel_efficiency with every core
+// busy. A rank that is not computing (waiting for a message) still takes `waiting_share` of a core: Open MPI polls,
+// threads sleep. With the chip's load k = computing ranks + waiting_share x its other ranks, a step takes
+//   alone time + (busy time - alone time) x (min(k, cores) - 1) / (cores - 1),   times k / cores beyond the cores
+// (more ranks than cores take turns). simulate/compute_cost.hpp computes it; the SimGrid levels apply it.
+struct SharedChip {
+  int nodes = 0;             // nodes per chip; node n is on chip n / nodes
+  int cores = 0;             // physical cores of the chip (may be fewer than `nodes`: an oversubscribed machine)
+  double waiting_share = 0;  // in [0, 1]; optional in JSON (0)
+  KernelEfficiency alone;    // JSON `kernel_efficiency_alone`
+  Sources sources;
+};
+
 // `count` identical nodes.
 struct Nodes {
   int count = 0;
@@ -142,6 +157,7 @@ struct Nodes {
   std::vector<Memory> memories;
   std::vector<DeviceGroup> devices;
   IntraNode intra_node;
+  std::optional<SharedChip> shared_chip;  // JSON `shared_chip`, optional
   Sources sources;
 
   int devices_per_node() const;

@@ -3,17 +3,49 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.hpp"
 #include "core/splitmix.hpp"
 
 namespace dsgd::simulate {
 
-double compute_seconds(const RankSite& site, const ComputeStep& step) {
-  const double efficiency = site.efficiency.of(step.kernel_class);
+namespace {
+
+double roofline_seconds(const RankSite& site, const platforms::KernelEfficiency& efficiencies,
+                        const ComputeStep& step) {
+  const double efficiency = efficiencies.of(step.kernel_class);
   double seconds = step.flops > 0 ? step.flops / (site.peak_flops * efficiency) : 0.0;
   const double bandwidth =
       step.kernel_class == "copy" ? site.copy_bandwidth_Bps * efficiency : site.memory_bandwidth_Bps;
   if (step.bytes > 0 && bandwidth > 0) seconds = std::max(seconds, step.bytes / bandwidth);
   return seconds;
+}
+
+}  // namespace
+
+double compute_seconds(const RankSite& site, const ComputeStep& step) {
+  return roofline_seconds(site, site.efficiency, step);
+}
+
+double compute_seconds_alone(const RankSite& site, const ComputeStep& step) {
+  return site.chip < 0 ? compute_seconds(site, step) : roofline_seconds(site, site.efficiency_alone, step);
+}
+
+double shared_chip_seconds(double alone_s, double busy_s, double load, int cores) {
+  DSGD_ENFORCE(load >= 1 && cores >= 1, "shared chip with a load below 1 or no core");
+  const double busy_cores = std::min(load, static_cast<double>(cores));
+  double seconds = cores == 1 ? busy_s : alone_s + (busy_s - alone_s) * (busy_cores - 1) / (cores - 1);
+  if (load > cores) seconds *= load / cores;
+  return seconds;
+}
+
+double chip_load(const RankSite& site, int computing) {
+  return computing + site.chip_waiting_share * (site.chip_ranks - computing);
+}
+
+double all_computing_seconds(const RankSite& site, const ComputeStep& step) {
+  if (site.chip < 0) return compute_seconds(site, step);
+  return shared_chip_seconds(compute_seconds_alone(site, step), compute_seconds(site, step),
+                             chip_load(site, site.chip_ranks), site.chip_cores);
 }
 
 namespace {

@@ -14,6 +14,22 @@ namespace dsgd::simulate {
 // bytes at the copy bandwidth x the class's efficiency. A bandwidth of 0 makes memory traffic free.
 double compute_seconds(const RankSite& site, const ComputeStep& step);
 
+// The same step with the chip's other cores idle (RankSite::efficiency_alone); compute_seconds where the site is on
+// no shared chip.
+double compute_seconds_alone(const RankSite& site, const ComputeStep& step);
+
+// How long a step of `alone_s` (the chip's other cores idle) and `busy_s` (every core busy) takes under a steady
+// `load` of the chip (computing ranks + the waiting ranks' share; at least 1, this step's own) on a chip of `cores`
+// cores (platforms::SharedChip): interpolated between the two by the busy cores, and shared in turns beyond them.
+double shared_chip_seconds(double alone_s, double busy_s, double load, int cores);
+
+// The load of `site`'s chip while `computing` of its ranks compute and the others wait.
+double chip_load(const RankSite& site, int computing);
+
+// A step's time while every rank computes at once (a synchronous algorithm's forward/backward): compute_seconds,
+// or on a shared chip shared_chip_seconds with all the chip's ranks computing.
+double all_computing_seconds(const RankSite& site, const ComputeStep& step);
+
 // Compute noise (platforms::Noise): the factor of a node's compute step. Ranks of one node share it (a node is
 // slow or fast as a whole), drawn from a counter-based generator of (seed, node, step), so a simulation repeats
 // exactly and does not depend on the order ranks run in.

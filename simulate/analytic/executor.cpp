@@ -61,12 +61,12 @@ class AnalyticComm final : public Comm {
     DSGD_ENFORCE(step.flops >= 0, "compute step with negative flops");
     const std::uint64_t index = compute_steps_++;
     double slowest_s = 0;
-    for (const RankSite* site : node_sites_) slowest_s = std::max(slowest_s, compute_seconds(*site, step));
+    for (const RankSite* site : node_sites_) slowest_s = std::max(slowest_s, all_computing_seconds(*site, step));
     for (int node = 0; node < nodes_; ++node) {
       ready_s_[static_cast<std::size_t>(node)] += slowest_s * noise_factor(platform_.noise, noise_seed_, node, index);
     }
     const double own_s =
-        compute_seconds(routes_.sites().front(), step) * noise_factor(platform_.noise, noise_seed_, 0, index);
+        all_computing_seconds(routes_.sites().front(), step) * noise_factor(platform_.noise, noise_seed_, 0, index);
     clock_s_ += own_s;
     charge(step.category, own_s);
   }

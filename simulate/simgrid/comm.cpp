@@ -231,6 +231,70 @@ struct SharedVectors {
   }
 };
 
+// --- shared chips -----------------------------------------------------------------------------------------------
+
+// The steps running on one shared chip (platforms::SharedChip). A step's progress is the fraction of it left; its
+// pace is 1 / shared_chip_seconds(alone, busy, the chip's load, cores), the load counting the steps running and the
+// share of a core the chip's other ranks take while they wait. Whenever a step starts or ends, every running
+// step's progress is brought up to now at the old pace and its rank is woken to wait again at the new one. Actors
+// run one at a time, so the state needs no lock, but other actors run inside every simcall (release(),
+// acquire_timeout()), so nothing is held across one; each rank's wake-up is a semaphore (created by maestro with the
+// World) because a killed actor unwinds out of its wait and must not release a lock it does not hold.
+struct ChipLoad {
+  struct Step {
+    int rank = 0;
+    double alone_s = 0;
+    double busy_s = 0;
+    double left = 1;  // fraction of the step still to run
+  };
+
+  const RankSite* site = nullptr;  // any of the chip's ranks: cores, ranks and waiting share are the chip's
+  std::vector<Step*> running;
+  double updated_s = 0;
+  std::map<int, s4u::SemaphorePtr> wake;  // by rank
+
+  double seconds_of(const Step& step) const {
+    return shared_chip_seconds(step.alone_s, step.busy_s, chip_load(*site, static_cast<int>(running.size())),
+                               site->chip_cores);
+  }
+  void advance(double now_s) {
+    for (Step* step : running) step->left = std::max(0.0, step->left - (now_s - updated_s) / seconds_of(*step));
+    updated_s = now_s;
+  }
+  void wake_others(const Step& self) {
+    // release() is a simcall: other actors run inside it and may start or end steps, so wake from a copy.
+    std::vector<int> ranks;
+    for (const Step* step : running) {
+      if (step != &self) ranks.push_back(step->rank);
+    }
+    for (const int rank : ranks) wake.at(rank)->release();
+  }
+  void remove(const Step& self) { std::erase(running, &self); }
+};
+
+void World::compute_on_chip(int rank, double alone_s, double busy_s) {
+  ChipLoad& chip = *chips_.at(site(rank).chip);
+  ChipLoad::Step step{rank, alone_s, busy_s};
+  // Unwinding (a killed actor) leaves the running steps without this one; normal ends re-pace the others too.
+  struct Leave {
+    ChipLoad& chip;
+    const ChipLoad::Step& step;
+    ~Leave() { chip.remove(step); }
+  } leave{chip, step};
+  chip.advance(s4u::Engine::get_clock());
+  chip.running.push_back(&step);
+  chip.wake_others(step);
+  const s4u::SemaphorePtr& wake = chip.wake.at(rank);
+  while (step.left > 0) {
+    // A stale wake-up (one that raced the end of an earlier step) only makes this loop once more.
+    const bool timed_out = wake->acquire_timeout(step.left * chip.seconds_of(step));
+    chip.advance(s4u::Engine::get_clock());
+    if (timed_out) break;
+  }
+  chip.remove(step);
+  chip.wake_others(step);
+}
+
 // --- World ----------------------------------------------------------------------------------------------------
 
 World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, std::vector<RankSite> sites,
@@ -248,6 +312,16 @@ World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, std::ve
   comms_.reserve(hosts_.size());
   for (int rank = 0; rank < options.size; ++rank) comms_.push_back(std::make_unique<SimgridComm>(*this, rank));
   if (flow_collectives) flows_ = std::make_unique<FlowCollectives>(*this);
+  for (int rank = 0; rank < options.size; ++rank) {
+    const RankSite& placed = site(rank);
+    if (placed.chip < 0) continue;
+    auto& chip = chips_[placed.chip];
+    if (!chip) {
+      chip = std::make_unique<ChipLoad>();
+      chip->site = &placed;
+    }
+    chip->wake[rank] = s4u::Semaphore::create(0);
+  }
 }
 
 World::~World() = default;
@@ -473,10 +547,14 @@ void SimgridComm::compute(const ComputeStep& step) {
   const double begin = now_s();
   if (has_payload() && step.kernel) step.kernel();
   const RankSite& site = world_.site(rank_);
-  const double seconds =
-      compute_seconds(site, step) * noise_factor(world_.noise(), world_.noise_seed(), site.node, compute_steps_++);
-  // The host is busy for that long: an execution of the host's speed x seconds.
-  if (seconds > 0) s4u::this_actor::execute(seconds * s4u::this_actor::get_host()->get_speed());
+  const double noise = noise_factor(world_.noise(), world_.noise_seed(), site.node, compute_steps_++);
+  const double seconds = compute_seconds(site, step) * noise;
+  if (site.chip >= 0) {
+    if (seconds > 0) world_.compute_on_chip(rank_, compute_seconds_alone(site, step) * noise, seconds);
+  } else if (seconds > 0) {
+    // The host is busy for that long: an execution of the host's speed x seconds.
+    s4u::this_actor::execute(seconds * s4u::this_actor::get_host()->get_speed());
+  }
   charge(step.category, now_s() - begin);
 }
 

@@ -47,6 +47,7 @@ namespace dsgd::simulate {
 
 class SimgridComm;
 class FlowCollectives;
+struct ChipLoad;
 class Inbox;
 struct SimMessage;
 struct SharedVectors;
@@ -121,6 +122,11 @@ class World {
   // Null unless collectives run at flow fidelity.
   FlowCollectives* flow_collectives() { return flows_.get(); }
 
+  // Runs one compute step of `rank` on its shared chip (RankSite::chip >= 0): `alone_s` long with the chip's other
+  // cores idle, `busy_s` with all busy, at the pace shared_chip_seconds gives for the chip's computing ranks,
+  // re-paced whenever one of them starts or ends a step.
+  void compute_on_chip(int rank, double alone_s, double busy_s);
+
  private:
   WorldOptions options_;
   std::vector<simgrid::s4u::Host*> hosts_;
@@ -138,6 +144,7 @@ class World {
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
   std::unique_ptr<SharedVectors> shared_;
   std::unique_ptr<FlowCollectives> flows_;
+  std::map<int, std::unique_ptr<ChipLoad>> chips_;  // by RankSite::chip
 };
 
 class SimgridComm final : public Comm {

@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
-#include <tuple>
+#include <optional>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
-#include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_set>
 
 namespace dsgd::simulate {
@@ -176,11 +176,10 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
     throw InputError(quoted(platform) + " has no devices: a master on the host needs workers on devices");
   }
   if (ranks > rank_capacity(platform, placement)) {
-    throw InputError(quoted(platform) + " holds " + std::to_string(rank_capacity(platform, placement)) +
-                     " ranks (" + std::to_string(platform.nodes.count) + " nodes x " +
+    throw InputError(quoted(platform) + " holds " + std::to_string(rank_capacity(platform, placement)) + " ranks (" +
+                     std::to_string(platform.nodes.count) + " nodes x " +
                      std::to_string(ranks_per_node(platform, placement)) + " per node" +
-                     (placement.master_on_host ? " + a master" : "") + ") but the world has " +
-                     std::to_string(ranks));
+                     (placement.master_on_host ? " + a master" : "") + ") but the world has " + std::to_string(ranks));
   }
   const auto& link = platform.network.link;
   if (!(link.bandwidth_Bps > 0)) {
@@ -214,7 +213,8 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
     if (!mesh->link_bandwidth_Bps || !mesh->hop_latency_s) {
       throw InputError(quoted(platform) + ": its knl_mesh needs link_bandwidth_Bps and hop_latency_s to be simulated");
     }
-    if (platform.nodes.memories.empty()) throw InputError(quoted(platform) + ": a KNL mesh needs a memory to route through");
+    if (platform.nodes.memories.empty())
+      throw InputError(quoted(platform) + ": a KNL mesh needs a memory to route through");
   }
 }
 
@@ -295,6 +295,16 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
       site.efficiency = cpu.efficiency;
       site.memory_bandwidth_Bps = fastest_memory_Bps(platform);
       site.copy_bandwidth_Bps = site.memory_bandwidth_Bps;
+      if (const auto& chip = platform.nodes.shared_chip) {
+        site.chip = slot.node / chip->nodes;
+        site.chip_cores = chip->cores;
+        site.chip_waiting_share = chip->waiting_share;
+        // A class measured only with every core busy runs at that rate alone too.
+        site.efficiency_alone = cpu.efficiency;
+        for (const auto& [kernel_class, fraction] : chip->alone.by_class) {
+          site.efficiency_alone.by_class[kernel_class] = fraction;
+        }
+      }
     } else if (mesh_of(platform) != nullptr) {
       const auto [first, last] = group_cores(cpu.cores(), per_node, slot.index);
       const double share = static_cast<double>(last - first + 1) / cpu.cores();
@@ -317,6 +327,13 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
     }
     sites.push_back(std::move(site));
   }
+  std::map<int, int> ranks_on_chip;
+  for (const auto& site : sites) {
+    if (site.chip >= 0) ++ranks_on_chip[site.chip];
+  }
+  for (auto& site : sites) {
+    if (site.chip >= 0) site.chip_ranks = ranks_on_chip[site.chip];
+  }
   return sites;
 }
 
@@ -325,7 +342,7 @@ namespace {
 // One node as built: what the network above connects to, and the host of each of its units.
 struct BuiltNode {
   NetPoint* netpoint = nullptr;
-  NetPoint* gateway = nullptr;  // null when the node is a plain host
+  NetPoint* gateway = nullptr;    // null when the node is a plain host
   std::vector<s4u::Host*> units;  // by unit index; the CPU of a node with devices last
 };
 
@@ -371,8 +388,7 @@ class Builder {
   }
 
  private:
-  BuiltNode build_mesh(s4u::NetZone* parent, const std::string& name, const platforms::KnlMesh& mesh,
-                       bool own_link) {
+  BuiltNode build_mesh(s4u::NetZone* parent, const std::string& name, const platforms::KnlMesh& mesh, bool own_link) {
     auto* zone = s4u::create_full_zone(name);
     zone->set_parent(parent);
     // Split-duplex links between adjacent stops, keyed by the stop with the smaller coordinates.
@@ -391,8 +407,8 @@ class Builder {
         found = links.emplace(key, link).first;
       }
       const bool forward = hop.to.x > hop.from.x || hop.to.y > hop.from.y;
-      return s4u::LinkInRoute(found->second, forward ? s4u::LinkInRoute::Direction::UP
-                                                     : s4u::LinkInRoute::Direction::DOWN);
+      return s4u::LinkInRoute(found->second,
+                              forward ? s4u::LinkInRoute::Direction::UP : s4u::LinkInRoute::Direction::DOWN);
     };
     const auto path = [&](platforms::MeshStop from, platforms::MeshStop to, std::vector<s4u::LinkInRoute>& out) {
       for (const auto& hop : xy_route(mesh, from, to)) out.push_back(link_between(hop));
@@ -401,11 +417,10 @@ class Builder {
     const double memory_Bps = mesh_memory_Bps(platform_);
     std::vector<s4u::Link*> controllers;
     for (std::size_t i = 0; i < mesh.mcdram_controllers.size(); ++i) {
-      controllers.push_back(
-          zone->create_link(name + "-edc-" + std::to_string(i),
-                            memory_Bps / static_cast<double>(mesh.mcdram_controllers.size()))
-              ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED)
-              ->seal());
+      controllers.push_back(zone->create_link(name + "-edc-" + std::to_string(i),
+                                              memory_Bps / static_cast<double>(mesh.mcdram_controllers.size()))
+                                ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED)
+                                ->seal());
     }
 
     BuiltNode built;
@@ -418,7 +433,8 @@ class Builder {
     for (int group = 0; group < per_node_; ++group) {
       const auto [first, last] = group_cores(cores, per_node_, group);
       const double share = static_cast<double>(last - first + 1) / cores;
-      built.units.push_back(zone->create_host(name + "-g" + std::to_string(group), platform_.nodes.cpu.peak_flops * share));
+      built.units.push_back(
+          zone->create_host(name + "-g" + std::to_string(group), platform_.nodes.cpu.peak_flops * share));
       stops.push_back(rank_stop(platform_, group, per_node_));
     }
     for (std::size_t a = 0; a < built.units.size(); ++a) {
@@ -443,8 +459,7 @@ class Builder {
     return built;
   }
 
-  BuiltNode build_tree(s4u::NetZone* parent, const std::string& name, const platforms::PcieTree& tree,
-                       bool own_link) {
+  BuiltNode build_tree(s4u::NetZone* parent, const std::string& name, const platforms::PcieTree& tree, bool own_link) {
     auto* zone = s4u::create_full_zone(name);
     zone->set_parent(parent);
     BuiltNode built;
@@ -497,7 +512,8 @@ class Builder {
   std::vector<s4u::LinkInRoute> uplink(s4u::NetZone* zone, const std::string& name, bool own_link) const {
     if (!own_link) return {};
     const auto& link = platform_.network.link;
-    auto* own = zone->create_split_duplex_link(name + "-link", link.bandwidth_Bps)->set_latency(link.latency_s / 2)->seal();
+    auto* own =
+        zone->create_split_duplex_link(name + "-link", link.bandwidth_Bps)->set_latency(link.latency_s / 2)->seal();
     return {{own, s4u::LinkInRoute::Direction::UP}};
   }
 
@@ -587,7 +603,8 @@ std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int 
       const int per_chassis = fly.routers_per_chassis * fly.nodes_per_router;
       const int per_group = fly.chassis_per_group * per_chassis;
       const int groups = (builder.occupied_nodes() + per_group - 1) / per_group;
-      const int chassis = groups > 1 ? fly.chassis_per_group : (builder.occupied_nodes() + per_chassis - 1) / per_chassis;
+      const int chassis =
+          groups > 1 ? fly.chassis_per_group : (builder.occupied_nodes() + per_chassis - 1) / per_chassis;
       const auto u = [](int value) { return static_cast<unsigned int>(value); };
       s4u::create_dragonfly_zone(zone_name, nullptr,
                                  {{u(groups), u(fly.group_links)},
@@ -627,8 +644,8 @@ void install_segment_factors(const platforms::Platform& platform) {
   // The flow runs at its bottleneck's bandwidth times this factor: make that the segment's bandwidth, still
   // capped by a backbone the topology names.
   model->set_bw_factor_cb([link, backbone_bandwidth](double size, const s4u::Host* src, const s4u::Host* dst,
-                                                      const std::vector<s4u::Link*>& links,
-                                                      const std::unordered_set<s4u::NetZone*>&) {
+                                                     const std::vector<s4u::Link*>& links,
+                                                     const std::unordered_set<s4u::NetZone*>&) {
     if (src == dst || links.empty()) return 1.0;
     double bottleneck = links.front()->get_bandwidth();  // B/s, as every bandwidth here
     for (const auto* hop : links) bottleneck = std::min(bottleneck, hop->get_bandwidth());

@@ -8,9 +8,10 @@
 //  * fat_tree, dragonfly, torus: SimGrid's own cluster zones, whose fabric links get the topology's link bandwidth
 //    and latency (absent: the node link's bandwidth and no latency). Every node is then a zone whose route to the
 //    fabric ends with the node's own split-duplex link (alpha/2, the node link's bandwidth), so a message costs
-//    alpha + the fabric's hops (SimGrid's cluster zones also put a fabric link between a node and its router). Only the leaves that hold ranks are built as nodes; a dragonfly is built with only the groups
-//    (and, within one group, the chassis) the ranks occupy: minimal routes between occupied nodes never leave
-//    them, so the times are those of the whole machine.
+//    alpha + the fabric's hops (SimGrid's cluster zones also put a fabric link between a node and its router). Only the
+//    leaves that hold ranks are built as nodes; a dragonfly is built with only the groups (and, within one group, the
+//    chassis) the ranks occupy: minimal routes between occupied nodes never leave them, so the times are those of the
+//    whole machine.
 // Inside a node (Nodes::intra_node):
 //  * none: the node is one host at the CPU's peak; one rank per node.
 //  * knl_mesh: core level. A rank is a group of cores (by default one core) on the tile of its first core; tiles
@@ -53,12 +54,20 @@ struct PlacementOptions {
 // What a rank computes on and how fast.
 struct RankSite {
   int node = 0;
-  int unit_index = 0;                // which unit of its node: core group or device number; -1 for the CPU
-  std::string unit;                  // "cpu", "cores 0-16", "device 3"
-  double peak_flops = 0;             // of its unit
+  int unit_index = 0;     // which unit of its node: core group or device number; -1 for the CPU
+  std::string unit;       // "cpu", "cores 0-16", "device 3"
+  double peak_flops = 0;  // of its unit
   platforms::KernelEfficiency efficiency;
-  double memory_bandwidth_Bps = 0;   // its share of the memory it works in (0: memory traffic is free)
-  double copy_bandwidth_Bps = 0;     // where its batches come from: PCIe for a device, memory otherwise
+  double memory_bandwidth_Bps = 0;  // its share of the memory it works in (0: memory traffic is free)
+  double copy_bandwidth_Bps = 0;    // where its batches come from: PCIe for a device, memory otherwise
+  // On a shared chip (platforms::SharedChip; a rank owning a node's CPU): the chip's index and cores, and the
+  // efficiencies with the chip's other cores idle. chip -1: none, the rank computes at `efficiency` always.
+  int chip = -1;
+  int chip_cores = 0;
+  int chip_ranks = 0;             // ranks placed on the chip
+  double chip_waiting_share = 0;  // of a core, taken by a rank of the chip that is not computing
+
+  platforms::KernelEfficiency efficiency_alone;
 };
 
 // Throws unless `ranks` can be placed on `platform`:

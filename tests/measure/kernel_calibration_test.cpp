@@ -46,6 +46,24 @@ KernelCalibration synthetic_calibration() {
   return calibration;
 }
 
+// synthetic_calibration() run in 2 copies at once (every core of synthetic_platform() busy), and the same kernels
+// timed in one copy alone, faster: conv at 40 GFLOP/s (0.625 of the peak), elementwise at 0.2.
+KernelCalibration busy_calibration() {
+  KernelCalibration busy = synthetic_calibration();
+  busy.concurrent = 2;
+  return busy;
+}
+
+KernelCalibration alone_calibration() {
+  KernelCalibration alone;
+  alone.kernels = {timing("conv", 40e9, 1.0), timing("elementwise", 12.8e9, 1.0)};
+  for (auto& kernel : alone.kernels) kernel.what += " alone";
+  alone.memory = timing("memory", 12e9, 1.0);
+  alone.concurrent = 1;
+  alone.others_cores = 0.5;
+  return alone;
+}
+
 TEST(MeasureKernelCalibration, EfficiencyIsTheAchievedRateOverThePeak) {
   EXPECT_DOUBLE_EQ(kernel_efficiency(timing("conv", 3e9, 0.1), 60e9), 0.5) << "expectation 30 / 60 GFLOP/s";
   EXPECT_DOUBLE_EQ(kernel_efficiency(timing("copy", 1e9, 0.5), 8e9), 0.25) << "expectation 2 / 8 GB/s";
@@ -72,8 +90,10 @@ TEST(MeasureKernelCalibration, PlatformGetsEfficienciesMemoryAndSources) {
   EXPECT_EQ(platform.nodes.memories[0].name, kMeasuredMemoryName);
   EXPECT_DOUBLE_EQ(platform.nodes.memories[0].bandwidth_Bps, 10e9);
   const std::string& source = efficiency.sources.at("conv");
-  EXPECT_TRUE(contains(source, "measured by dsgd calibrate on testhost, today: synthetic conv, 10 repetitions, "
-                               "median 1000 ms")) << source;
+  EXPECT_TRUE(contains(source,
+                       "measured by dsgd calibrate on testhost, today: synthetic conv, 10 repetitions, "
+                       "median 1000 ms"))
+      << source;
 
   // Applied twice (dsgd calibrate --kernels-only), the memory is replaced, not added.
   apply_kernel_calibration(platform, synthetic_calibration(), "testhost, later");
@@ -89,9 +109,78 @@ TEST(MeasureKernelCalibration, AKernelAboveTheNominalPeakRaisesTheClock) {
   EXPECT_DOUBLE_EQ(platform.nodes.cpu.peak_flops, 96e9);
   EXPECT_DOUBLE_EQ(platform.nodes.cpu.efficiency.of("gemm"), 1.0);
   EXPECT_DOUBLE_EQ(platform.nodes.cpu.efficiency.of("conv"), 1.0 / 3) << "expectation 32 / 96 GFLOP/s";
-  EXPECT_TRUE(contains(platform.nodes.cpu.sources.at("clock_Hz"), "raised from the nominal 2e+09 Hz because class "
-                                                                   "'gemm' ran at 96 GFLOP/s"))
+  EXPECT_TRUE(contains(platform.nodes.cpu.sources.at("clock_Hz"),
+                       "raised from the nominal 2e+09 Hz because class "
+                       "'gemm' ran at 96 GFLOP/s"))
       << platform.nodes.cpu.sources.at("clock_Hz");
+}
+
+TEST(MeasureKernelCalibration, TheTimingAloneMakesASharedChip) {
+  auto platform = synthetic_platform();
+  ASSERT_EQ(platform.nodes.count, 2) << "a host per core of the synthetic cpuinfo";
+  const auto alone = alone_calibration();
+  apply_kernel_calibration(platform, busy_calibration(), "testhost, today", &alone);
+  ASSERT_TRUE(platform.nodes.shared_chip.has_value());
+  const auto& chip = *platform.nodes.shared_chip;
+  EXPECT_EQ(chip.nodes, 2) << "every host on the one chip";
+  EXPECT_EQ(chip.cores, 2) << "the copies that ran at once";
+  EXPECT_EQ(chip.waiting_share, 0.0) << "not measured here";
+  EXPECT_DOUBLE_EQ(chip.alone.of("conv"), 0.625) << "expectation 40 / 64 GFLOP/s";
+  EXPECT_DOUBLE_EQ(chip.alone.of("elementwise"), 0.2) << "expectation 12.8 / 64 GFLOP/s";
+  EXPECT_EQ(chip.alone.by_class.count("copy"), 0U) << "not timed alone: not listed";
+  // The busy efficiencies are the busy timing's, and the memory stays the busy memcpy's.
+  EXPECT_DOUBLE_EQ(platform.nodes.cpu.efficiency.of("conv"), 0.5);
+  EXPECT_DOUBLE_EQ(platform.nodes.memories[0].bandwidth_Bps, 10e9);
+  // Every number has its source: the alone ones cite the timing alone and its load.
+  const std::string& conv = chip.alone.sources.at("conv");
+  EXPECT_TRUE(contains(conv, "measured by dsgd calibrate on testhost, today: synthetic conv alone, 10 repetitions"))
+      << conv;
+  EXPECT_TRUE(contains(conv, "kept 0.50 cores busy")) << conv;
+  EXPECT_TRUE(contains(conv, "40 GFLOP/s over the peak 64 GFLOP/s")) << conv;
+  EXPECT_TRUE(contains(platform.nodes.cpu.efficiency.sources.at("conv"), "kept 0.00 cores busy"));
+  EXPECT_TRUE(contains(chip.sources.at("nodes"), "testhost, today")) << chip.sources.at("nodes");
+  EXPECT_TRUE(contains(chip.sources.at("cores"), "2 copies")) << chip.sources.at("cores");
+  EXPECT_FALSE(chip.sources.contains("waiting_share"));
+  // And the platform is one the loader takes.
+  EXPECT_NO_THROW(platforms::parse_platform(platforms::to_json(platform), "calibrated.json"));
+}
+
+TEST(MeasureKernelCalibration, WithoutATimingAloneThereIsNoSharedChip) {
+  auto platform = synthetic_platform();
+  apply_kernel_calibration(platform, busy_calibration(), "here");
+  EXPECT_FALSE(platform.nodes.shared_chip.has_value());
+  // Calibrated again without one (--kernels-only on a one-core machine), an earlier chip goes.
+  const auto alone = alone_calibration();
+  apply_kernel_calibration(platform, busy_calibration(), "here", &alone);
+  ASSERT_TRUE(platform.nodes.shared_chip.has_value());
+  apply_kernel_calibration(platform, busy_calibration(), "here");
+  EXPECT_FALSE(platform.nodes.shared_chip.has_value());
+}
+
+TEST(MeasureKernelCalibration, ATimingAloneOfSeveralCopiesIsRejected) {
+  auto platform = synthetic_platform();
+  auto alone = alone_calibration();
+  alone.concurrent = 2;
+  EXPECT_TRUE(contains(input_error([&] { apply_kernel_calibration(platform, busy_calibration(), "here", &alone); }),
+                       "the timing alone ran 2 copies at once, not 1"));
+}
+
+TEST(MeasureKernelCalibration, AKernelAloneAboveTheNominalPeakRaisesTheClock) {
+  auto platform = synthetic_platform();  // 2 GHz x 32 FLOP/cycle = 64 GFLOP/s
+  auto alone = alone_calibration();
+  alone.kernels[0] = timing("conv", 96e9, 1.0);  // 96 GFLOP/s alone: the core boosted to 3 GHz at least
+  alone.kernels[0].what = "synthetic conv alone";
+  apply_kernel_calibration(platform, busy_calibration(), "here", &alone);
+  EXPECT_DOUBLE_EQ(platform.nodes.cpu.clock_Hz, 3e9) << "expectation 96e9 / 32";
+  EXPECT_DOUBLE_EQ(platform.nodes.shared_chip->alone.of("conv"), 1.0);
+  EXPECT_DOUBLE_EQ(platform.nodes.cpu.efficiency.of("conv"), 1.0 / 3) << "expectation 32 / 96 GFLOP/s, busy";
+  EXPECT_DOUBLE_EQ(platform.nodes.shared_chip->alone.of("elementwise"), 12.8 / 96);
+  const std::string& clock = platform.nodes.cpu.sources.at("clock_Hz");
+  EXPECT_TRUE(contains(clock,
+                       "class 'conv' ran at 96 GFLOP/s (measured by dsgd calibrate on here: synthetic conv "
+                       "alone"))
+      << clock;
+  EXPECT_TRUE(contains(clock, "kept 0.50 cores busy")) << clock << ": the load of the timing alone";
 }
 
 using MeasureKernelCalibrationFile = dsgd::testing::ScratchDirTest;
@@ -107,9 +196,25 @@ TEST_F(MeasureKernelCalibrationFile, WrittenPlatformReadsBackWithItsEfficiencies
   EXPECT_DOUBLE_EQ(read.nodes.cpu.efficiency.of("conv"), 1.0 / 3);
   EXPECT_DOUBLE_EQ(read.nodes.cpu.clock_Hz, 3e9);
   EXPECT_DOUBLE_EQ(read.nodes.cpu.efficiency.of("copy"), 0.1);
-  EXPECT_EQ(read.nodes.cpu.efficiency.sources.at("elementwise"), platform.nodes.cpu.efficiency.sources.at("elementwise"));
+  EXPECT_EQ(read.nodes.cpu.efficiency.sources.at("elementwise"),
+            platform.nodes.cpu.efficiency.sources.at("elementwise"));
   ASSERT_EQ(read.nodes.memories.size(), 1U);
   EXPECT_DOUBLE_EQ(read.nodes.memories[0].bandwidth_Bps, 10e9);
+}
+
+TEST_F(MeasureKernelCalibrationFile, WrittenSharedChipReadsBack) {
+  auto platform = synthetic_platform();
+  const auto alone = alone_calibration();
+  apply_kernel_calibration(platform, busy_calibration(), "testhost, today", &alone);
+  const auto path = dir_ / "calibrated.json";
+  write_platform_file(path, platform);
+  const auto read = platforms::load_platform(path.string());
+  ASSERT_TRUE(read.nodes.shared_chip.has_value());
+  EXPECT_EQ(read.nodes.shared_chip->nodes, 2);
+  EXPECT_EQ(read.nodes.shared_chip->cores, 2);
+  EXPECT_DOUBLE_EQ(read.nodes.shared_chip->alone.of("conv"), 0.625);
+  EXPECT_EQ(read.nodes.shared_chip->alone.sources.at("conv"), platform.nodes.shared_chip->alone.sources.at("conv"));
+  EXPECT_EQ(read.nodes.shared_chip->sources, platform.nodes.shared_chip->sources);
 }
 
 TEST(MeasureKernelCalibration, HostsWithMoreCoresThanTheKernelsUsedAreRejected) {
@@ -128,8 +233,8 @@ TEST(MeasureKernelCalibration, BadBenchmarkOptionsAreRejected) {
   EXPECT_TRUE(contains(input_error([&] { measure_kernels(options); }), "concurrent copies"));
   options = {};
   options.model = "lenet5";
-  EXPECT_TRUE(contains(dsgd::testing::error_of<UnknownNameError>([&] { measure_kernels(options); }),
-                       "valid values are"));
+  EXPECT_TRUE(
+      contains(dsgd::testing::error_of<UnknownNameError>([&] { measure_kernels(options); }), "valid values are"));
 }
 
 TEST(MeasureKernelCalibration, TinyRealRunTimesEveryClassOfLenet) {

@@ -262,11 +262,17 @@ TEST(PlatformsLoader, NoiseDistributions) {
 Json segmented() {
   Json json = minimal();
   json[ptr("/network/link/segments")] = {
-      {{"min_bytes", 0}, {"latency_s", 2e-7}, {"bandwidth_Bps", 3e9},
+      {{"min_bytes", 0},
+       {"latency_s", 2e-7},
+       {"bandwidth_Bps", 3e9},
        {"sources", {{"min_bytes", "t"}, {"latency_s", "t"}, {"bandwidth_Bps", "t"}}}},
-      {{"min_bytes", 4044}, {"latency_s", 1.5e-6}, {"bandwidth_Bps", 8e9},
+      {{"min_bytes", 4044},
+       {"latency_s", 1.5e-6},
+       {"bandwidth_Bps", 8e9},
        {"sources", {{"min_bytes", "t"}, {"latency_s", "t"}, {"bandwidth_Bps", "t"}}}},
-      {{"min_bytes", 4194304}, {"latency_s", 0}, {"bandwidth_Bps", 4e9},
+      {{"min_bytes", 4194304},
+       {"latency_s", 0},
+       {"bandwidth_Bps", 4e9},
        {"sources", {{"min_bytes", "t"}, {"latency_s", "t"}, {"bandwidth_Bps", "t"}}}}};
   return json;
 }
@@ -347,6 +353,108 @@ TEST(PlatformsLoader, LinkSegmentsRoundTrip) {
 TEST(PlatformsLoader, LinkIsNotAPlatform) {
   rejection(catalog_json("ib-fdr-56"), {"/schema", "link description"});
   EXPECT_THROW(parse_link(catalog_json("cori-knl"), "test.json"), InputError);
+}
+
+// The minimal platform's 8 nodes as two chips of 4 nodes on 2 cores each, with rates measured alone.
+Json shared_chip() {
+  Json json = minimal();
+  json[ptr("/nodes/shared_chip")] = {
+      {"nodes", 4},
+      {"cores", 2},
+      {"waiting_share", 0.25},
+      {"kernel_efficiency_alone",
+       {{"conv", 0.6}, {"copy", 0.3}, {"sources", {{"conv", "alone conv"}, {"copy", "alone copy"}}}}},
+      {"sources", {{"nodes", "chip nodes"}, {"cores", "chip cores"}, {"waiting_share", "chip share"}}}};
+  return json;
+}
+
+TEST(PlatformsLoader, SharedChipLoads) {
+  const Platform platform = parse_platform(shared_chip(), "test.json");
+  ASSERT_TRUE(platform.nodes.shared_chip.has_value());
+  const SharedChip& chip = *platform.nodes.shared_chip;
+  EXPECT_EQ(chip.nodes, 4);
+  EXPECT_EQ(chip.cores, 2);
+  EXPECT_DOUBLE_EQ(chip.waiting_share, 0.25);
+  EXPECT_DOUBLE_EQ(chip.alone.of("conv"), 0.6);
+  EXPECT_DOUBLE_EQ(chip.alone.of("copy"), 0.3);
+  EXPECT_EQ(chip.alone.by_class.count("gemm"), 0U) << "a class not measured alone is not listed";
+  EXPECT_EQ(chip.sources.at("cores"), "chip cores");
+  EXPECT_EQ(chip.alone.sources.at("conv"), "alone conv");
+  EXPECT_FALSE(parse_platform(minimal(), "test.json").nodes.shared_chip.has_value()) << "optional";
+
+  // waiting_share and kernel_efficiency_alone are optional.
+  Json bare = shared_chip();
+  bare[ptr("/nodes/shared_chip")].erase("waiting_share");
+  bare[ptr("/nodes/shared_chip")].erase("kernel_efficiency_alone");
+  bare[ptr("/nodes/shared_chip/sources")].erase("waiting_share");
+  const SharedChip plain = *parse_platform(bare, "test.json").nodes.shared_chip;
+  EXPECT_EQ(plain.waiting_share, 0.0);
+  EXPECT_TRUE(plain.alone.by_class.empty());
+}
+
+TEST(PlatformsLoader, SharedChipRoundTrips) {
+  const Json once = to_json(parse_platform(shared_chip(), "test.json"));
+  EXPECT_EQ(once[ptr("/nodes/shared_chip")], shared_chip()[ptr("/nodes/shared_chip")]) << "written as read";
+  EXPECT_EQ(once[ptr("/nodes/shared_chip/nodes")].dump(), "4");  // a count, not 4.0
+  const Platform again = parse_platform(once, "again.json");
+  EXPECT_EQ(to_json(again), once);
+  EXPECT_EQ(again.nodes.shared_chip->cores, 2);
+  EXPECT_DOUBLE_EQ(again.nodes.shared_chip->alone.of("copy"), 0.3);
+  EXPECT_EQ(again.nodes.shared_chip->sources.at("waiting_share"), "chip share");
+  EXPECT_EQ(again.nodes.shared_chip->alone.sources.at("copy"), "alone copy");
+
+  // A waiting share of 0 with a source is written back; one never given stays out of the file.
+  Json zero = shared_chip();
+  zero[ptr("/nodes/shared_chip/waiting_share")] = 0;
+  EXPECT_TRUE(to_json(parse_platform(zero, "test.json"))[ptr("/nodes/shared_chip")].contains("waiting_share"));
+  zero[ptr("/nodes/shared_chip")].erase("waiting_share");
+  zero[ptr("/nodes/shared_chip/sources")].erase("waiting_share");
+  EXPECT_FALSE(to_json(parse_platform(zero, "test.json"))[ptr("/nodes/shared_chip")].contains("waiting_share"));
+}
+
+TEST(PlatformsLoader, SharedChipValidated) {
+  Json json = shared_chip();
+  json[ptr("/nodes/shared_chip/sources")].erase("cores");
+  rejection(json, {"/nodes/shared_chip/cores", "number without a source", "/nodes/shared_chip/sources"});
+
+  json = shared_chip();
+  json[ptr("/nodes/shared_chip/waiting_share")] = 1.5;
+  rejection(json, {"/nodes/shared_chip/waiting_share", "in [0, 1]", "1.5"});
+
+  json = shared_chip();
+  json[ptr("/nodes/shared_chip/waiting_share")] = -0.1;
+  rejection(json, {"/nodes/shared_chip/waiting_share", "in [0, 1]", "-0.1"});
+
+  json = shared_chip();
+  json[ptr("/nodes/shared_chip/waiting")] = 0.5;  // a misspelt waiting_share
+  rejection(json, {"/nodes/shared_chip", "unknown field 'waiting'", "waiting_share"});
+
+  json = shared_chip();
+  json[ptr("/nodes/shared_chip")].erase("cores");
+  json[ptr("/nodes/shared_chip/sources")].erase("cores");
+  rejection(json, {"/nodes/shared_chip", "missing required field 'cores'"});
+
+  json = shared_chip();
+  json[ptr("/nodes/shared_chip/nodes")] = 0;
+  rejection(json, {"/nodes/shared_chip/nodes", "positive integer"});
+
+  json = shared_chip();
+  json[ptr("/nodes/shared_chip/kernel_efficiency_alone/conv")] = 1.2;
+  rejection(json, {"/nodes/shared_chip/kernel_efficiency_alone/conv", "(0, 1]"});
+
+  json = shared_chip();
+  json[ptr("/nodes/shared_chip/kernel_efficiency_alone/sources")].erase("copy");
+  rejection(json, {"/nodes/shared_chip/kernel_efficiency_alone/copy", "number without a source"});
+}
+
+TEST(PlatformsLoader, SharedChipOnlyOnNodesThatAreCores) {
+  // A node with devices (and a PCIe tree), and a KNL node with its mesh: their ranks are not single cores.
+  for (const auto* name : {"m40-cluster", "cori-knl"}) {
+    SCOPED_TRACE(name);
+    Json json = catalog_json(name);
+    json[ptr("/nodes/shared_chip")] = shared_chip()[ptr("/nodes/shared_chip")];
+    rejection(json, {"/nodes/shared_chip", "single CPU cores", "devices or an intra_node"});
+  }
 }
 
 TEST(PlatformsLoader, RoundTripsThroughJson) {

@@ -7,20 +7,26 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <limits>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "core/collectives.hpp"
 #include "simulate/collective_costs.hpp"
+#include "simulate/compute_cost.hpp"
 #include "simulate/simgrid/executor.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 #include "tests/core/collective_checks.hpp"
+#include "tests/support/shared_chip_platform.hpp"
 
 namespace dsgd::simulate {
 namespace {
@@ -95,8 +101,8 @@ TEST_P(At4352Ranks, SizeOnlyReduceBroadcast) {
   std::printf(
       "4352 ranks, reduce + broadcast of 1 MiB, %s fidelity: expected %.9g s, simulated %.9g s (wall %.3f s: setup "
       "%.3f, run %.3f)\n",
-      std::string(to_string(result.fidelity)).c_str(), expected, result.simulated_s, result.wall_s,
-      result.setup_wall_s, result.run_wall_s);
+      std::string(to_string(result.fidelity)).c_str(), expected, result.simulated_s, result.wall_s, result.setup_wall_s,
+      result.run_wall_s);
   EXPECT_NEAR(result.simulated_s, expected, expected * 0.01);
   EXPECT_EQ(result.fidelity, GetParam() == Fidelity::kAuto ? Fidelity::kFlow : GetParam());
   ASSERT_EQ(result.per_rank.size(), static_cast<std::size_t>(kRanks));
@@ -416,6 +422,295 @@ TEST(SimgridExecutor, InProcessRunsOnceThenRefuses) {
         std::_Exit(ran == 2 && std::abs(result.simulated_s - kLatency) < 1e-15 && refused ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
+}
+
+// --- shared chips ---------------------------------------------------------------------------------------------
+
+// Ranks on one shared chip (tests/support/shared_chip_platform.hpp: conv takes kBusyS with every core busy, kAloneS
+// alone) compute at a pace re-computed whenever a step of the chip starts or ends. The expectations are the fluid
+// answers worked out by hand.
+
+// When a compute step began and ended, in simulated seconds.
+struct Span {
+  double begin_s = 0;
+  double end_s = 0;
+};
+
+// A rank's body; `compute` computes testing::conv_step() and records its span.
+using ChipBody = std::function<void(Comm&, const std::function<void()>& compute)>;
+
+struct ChipRun {
+  SimulationResult result;
+  std::vector<std::vector<Span>> steps;  // per rank, in order
+
+  const Span& span(int rank, std::size_t step = 0) const { return steps.at(static_cast<std::size_t>(rank)).at(step); }
+};
+
+// Runs `body` on every rank of a size-only world at message fidelity; the spans come back through collect.
+ChipRun run_on_chip(const platforms::Platform& platform, int ranks, const ChipBody& body) {
+  ChipRun run;
+  run.steps.resize(static_cast<std::size_t>(ranks));
+  auto& steps = run.steps;
+  SimulationOptions options;
+  options.fidelity = Fidelity::kMessage;
+  options.collect = [&steps] {
+    std::string text;
+    for (const auto& spans : steps) {
+      text += std::to_string(spans.size());
+      for (const auto& span : spans) {
+        char pair[80];
+        std::snprintf(pair, sizeof pair, " %.17g %.17g", span.begin_s, span.end_s);
+        text += pair;
+      }
+      text += '\n';
+    }
+    return text;
+  };
+  run.result = run_simulation(
+      platform, world_of(ranks, false),
+      [&steps, &body](Comm& comm) {
+        auto& spans = steps[static_cast<std::size_t>(comm.rank())];
+        body(comm, [&comm, &spans] {
+          Span span;
+          span.begin_s = comm.now_s();
+          comm.compute(testing::conv_step());
+          span.end_s = comm.now_s();
+          spans.push_back(span);
+        });
+      },
+      options);
+  // Here, in the parent, `steps` is still empty: the workers filled the forked child's copy.
+  std::istringstream in(run.result.collected);
+  for (auto& spans : steps) {
+    std::size_t count = 0;
+    in >> count;
+    spans.resize(count);
+    for (auto& span : spans) in >> span.begin_s >> span.end_s;
+  }
+  if (!in) ADD_FAILURE() << "unreadable spans: " << run.result.collected;
+  return run;
+}
+
+// The fluid model on its own, for steps of one class on one chip (platforms::SharedChip) that begin at `begins_s`
+// (the chip's `ranks` ranks run at most one at a time each): between two events (a step beginning or ending) every
+// running step advances at 1 / (alone + (busy - alone) x (min(k, cores) - 1) / (cores - 1), x k / cores beyond the
+// cores), k = running steps + share x the ranks not running one. Returns each step's end.
+std::vector<double> fluid_ends(const std::vector<double>& begins_s, int ranks, int cores, double share) {
+  const double alone = testing::kAloneS;
+  const double busy = testing::kBusyS;
+  const std::size_t steps = begins_s.size();
+  std::vector<double> left(steps, 1.0);
+  std::vector<double> ends(steps, -1);
+  double now = *std::min_element(begins_s.begin(), begins_s.end());
+  for (std::size_t ended = 0; ended < steps;) {
+    std::vector<std::size_t> running;
+    for (std::size_t i = 0; i < steps; ++i) {
+      if (begins_s[i] <= now && ends[i] < 0) running.push_back(i);
+    }
+    const auto computing = static_cast<double>(running.size());
+    const double load = computing + share * (ranks - computing);
+    const double busy_cores = std::min(load, static_cast<double>(cores));
+    double seconds = cores == 1 ? busy : alone + (busy - alone) * (busy_cores - 1) / (cores - 1);
+    if (load > cores) seconds *= load / cores;
+    double next = std::numeric_limits<double>::infinity();
+    for (const std::size_t i : running) next = std::min(next, now + left[i] * seconds);
+    for (std::size_t i = 0; i < steps; ++i) {
+      if (begins_s[i] > now) next = std::min(next, begins_s[i]);
+    }
+    for (const std::size_t i : running) {
+      left[i] -= (next - now) / seconds;
+      if (left[i] <= 1e-12) {
+        ends[i] = next;
+        ++ended;
+      }
+    }
+    now = next;
+  }
+  return ends;
+}
+
+// Relative tolerance of the fluid answers: SimGrid's clock is exact to far better than this, a wrong pace is not.
+constexpr double kChipTolerance = 1e-9;
+
+void expect_span(const Span& span, double begin_s, double end_s) {
+  EXPECT_NEAR(span.begin_s, begin_s, kChipTolerance * std::max(1.0, begin_s)) << "expectation: begins at " << begin_s;
+  EXPECT_NEAR(span.end_s, end_s, kChipTolerance * end_s) << "expectation: ends at " << end_s;
+}
+
+TEST(SimgridSharedChip, RanksComputingTogetherTakeTheBusyTime) {
+  const auto run = run_on_chip(testing::shared_chip_platform(2, 2, 2), 2,
+                               [](Comm&, const std::function<void()>& compute) { compute(); });
+  // Rank 0 starts alone (at the alone pace) and is re-paced at once when rank 1 starts at the same instant.
+  expect_span(run.span(0), 0, testing::kBusyS);
+  expect_span(run.span(1), 0, testing::kBusyS);
+  EXPECT_NEAR(run.result.simulated_s, testing::kBusyS, kChipTolerance * testing::kBusyS);
+  EXPECT_NEAR(run.result.per_rank[1][Category::kForwardBackward], testing::kBusyS, kChipTolerance * testing::kBusyS);
+}
+
+TEST(SimgridSharedChip, ARankComputingWhileTheOtherIdlesTakesTheAloneTime) {
+  // The other rank waits in a receive the computing one answers afterwards.
+  const auto waiting =
+      run_on_chip(testing::shared_chip_platform(2, 2, 2), 2, [](Comm& comm, const std::function<void()>& compute) {
+        if (comm.rank() == 0) {
+          compute();
+          comm.send(1, 0, nullptr, 0, Category::kNetwork);
+        } else {
+          comm.recv(0, 0, nullptr, 0, Category::kNetwork);
+        }
+      });
+  expect_span(waiting.span(0), 0, testing::kAloneS);
+  EXPECT_NEAR(waiting.result.simulated_s, testing::kAloneS + kLatency, kChipTolerance * testing::kAloneS);
+  // The other rank does nothing at all.
+  const auto idle =
+      run_on_chip(testing::shared_chip_platform(2, 2, 2), 2, [](Comm& comm, const std::function<void()>& compute) {
+        if (comm.rank() == 1) compute();
+      });
+  expect_span(idle.span(1), 0, testing::kAloneS);
+}
+
+TEST(SimgridSharedChip, AStepStartingHalfwayRepacesTheRunningOne) {
+  // Rank 0 starts computing at 0 while its message to rank 1 is in flight; rank 1 starts when the message
+  // arrives, at t1 = latency + bytes / bandwidth = 0.8 s, half of rank 0's step at the alone pace. Fluid answer:
+  //   rank 0: half its step alone until t1, the other half busy: ends at e0 = t1 + (1 - t1 / alone) x busy = 1.8 s;
+  //   rank 1: (e0 - t1) / busy of its step busy, the rest, t1 / alone of it, alone again: ends at e0 + t1 = 2.6 s.
+  // A pace fixed when a step starts would end rank 0 at 1.6 s; one not re-computed at rank 0's end, rank 1 at 2.8 s.
+  const double t1 = testing::kAloneS / 2;
+  const auto bytes = static_cast<std::size_t>((t1 - kLatency) * kBandwidth + 0.5);
+  const auto run =
+      run_on_chip(testing::shared_chip_platform(2, 2, 2), 2, [bytes](Comm& comm, const std::function<void()>& compute) {
+        if (comm.rank() == 0) {
+          auto message = comm.isend(1, 0, nullptr, bytes, Category::kNetwork);
+          compute();
+          message->wait();
+        } else {
+          comm.recv(0, 0, nullptr, bytes, Category::kNetwork);
+          compute();
+        }
+      });
+  const double start_1 = run.span(1).begin_s;  // the message's simulated arrival
+  EXPECT_NEAR(start_1, t1, 1e-9) << "expectation: rank 1 starts half way through rank 0's step alone";
+  const double end_0 = start_1 + (1 - start_1 / testing::kAloneS) * testing::kBusyS;
+  const double end_1 = end_0 + start_1;
+  std::printf("staggered steps: rank 0 ends at %.9f s (expectation %.9f), rank 1 at %.9f s (expectation %.9f)\n",
+              run.span(0).end_s, end_0, run.span(1).end_s, end_1);
+  expect_span(run.span(0), 0, end_0);
+  expect_span(run.span(1), start_1, end_1);
+  EXPECT_NEAR(end_0, 1.8, 1e-9);
+  EXPECT_NEAR(end_1, 2.6, 1e-9);
+}
+
+TEST(SimgridSharedChip, TheFluidReferenceGivesTheHandAnswer) {
+  // The reference of the next test, on the staggered case above.
+  const auto ends = fluid_ends({0, 0.8}, 2, 2, 0);
+  EXPECT_NEAR(ends[0], 1.8, 1e-12);
+  EXPECT_NEAR(ends[1], 2.6, 1e-12);
+}
+
+TEST(SimgridSharedChip, ManyStaggeredStepsFollowTheFluidModel) {
+  // Four ranks on a chip of 2 cores, waiting share 0.25, two steps each, begun at times set by messages: rank 0
+  // starts ranks 1-3 by messages of different sizes (sharing its link), rank 3 waits between its steps for rank 1.
+  // Loads from 1.75 (one step running) to 4 (all four) occur; every end must be the fluid model's.
+  constexpr int kRanks = 4;
+  constexpr double kShare = 0.25;
+  const std::vector<std::size_t> bytes = {0, 300000000, 500000000, 900000000};
+  const auto run = run_on_chip(testing::shared_chip_platform(kRanks, kRanks, 2, kShare), kRanks,
+                               [&bytes](Comm& comm, const std::function<void()>& compute) {
+                                 const int rank = comm.rank();
+                                 if (rank == 0) {
+                                   std::vector<RequestPtr> starts;
+                                   for (int peer = 1; peer < kRanks; ++peer) {
+                                     starts.push_back(comm.isend(peer, 0, nullptr, bytes[peer], Category::kNetwork));
+                                   }
+                                   compute();
+                                   compute();
+                                   for (auto& start : starts) start->wait();
+                                   return;
+                                 }
+                                 comm.recv(0, 0, nullptr, bytes[static_cast<std::size_t>(rank)], Category::kNetwork);
+                                 compute();
+                                 if (rank == 1) comm.send(3, 1, nullptr, 0, Category::kNetwork);
+                                 if (rank == 3) comm.recv(1, 1, nullptr, 0, Category::kNetwork);
+                                 compute();
+                               });
+  std::vector<double> begins;
+  std::vector<double> ends;
+  for (int rank = 0; rank < kRanks; ++rank) {
+    ASSERT_EQ(run.steps[static_cast<std::size_t>(rank)].size(), 2U) << "rank " << rank;
+    for (const auto& span : run.steps[static_cast<std::size_t>(rank)]) {
+      begins.push_back(span.begin_s);
+      ends.push_back(span.end_s);
+    }
+  }
+  const auto expected = fluid_ends(begins, kRanks, 2, kShare);
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    std::printf("rank %zu step %zu: %.9f .. %.9f s (%.9f s), expectation end %.9f s\n", i / 2, i % 2, begins[i],
+                ends[i], ends[i] - begins[i], expected[i]);
+    EXPECT_NEAR(ends[i], expected[i], kChipTolerance * expected[i]) << "rank " << i / 2 << " step " << i % 2;
+  }
+  // Not a degenerate schedule: the steps end far apart.
+  const auto [shortest, longest] = std::minmax_element(ends.begin(), ends.end());
+  EXPECT_GT(*longest - *shortest, 0.5);
+}
+
+TEST(SimgridSharedChip, ThreeRanksOnTwoCoresTakeTurns) {
+  const auto run = run_on_chip(testing::shared_chip_platform(3, 3, 2), 3,
+                               [](Comm&, const std::function<void()>& compute) { compute(); });
+  for (int rank = 0; rank < 3; ++rank) expect_span(run.span(rank), 0, 1.5 * testing::kBusyS);  // load 3 on 2 cores
+}
+
+TEST(SimgridSharedChip, AWaitingRankTakesItsShareOfACore) {
+  // Ranks 0 and 1 compute while rank 2 waits for rank 0's message: load 2 + 0.5 x 1 = 2.5 on 2 cores, so each
+  // step takes busy x 2.5 / 2 = 2.5 s (2 s if waiting ranks took nothing, 3 s if they counted as computing).
+  const auto run =
+      run_on_chip(testing::shared_chip_platform(3, 3, 2, 0.5), 3, [](Comm& comm, const std::function<void()>& compute) {
+        if (comm.rank() == 2) {
+          comm.recv(0, 0, nullptr, 0, Category::kNetwork);
+          return;
+        }
+        compute();
+        if (comm.rank() == 0) comm.send(2, 0, nullptr, 0, Category::kNetwork);
+      });
+  expect_span(run.span(0), 0, 1.25 * testing::kBusyS);
+  expect_span(run.span(1), 0, 1.25 * testing::kBusyS);
+}
+
+TEST(SimgridSharedChip, ChipsDoNotLoadEachOther) {
+  // Two chips of two nodes: ranks 0 and 2 compute on different chips, their neighbours idle.
+  const auto run =
+      run_on_chip(testing::shared_chip_platform(4, 2, 2), 4, [](Comm& comm, const std::function<void()>& compute) {
+        if (comm.rank() % 2 == 0) compute();
+      });
+  expect_span(run.span(0), 0, testing::kAloneS);
+  expect_span(run.span(2), 0, testing::kAloneS);
+}
+
+TEST(SimgridSharedChip, WithoutASharedChipComputeIsAsBefore) {
+  auto platform = testing::shared_chip_platform(2, 2, 2);
+  platform.nodes.shared_chip.reset();
+  const double expected = compute_seconds(place_ranks(platform, 2)[0], testing::conv_step());
+  ASSERT_DOUBLE_EQ(expected, testing::kBusyS);
+  // Together, and one rank alone: the busy efficiency either way.
+  const auto together = run_on_chip(platform, 2, [](Comm&, const std::function<void()>& compute) { compute(); });
+  expect_span(together.span(0), 0, expected);
+  expect_span(together.span(1), 0, expected);
+  const auto alone = run_on_chip(platform, 2, [](Comm& comm, const std::function<void()>& compute) {
+    if (comm.rank() == 0) compute();
+  });
+  expect_span(alone.span(0), 0, expected);
+}
+
+TEST(SimgridSharedChip, AFailureWhileAChipComputesIsReported) {
+  // Rank 1 throws while rank 0's step runs on their chip: rank 0 is killed out of its wait on the chip, and only
+  // rank 1's error comes back.
+  try {
+    run_on_chip(testing::shared_chip_platform(2, 2, 2), 2, [](Comm& comm, const std::function<void()>& compute) {
+      if (comm.rank() == 0) compute();
+      if (comm.rank() == 1) throw std::runtime_error("boom");
+    });
+    FAIL() << "no error";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), "rank 1: boom");
+  }
 }
 
 }  // namespace

@@ -2,8 +2,6 @@
 // line), its failure path (a failing rank ends the world at once, with one line naming it), its results files,
 // and `dsgd calibrate` writing a platform file that loads. This test links neither OpenMPI nor SimGrid: it runs
 // the programs.
-#include "measure/mpi/launch.hpp"
-
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "core/subprocess.hpp"
+#include "measure/mpi/launch.hpp"
 #include "platforms/loader.hpp"
 #include "reports/results.hpp"
 
@@ -38,7 +37,9 @@ TEST(MeasureMpiLaunch, MpirunCommandLine) {
   EXPECT_EQ(command.front(), "mpirun");
   EXPECT_EQ(command[command.size() - 2], "prog");
   EXPECT_EQ(command.back(), "arg");
-  const auto has = [&](const std::string& word) { return std::find(command.begin(), command.end(), word) != command.end(); };
+  const auto has = [&](const std::string& word) {
+    return std::find(command.begin(), command.end(), word) != command.end();
+  };
   EXPECT_TRUE(has("--oversubscribe"));
   EXPECT_TRUE(has("--bind-to"));
   EXPECT_TRUE(has("none"));
@@ -68,7 +69,8 @@ TEST(MeasureMpiLaunch, AFailingRankEndsTheWorldAtOnceAndSaysWhich) {
 }
 
 TEST(MeasureMpiLaunch, UsageErrorsExitTwoOnEveryRank) {
-  const auto result = run_process(mpirun_command(2, {kWorker, "pingpong", "--no-such-option"}), std::chrono::seconds(60));
+  const auto result =
+      run_process(mpirun_command(2, {kWorker, "pingpong", "--no-such-option"}), std::chrono::seconds(60));
   EXPECT_EQ(result.exit_code, 2) << result.output;
   EXPECT_TRUE(contains(result.output, "--no-such-option")) << result.output;
 }
@@ -88,8 +90,8 @@ TEST(MeasureMpiLaunch, PingpongAndAllreduceWriteResults) {
   }
 
   const auto allreduce_file = scratch("allreduce.json");
-  result = run_process(mpirun_command(3, {kWorker, "allreduce", "--max-floats", "3097600", "--rounds", "1",
-                                          "--results", allreduce_file.string()}),
+  result = run_process(mpirun_command(3, {kWorker, "allreduce", "--max-floats", "3097600", "--rounds", "1", "--results",
+                                          allreduce_file.string()}),
                        std::chrono::seconds(120));
   ASSERT_EQ(result.exit_code, 0) << result.output;
   const auto allreduce = reports::read_results(allreduce_file);
@@ -117,7 +119,36 @@ TEST(MeasureMpiLaunch, CalibrateWritesAPlatformThatLoads) {
   EXPECT_LT(platform.network.link.latency_s, 1e-3);
   EXPECT_GT(platform.network.link.bandwidth_Bps, 1e7);
   EXPECT_NO_THROW(reports::read_results(kept));
+  // The chip the 4 hosts share: timed alone as well as all busy (on a machine of more than one core), and the share
+  // of a core a waiting MPI rank took while the others computed.
+  if (platform.nodes.shared_chip) {
+    const auto& chip = *platform.nodes.shared_chip;
+    EXPECT_EQ(chip.nodes, 4);
+    EXPECT_GE(chip.waiting_share, 0.0);
+    EXPECT_LE(chip.waiting_share, 1.0);
+    EXPECT_TRUE(contains(chip.sources.at("waiting_share"), "MPI ranks waited")) << chip.sources.at("waiting_share");
+    EXPECT_FALSE(chip.alone.by_class.empty());
+  }
   fs::remove_all(out.parent_path());
+}
+
+TEST(MeasureMpiLaunch, WaitingWritesTheShareOfACoreRankZeroTook) {
+  const auto file = scratch("waiting.json");
+  const auto result =
+      run_process(mpirun_command(3, {kWorker, "waiting", "--seconds", "0.3", "--results", file.string()}),
+                  std::chrono::seconds(60));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "while 2 ranks computed")) << result.output;
+  const auto results = reports::read_results(file);
+  ASSERT_EQ(results.benchmarks.size(), 1U);
+  const auto& entry = results.benchmarks.front();
+  EXPECT_EQ(entry.ranks, 3);
+  EXPECT_GE(entry.real_time, 0.3);
+  EXPECT_GE(entry.counters.at("waiting_share"), 0.0);
+  // CPU time over wall time of one process: its polling thread and Open MPI's progress threads may exceed one core
+  // only by what they overlap, never by whole cores on this 2-core machine.
+  EXPECT_LE(entry.counters.at("waiting_share"), 2.0);
+  fs::remove_all(file.parent_path());
 }
 
 TEST(MeasureMpiLaunch, CalibrateReportsAFailedWorker) {

@@ -16,6 +16,7 @@
 #include "platforms/catalog.hpp"
 #include "simulate/weak_scaling.hpp"
 #include "tests/support/error_message.hpp"
+#include "tests/support/shared_chip_platform.hpp"
 
 namespace dsgd::simulate {
 namespace {
@@ -52,12 +53,15 @@ SimulationResult iterations(const platforms::Platform& platform, int ranks, int 
   options.fidelity = fidelity;
   options.placement.ranks_per_node = ranks_per_node;
   options.noise_seed = 7;
-  return run_simulation(platform, world, [&collective](Comm& comm) {
-    for (int iteration = 0; iteration < 3; ++iteration) {
-      comm.compute({2e9, "conv", Category::kForwardBackward, {}, 0});
-      collective(comm, Floats{nullptr, std::size_t{1} << 20});
-    }
-  }, options);
+  return run_simulation(
+      platform, world,
+      [&collective](Comm& comm) {
+        for (int iteration = 0; iteration < 3; ++iteration) {
+          comm.compute({2e9, "conv", Category::kForwardBackward, {}, 0});
+          collective(comm, Floats{nullptr, std::size_t{1} << 20});
+        }
+      },
+      options);
 }
 
 const auto tree = [](Comm& comm, Floats buffer) {
@@ -140,7 +144,39 @@ TEST(AnalyticLevel, RefusesWhatOneRepresentativeRankCannotStandFor) {
   const std::string p2p = error_of<UnavailableError>([&] { run_simulation(platform, world, sends, analytic); });
   EXPECT_NE(p2p.find("rank 0 sends 64 bytes to rank 1"), std::string::npos) << p2p;
   world.payload = true;
-  EXPECT_THROW(run_simulation(platform, world, [](Comm&) {}, analytic), InputError);
+  EXPECT_THROW(run_simulation(
+                   platform, world, [](Comm&) {}, analytic),
+               InputError);
+}
+
+TEST(AnalyticLevel, ComputesOnASharedChipAsIfEveryRankComputed) {
+  // A synchronous algorithm's ranks compute together, so the analytic level charges every step at the chip's full
+  // load (all_computing_seconds); the message level's fluid chip gives the same where all ranks compute in step.
+  struct Case {
+    int nodes, chip_nodes, cores, ranks;
+    double expected_s;  // per step
+  };
+  for (const Case& c : {Case{2, 2, 2, 2, testing::kBusyS}, Case{3, 3, 2, 3, 1.5 * testing::kBusyS},
+                        Case{4, 4, 4, 2, testing::kAloneS + (testing::kBusyS - testing::kAloneS) / 3},
+                        Case{2, 2, 2, 1, testing::kAloneS}}) {
+    SCOPED_TRACE(std::to_string(c.ranks) + " ranks on a chip of " + std::to_string(c.chip_nodes) + " nodes, " +
+                 std::to_string(c.cores) + " cores");
+    const auto platform = testing::shared_chip_platform(c.nodes, c.chip_nodes, c.cores);
+    WorldOptions world;
+    world.size = c.ranks;
+    world.payload = false;
+    const auto two_steps = [](Comm& comm) {
+      comm.compute(testing::conv_step());
+      comm.compute(testing::conv_step());
+    };
+    SimulationOptions options;
+    options.fidelity = Fidelity::kAnalytic;
+    const double analytic = run_simulation(platform, world, two_steps, options).simulated_s;
+    EXPECT_NEAR(analytic, 2 * c.expected_s, 1e-12) << "expectation " << 2 * c.expected_s << " s";
+    options.fidelity = Fidelity::kMessage;
+    const double message = run_simulation(platform, world, two_steps, options).simulated_s;
+    EXPECT_NEAR(analytic, message, 1e-9 * message);
+  }
 }
 
 TEST(AnalyticLevel, AMillionCoresOnTheExtendedDragonfly) {

@@ -1,0 +1,83 @@
+#include "measure/waiting_share.hpp"
+
+#include <sys/resource.h>
+
+#include <chrono>
+#include <ctime>
+#include <string>
+
+#include "core/error.hpp"
+#include "measure/threads/executor.hpp"
+
+namespace dsgd::measure {
+
+namespace {
+
+constexpr Tag kStartTag = 1;
+constexpr Tag kDoneTag = 2;
+
+// Keeps a core busy for `seconds` of wall time with arithmetic the compiler cannot drop.
+void compute_for(double seconds) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  volatile double sink = 1;
+  while (std::chrono::steady_clock::now() < end) {
+    double x = sink;
+    for (int i = 0; i < 100000; ++i) x = x * 1.0000001 + 1e-9;
+    sink = x;
+  }
+}
+
+}  // namespace
+
+WaitingShare measure_waiting_share(Comm& comm, double seconds, const std::function<double()>& cpu_seconds) {
+  if (comm.size() < 2) {
+    throw InputError("waiting share: needs at least 2 ranks (one waits, the others compute), got " +
+                     std::to_string(comm.size()));
+  }
+  if (!(seconds > 0)) throw InputError("waiting share: the compute time must be > 0 seconds");
+  char byte = 0;
+  if (comm.rank() != 0) {
+    comm.recv(0, kStartTag, &byte, 1, Category::kWait);
+    compute_for(seconds);
+    comm.send(0, kDoneTag, &byte, 1, Category::kWait);
+    return {};
+  }
+  for (int rank = 1; rank < comm.size(); ++rank) comm.send(rank, kStartTag, &byte, 1, Category::kWait);
+  const double cpu_start = cpu_seconds();
+  const auto start = std::chrono::steady_clock::now();
+  for (int rank = 1; rank < comm.size(); ++rank) comm.recv(rank, kDoneTag, &byte, 1, Category::kWait);
+  WaitingShare measured;
+  measured.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  measured.cpu_s = cpu_seconds() - cpu_start;
+  measured.computing = comm.size() - 1;
+  return measured;
+}
+
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& time) {
+    return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) * 1e-6;
+  };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+WaitingShare threads_waiting_share(int ranks, double seconds) {
+  WorldOptions world;
+  world.size = ranks;
+  world.timeout_s = seconds + 60;
+  WaitingShare measured;
+  threads::run_threads(world, [&](Comm& comm) {
+    const WaitingShare mine = measure_waiting_share(comm, seconds, thread_cpu_seconds);
+    if (comm.rank() == 0) measured = mine;
+  });
+  return measured;
+}
+
+}  // namespace dsgd::measure
