@@ -1,9 +1,10 @@
 // `dsgd reproduce`: the main job. Runs every experiment of a manifest (each is a dsgd command writing one results
 // file), then renders the report. Everything is built in a staging folder beside the target and moved into place
 // at the end, so a failed run leaves the previous report untouched and no half-written one.
+#include <unistd.h>
+
 #include <chrono>
 #include <iomanip>
-#include <unistd.h>
 
 #include "app/cli.hpp"
 #include "app/commands.hpp"
@@ -20,12 +21,17 @@ class NullBuffer : public std::streambuf {
   int overflow(int c) override { return c; }
 };
 
-std::vector<std::string> substitute(const std::vector<std::string>& command, const std::string& results) {
+// The manifest's placeholders: "{results}" (the experiment's results file) and "{size}" (`--size`: the data sizes of
+// experiments that have a reduced and a full form, reduced by default so the whole job stays minutes long).
+std::vector<std::string> substitute(const std::vector<std::string>& command, const std::string& results,
+                                    const std::string& size) {
   std::vector<std::string> args;
   for (std::string arg : command) {
-    for (auto pos = arg.find("{results}"); pos != std::string::npos; pos = arg.find("{results}", pos)) {
-      arg.replace(pos, 9, results);
-      pos += results.size();
+    for (const auto& [key, value] : {std::pair<std::string, std::string>{"{results}", results}, {"{size}", size}}) {
+      for (auto pos = arg.find(key); pos != std::string::npos; pos = arg.find(key, pos)) {
+        arg.replace(pos, key.size(), value);
+        pos += value.size();
+      }
     }
     args.push_back(arg);
   }
@@ -58,11 +64,15 @@ void register_reproduce_command(CLI::App& app, Context& context) {
     std::string out_dir = "report";
     std::string manifest;
     std::vector<std::string> only;
+    std::string size = "reduced";
   };
   auto options = std::make_shared<Options>();
   reproduce->add_option("--out", options->out_dir, "Report folder to (re)write")->capture_default_str();
   reproduce->add_option("--manifest", options->manifest, "Manifest JSON file (default: the embedded one)");
   reproduce->add_option("--only", options->only, "Run only these experiment ids");
+  reproduce->add_option("--size", options->size, "Data sizes where an experiment has two: reduced or full")
+      ->check(CLI::IsMember({"reduced", "full"}))
+      ->capture_default_str();
   reproduce->callback([&context, options] {
     auto manifest = options->manifest.empty() ? reports::default_manifest() : reports::read_manifest(options->manifest);
     if (!options->only.empty()) {
@@ -92,9 +102,9 @@ void register_reproduce_command(CLI::App& app, Context& context) {
           throw InputError("experiment '" + experiment.id + "': a manifest command cannot be `reproduce`");
         }
         const std::string file = experiment.id + ".json";
-        const auto args = substitute(experiment.command, (results_dir / file).string());
+        const auto args = substitute(experiment.command, (results_dir / file).string(), options->size);
         std::string shown;
-        for (const auto& arg : substitute(experiment.command, (target / "results" / file).string())) {
+        for (const auto& arg : substitute(experiment.command, (target / "results" / file).string(), options->size)) {
           shown += (shown.empty() ? "" : " ") + arg;
         }
         context.err << "[" << i + 1 << "/" << total << "] " << experiment.id << ": dsgd " << shown << std::endl;

@@ -125,6 +125,19 @@ TEST_F(AppReproduce, AFailingExperimentLeavesThePreviousReportUntouched) {
   EXPECT_EQ(entries, 2U) << "only report/ and m.json remain";
 }
 
+TEST_F(AppReproduce, SizeStandsInForItsPlaceholder) {
+  const auto manifest = dir_ / "m.json";
+  write_file_atomically(manifest, R"({"name": "m", "title": "M", "experiments": [
+      {"id": "sized", "title": "sized", "description": "", "command": ["models", "show", "model-{size}", "{results}"]}]})");
+  const auto outcome =
+      dsgd({"reproduce", "--out", (dir_ / "r").string(), "--manifest", manifest.string(), "--size", "full"});
+  EXPECT_EQ(outcome.code, 1) << outcome.err;
+  EXPECT_TRUE(contains(outcome.err, "dsgd models show model-full ")) << outcome.err;
+  const auto wrong = dsgd({"reproduce", "--out", (dir_ / "r").string(), "--size", "huge"});
+  EXPECT_EQ(wrong.code, kExitUsage) << wrong.err;
+  EXPECT_TRUE(contains(wrong.err, "huge")) << wrong.err;
+}
+
 TEST_F(AppReproduce, MalformedManifestIsAnInputError) {
   const auto manifest = dir_ / "m.json";
   write_file_atomically(manifest, "{\"name\": \"m\",\n \"title\": }");
@@ -229,8 +242,8 @@ TEST_F(AppRun, RunAndStudyWriteTrainingResults) {
   EXPECT_EQ(entry.curves.at(0).points.size(), 2U);
 
   const auto study_file = dir_ / "study.json";
-  outcome = dsgd({"study", "packing", "--workers", "2", "--data", data, "--iterations", "10", "--results",
-                  study_file.string()});
+  outcome = dsgd(
+      {"study", "packing", "--workers", "2", "--data", data, "--iterations", "10", "--results", study_file.string()});
   ASSERT_EQ(outcome.code, 0) << outcome.err;
   const auto study = reports::read_results(study_file).benchmarks;
   ASSERT_EQ(study.size(), 2U);
