@@ -1,0 +1,35 @@
+#pragma once
+// LIBSVM's sparse text format (Chang and Lin; the format of seed 003's data sets on the LIBSVM site):
+//   LABEL INDEX:VALUE INDEX:VALUE ...      one example per line, indices 1-based and strictly increasing
+// Labels are -1/+1 (also written "+1" or as 1.0) or 0/1, where 0 reads as -1; one file uses one of the two. Blank
+// lines are skipped and '#' starts a comment (SVMlight's convention). Files may be gzip-compressed.
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "core/data/sparse_dataset.hpp"
+
+namespace dsgd::data {
+
+struct LibsvmOptions {
+  // The model's dimension. 0: the largest index in the file. Otherwise a declared count (a test set read with its
+  // training set's dimension): an index beyond it is an error.
+  std::size_t features = 0;
+};
+
+// Reads a LIBSVM file, gzip or plain (core/data/binary_file.hpp). The result is named after `path` and has 0-based
+// indices. Throws InputError "PATH: no such file" when it is missing, and the errors of parse_libsvm.
+SparseDataset read_libsvm(const std::filesystem::path& path, const LibsvmOptions& options = {});
+
+// Parses LIBSVM text; `source_name` names it in the result and in errors. Throws InputError with one line
+// "SOURCE:LINE: what" for: index 0 (indices are 1-based), an index that is not a positive integer, a value that is
+// not a finite number, indices that do not strictly increase, a pair without ':', a label other than -1/+1/0/1 or
+// mixing the -1 and 0 conventions, an index beyond options.features, and a text with no examples.
+SparseDataset parse_libsvm(std::string_view text, const std::string& source_name, const LibsvmOptions& options = {});
+
+// `data` in LIBSVM text: labels "+1"/"-1", 1-based indices, values in the shortest form that reads back exactly.
+std::string to_libsvm(const SparseDataset& data);
+
+}  // namespace dsgd::data
