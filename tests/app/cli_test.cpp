@@ -10,6 +10,7 @@
 #include "core/json.hpp"
 #include "core/subprocess.hpp"
 #include "reports/results.hpp"
+#include "tests/support/cli_run.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/synthetic_images.hpp"
 
@@ -18,20 +19,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Outcome = dsgd::testing::CliOutcome;
+using dsgd::testing::contains;
 
-Outcome dsgd(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+Outcome dsgd(const std::vector<std::string>& args) { return dsgd::testing::run_dsgd(args); }
 
 TEST(AppCli, VersionFromTheRealExecutable) {
   const auto result = run_process({std::string(DSGD_BINARY_DIR) + "/app/dsgd", "--version"}, std::chrono::seconds(60));

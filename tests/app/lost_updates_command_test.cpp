@@ -7,25 +7,16 @@
 
 #include "app/cli.hpp"
 #include "reports/results.hpp"
+#include "tests/support/cli_run.hpp"
 #include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::app {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Outcome = dsgd::testing::CliOutcome;
+using dsgd::testing::contains;
 
-Outcome dsgd(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = run(args, out, err);
-  return {code, out.str(), err.str()};
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+Outcome dsgd(const std::vector<std::string>& args) { return dsgd::testing::run_dsgd(args); }
 
 using AppLostUpdates = dsgd::testing::ScratchDirTest;
 

@@ -57,7 +57,8 @@ TEST_F(AppValidate, BadOptionsAreOneLineErrors) {
     EXPECT_EQ(result.output.find('\n'), result.output.size() - 1) << "one line: " << result.output;
   };
   one_line_usage_error(dsgd({"validate", "--warmup", "10", "--iterations", "15"}), "must be a positive multiple of");
-  one_line_usage_error(dsgd({"validate", "--executors", "gpu"}), "unknown executor 'gpu'; valid values are: threads, mpi");
+  one_line_usage_error(dsgd({"validate", "--executors", "gpu"}),
+                       "unknown executor 'gpu'; valid values are: threads, mpi");
   one_line_usage_error(dsgd({"validate", "--algos", "no-such-algorithm"}), "unknown algorithm 'no-such-algorithm'");
   one_line_usage_error(dsgd({"validate", "--workers", "0"}), "--workers must be at least 1");
   one_line_usage_error(dsgd({"validate", "--platform", (dir_ / "missing.json").string()}), "missing.json");

@@ -1,0 +1,27 @@
+#pragma once
+// Running `dsgd` in-process for the app tests: the exit code and what it printed on each stream.
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/cli.hpp"
+
+namespace dsgd::testing {
+
+struct CliOutcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+inline CliOutcome run_dsgd(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = app::run(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+inline bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+}  // namespace dsgd::testing
