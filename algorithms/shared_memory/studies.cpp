@@ -248,4 +248,52 @@ std::vector<StalenessOutcome> run_staleness_study(const StudyOptions& options, i
   return outcomes;
 }
 
+MeshConvergenceStudy run_mesh_convergence(const StudyOptions& options, const std::vector<int>& threads, int batch,
+                                          std::ostream* log) {
+  if (threads.empty()) throw InputError("shared-memory mesh study: no core counts");
+  if (batch < 1) throw InputError("shared-memory mesh study: the batch S must be at least 1");
+  for (const int count : threads) {
+    if (count < 1) throw InputError("shared-memory mesh study: core counts must be >= 1, got " + std::to_string(count));
+  }
+  const std::string name = options.datasets.empty() ? "rcv1-test-like" : options.datasets.front();
+  data::SparseDataset data;
+  const DatasetOutcome prepared = prepare(name, options, data);
+  const linear::Problem problem = linear::problem(data);
+  MeshConvergenceStudy study;
+  study.dataset = name;
+  study.stats = prepared.stats;
+  study.serial = sweep_method("serial", problem, prepared.optimum.objective, options, 1);
+  study.serial.best.result.weights.clear();
+  say(log, outcome_text("serial", study.serial));
+  for (const int count : threads) {
+    // HS from S / P (seed 003 Tables I-II's example) up to S ("the optimal HS can lie between S/T to S"): few
+    // samples per write keep staleness low, many amortise the dense write of the whole model.
+    std::vector<int> hog_batches{std::max(1, batch / count)};
+    if (batch / count > 1 && batch > hog_batches.front()) hog_batches.push_back(batch);
+    for (const int hog_batch : hog_batches) {
+      MeshConvergence point;
+      point.threads = count;
+      point.hog_batch = hog_batch;
+      MethodOptions base;
+      base.threads = count;
+      base.seed = options.seed;
+      base.batch = batch;
+      base.hog_batch = hog_batch;
+      base.schedule = Schedule::kLockstep;
+      SweepGrid grid = options.grid;
+      grid.batches = {batch};
+      grid.hog_batches = {hog_batch};
+      if (options.alphas_per_row_norm) {
+        for (float& alpha : grid.alphas) alpha = static_cast<float>(alpha / mean_squared_row_norm(data));
+      }
+      point.sweep = sweep(find_method(kHogBatch), problem, prepared.optimum.objective, base, grid, options.run);
+      for (auto& run : point.sweep.all) run.result.weights.clear();
+      point.sweep.best.result.weights.clear();
+      say(log, outcome_text("hogbatch, lockstep, " + std::to_string(count) + " threads", point.sweep));
+      study.hogbatch.push_back(std::move(point));
+    }
+  }
+  return study;
+}
+
 }  // namespace dsgd::algorithms::shared_memory

@@ -103,4 +103,21 @@ struct StalenessOutcome {
 std::vector<StalenessOutcome> run_staleness_study(const StudyOptions& options, int threads, int batch,
                                                   std::ostream* log);
 
+// What seed 003's many-core prediction needs from the methods (the hardware side is simulate/mesh_sharing.hpp):
+// HogBatch's passes to 99.5% with P threads in the lockstep schedule (seed 003's simulator runs equal-speed cores,
+// and P = 128 threads cannot run for real here), for HS = S / P and HS = S, and Serial's passes and native speed.
+struct MeshConvergence {
+  int threads = 0;
+  int hog_batch = 0;
+  SweepResult sweep;
+};
+struct MeshConvergenceStudy {
+  std::string dataset;
+  data::SparseStats stats;
+  SweepResult serial;                     // on this machine's thread: its nnz/s is the native rate
+  std::vector<MeshConvergence> hogbatch;  // per thread count and HS (S / P and S), lockstep
+};
+MeshConvergenceStudy run_mesh_convergence(const StudyOptions& options, const std::vector<int>& threads, int batch,
+                                          std::ostream* log);
+
 }  // namespace dsgd::algorithms::shared_memory

@@ -68,6 +68,25 @@ TEST_F(AppSharedMemory, StalenessInLockstepStaysWithinTheTablesBounds) {
   EXPECT_EQ(lockstep, 5);
 }
 
+TEST_F(AppSharedMemory, MeshPredictsASpeedUpPerCoreCount) {
+  const auto file = dir_ / "mesh.json";
+  const auto outcome = dsgd({"shared-memory", "--study", "mesh", "--datasets", "covtype-like", "--cores", "1,4",
+                             "--mesh-batch", "64", "--alphas", "0.1,1", "--results", file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  EXPECT_TRUE(contains(outcome.out, "Predicted speed-up over Serial")) << outcome.out;
+  const auto results = reports::read_results(file);
+  ASSERT_EQ(results.benchmarks.size(), 2U);
+  const auto& one = results.benchmarks.front();
+  const auto& four = results.benchmarks.back();
+  EXPECT_EQ(one.ranks, 1);
+  EXPECT_EQ(four.ranks, 4);
+  EXPECT_EQ(one.counters.at("read_s"), 0.0);  // one core: nothing to fetch from another
+  EXPECT_GT(four.counters.at("read_s") + four.counters.at("write_s"), 0.0);
+  EXPECT_GT(four.counters.at("hardware_speedup"), one.counters.at("hardware_speedup"));
+  EXPECT_LT(four.counters.at("hardware_speedup"), 4.0);  // coherence traffic costs something
+  EXPECT_TRUE(contains(four.labels.at("assumed"), "in-order penalty 2")) << four.labels.at("assumed");
+}
+
 TEST_F(AppSharedMemory, BadStudyOrDataIsAUsageError) {
   const auto study = dsgd({"shared-memory", "--study", "nosuch"});
   EXPECT_EQ(study.code, 2) << study.err;
