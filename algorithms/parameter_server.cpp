@@ -87,7 +87,6 @@ ElasticServer::ElasticServer(Trainer& trainer, float worker_momentum) : centre_(
 }
 
 void ElasticServer::run_round(Trainer& trainer, std::int64_t iterations) {
-  const std::size_t n = trainer.parameter_count();
   if (trainer.is_master()) {
     // The master's parameters are the centre W~; the reply is the centre before this push's move.
     serve_round(trainer, iterations, [&](int, std::span<const float> pushed, std::span<float> reply) {
