@@ -1,10 +1,6 @@
 #include "simulate/mesh_sharing.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -24,6 +20,7 @@
 
 #include "core/comm.hpp"
 #include "core/error.hpp"
+#include "simulate/forked.hpp"
 
 namespace dsgd::simulate {
 
@@ -47,21 +44,10 @@ std::string shape_of(const MeshOptions& mesh) {
 }
 
 // --- one simulation in a forked child --------------------------------------------------------------------------
-// The executor's isolation (simulate/simgrid/executor.cpp), reduced to what these simulations need: the child
-// starts the process's only SimGrid engine, runs `body` and sends back its numbers. Its own copy because the
-// executor's is built around worlds of ranks and platforms::Platform, which this chip is not.
+// Each simulation runs in a child process (simulate/forked.hpp) that starts the process's only SimGrid engine, runs
+// the body and sends back its numbers.
 
 enum class Report : char { kValues = 'V', kError = 'E' };
-
-void write_all(int fd, const std::string& bytes) {
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the parent is gone: nobody to tell
-    written += static_cast<std::size_t>(n);
-  }
-}
 
 // Starts the engine, SimGrid silent. kFlowPerOwner: the pure alpha-beta flow model (CM02 without cross traffic or
 // TCP window), solved in full at every event: every flow shares a link with some other, so the mesh is one system
@@ -93,75 +79,30 @@ void start_engine(double link_Bps, TransferModel model) {
   new s4u::Engine(&argc, argv.data());
 }
 
-[[noreturn]] void child_main(int fd, double link_Bps, TransferModel model,
-                             const std::function<std::vector<double>()>& body) {
-  std::string report;
+// The child's report: kValues and the numbers `body` returned, or kError and what it failed with.
+std::string report_of(double link_Bps, TransferModel model, const std::function<std::vector<double>()>& body) {
   try {
     start_engine(link_Bps, model);
     const std::vector<double> values = body();
-    report.push_back(static_cast<char>(Report::kValues));
+    std::string report(1, static_cast<char>(Report::kValues));
     report.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
+    return report;
   } catch (const std::exception& error) {
-    report = std::string(1, static_cast<char>(Report::kError)) + error.what();
+    return std::string(1, static_cast<char>(Report::kError)) + error.what();
   } catch (...) {
-    report = std::string(1, static_cast<char>(Report::kError)) + "unknown exception";
+    return std::string(1, static_cast<char>(Report::kError)) + "unknown exception";
   }
-  write_all(fd, report);
-  ::close(fd);
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  // _exit, not exit: no atexit handlers or static destructors of the parent's (a test framework's) in the child.
-  ::_exit(0);
 }
 
 // Runs `body` in a child process with its own SimGrid engine, set up for links of `link_Bps` and `model`, and
 // returns the numbers it returned. `what` names the simulation in errors.
 std::vector<double> run_forked(const std::string& what, double link_Bps, TransferModel model, double wall_timeout_s,
                                const std::function<std::vector<double>()>& body) {
-  const auto start = std::chrono::steady_clock::now();
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(what + ": pipe() failed: " + std::strerror(errno));
-  std::cout.flush();  // what sits in stdio buffers would otherwise be written twice
-  std::cerr.flush();
-  std::fflush(nullptr);
-  const pid_t child = ::fork();
-  if (child < 0) {
-    const int error = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw Error(what + ": fork() failed: " + std::strerror(error));
-  }
-  if (child == 0) {
-    ::close(fds[0]);
-    child_main(fds[1], link_Bps, model, body);
-  }
-  ::close(fds[1]);
-
-  std::string report;
-  bool timed_out = false;
-  char buffer[65536];
-  for (;;) {
-    if (wall_timeout_s > 0) {
-      const double left = wall_timeout_s - seconds_since(start);
-      if (left <= 0) {
-        timed_out = true;
-        break;
-      }
-      pollfd ready{fds[0], POLLIN, 0};
-      const int polled = ::poll(&ready, 1, static_cast<int>(std::min(std::ceil(left * 1000), 3.6e6)));
-      if (polled == 0 || (polled < 0 && errno == EINTR)) continue;
-    }
-    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    report.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  if (timed_out) ::kill(child, SIGKILL);  // our own child
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  const ForkedOutcome outcome =
+      run_forked_child(what, wall_timeout_s, [&] { return report_of(link_Bps, model, body); });
+  const bool timed_out = outcome.timed_out;
+  const int status = outcome.status;
+  const std::string& report = outcome.report;
   if (timed_out) throw TimeoutError(what + " ran past its wall-time limit of " + number(wall_timeout_s) + " s");
   if (WIFSIGNALED(status)) {
     throw InternalError(what + ": the simulation process died of signal " + std::to_string(WTERMSIG(status)));
@@ -388,19 +329,7 @@ std::vector<MeshHop> mesh_route(const MeshOptions& mesh, MeshStop from, MeshStop
                        std::to_string(mesh.columns) + " x " + std::to_string(mesh.rows) + " grid");
     }
   }
-  std::vector<MeshHop> hops;
-  MeshStop at = from;
-  while (at.x != to.x) {
-    const MeshStop next{at.x + (to.x > at.x ? 1 : -1), at.y};
-    hops.push_back({at, next});
-    at = next;
-  }
-  while (at.y != to.y) {
-    const MeshStop next{at.x, at.y + (to.y > at.y ? 1 : -1)};
-    hops.push_back({at, next});
-    at = next;
-  }
-  return hops;
+  return xy_route(from, to);
 }
 
 std::vector<double> simulate_mesh_transfers(const MeshOptions& mesh, const std::vector<MeshTransfer>& transfers,

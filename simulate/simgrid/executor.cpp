@@ -1,10 +1,6 @@
 #include "simulate/simgrid/executor.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -20,6 +16,7 @@
 #include <sstream>
 
 #include "simulate/analytic/executor.hpp"
+#include "simulate/forked.hpp"
 #include "simulate/simgrid/comm.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 
@@ -264,36 +261,18 @@ SimulationResult decode(const std::string& bytes) {
 
 // --- the forked child -------------------------------------------------------------------------------------------
 
-void write_all(int fd, const std::string& bytes) {
-  std::size_t written = 0;
-  while (written < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // the parent is gone: nobody to tell
-    written += static_cast<std::size_t>(n);
-  }
-}
-
-[[noreturn]] void child_main(int fd, const platforms::Platform& platform, const WorldOptions& world,
-                             const WorkerFunction& worker, const SimulationOptions& options) {
-  std::string report;
+// The child's report: the result, or the error it failed with.
+std::string report_of(const platforms::Platform& platform, const WorldOptions& world, const WorkerFunction& worker,
+                      const SimulationOptions& options) {
   try {
-    report = encode(simulate_here(platform, world, worker, options));
+    return encode(simulate_here(platform, world, worker, options));
   } catch (const Error& error) {
-    report = encode(kind_of(error), error.what());
+    return encode(kind_of(error), error.what());
   } catch (const std::exception& error) {
-    report = encode(ErrorKind::kError, error.what());
+    return encode(ErrorKind::kError, error.what());
   } catch (...) {
-    report = encode(ErrorKind::kError, "the simulation failed with an unknown exception");
+    return encode(ErrorKind::kError, "the simulation failed with an unknown exception");
   }
-  write_all(fd, report);
-  ::close(fd);
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  // _exit, not exit: the child must not run the parent's atexit handlers and static destructors (a test
-  // framework's, for one), nor SimGrid's engine teardown, which serves nobody here.
-  ::_exit(0);
 }
 
 std::string signal_text(int signal_number) {
@@ -304,50 +283,11 @@ std::string signal_text(int signal_number) {
 SimulationResult simulate_forked(const platforms::Platform& platform, const WorldOptions& world,
                                  const WorkerFunction& worker, const SimulationOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(std::string("simulation: pipe() failed: ") + std::strerror(errno));
-  // Whatever sits in our stdio buffers would otherwise be written twice, once by the child.
-  std::cout.flush();
-  std::cerr.flush();
-  std::fflush(nullptr);
-  const pid_t child = ::fork();
-  if (child < 0) {
-    const int error = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    throw Error(std::string("simulation: fork() failed: ") + std::strerror(error));
-  }
-  if (child == 0) {
-    ::close(fds[0]);
-    child_main(fds[1], platform, world, worker, options);
-  }
-  ::close(fds[1]);
-
-  std::string report;
-  bool timed_out = false;
-  char buffer[65536];
-  for (;;) {
-    if (options.wall_timeout_s > 0) {
-      const double left = options.wall_timeout_s - seconds_since(start);
-      if (left <= 0) {
-        timed_out = true;
-        break;
-      }
-      pollfd ready{fds[0], POLLIN, 0};
-      const int wait_ms = static_cast<int>(std::min(std::ceil(left * 1000), 3.6e6));  // at most an hour per poll
-      const int polled = ::poll(&ready, 1, wait_ms);
-      if (polled == 0 || (polled < 0 && errno == EINTR)) continue;  // check the time left again
-    }
-    const ssize_t n = ::read(fds[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    report.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fds[0]);
-  if (timed_out) ::kill(child, SIGKILL);  // our own child, stuck in a worker that never blocks in SimGrid
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
+  const ForkedOutcome outcome = run_forked_child("simulation", options.wall_timeout_s,
+                                                 [&] { return report_of(platform, world, worker, options); });
+  const bool timed_out = outcome.timed_out;
+  const int status = outcome.status;
+  const std::string& report = outcome.report;
   if (timed_out) {
     throw TimeoutError("the simulation of " + std::to_string(world.size) + " ranks on '" + platform.name +
                        "' ran past its wall-time limit of " + std::to_string(options.wall_timeout_s) + " s");
@@ -399,10 +339,14 @@ void check_request(const platforms::Platform& platform, const WorldOptions& worl
 
 std::string_view to_string(Fidelity fidelity) {
   switch (fidelity) {
-    case Fidelity::kAuto: return "auto";
-    case Fidelity::kMessage: return "message";
-    case Fidelity::kFlow: return "flow";
-    case Fidelity::kAnalytic: return "analytic";
+    case Fidelity::kAuto:
+      return "auto";
+    case Fidelity::kMessage:
+      return "message";
+    case Fidelity::kFlow:
+      return "flow";
+    case Fidelity::kAnalytic:
+      return "analytic";
   }
   return "?";
 }

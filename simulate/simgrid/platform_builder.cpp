@@ -117,8 +117,7 @@ int ranks_per_node(const platforms::Platform& platform, const PlacementOptions& 
 
 MeshStop nic_stop(const platforms::KnlMesh& mesh) { return {mesh.columns / 2, 0}; }
 
-std::vector<MeshHop> xy_route(const platforms::KnlMesh& mesh, MeshStop from, MeshStop to) {
-  (void)mesh;
+std::vector<MeshHop> xy_route(MeshStop from, MeshStop to) {
   std::vector<MeshHop> hops;
   MeshStop at = from;
   while (at.x != to.x) {
@@ -411,7 +410,7 @@ class Builder {
                               forward ? s4u::LinkInRoute::Direction::UP : s4u::LinkInRoute::Direction::DOWN);
     };
     const auto path = [&](platforms::MeshStop from, platforms::MeshStop to, std::vector<s4u::LinkInRoute>& out) {
-      for (const auto& hop : xy_route(mesh, from, to)) out.push_back(link_between(hop));
+      for (const auto& hop : xy_route(from, to)) out.push_back(link_between(hop));
     };
     // The memory the ranks work in, spread over its controllers.
     const double memory_Bps = mesh_memory_Bps(platform_);

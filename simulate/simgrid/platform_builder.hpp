@@ -104,7 +104,9 @@ struct MeshHop {
 };
 MeshStop rank_stop(const platforms::Platform& platform, int group, int groups);
 MeshStop nic_stop(const platforms::KnlMesh& mesh);
-std::vector<MeshHop> xy_route(const platforms::KnlMesh& mesh, MeshStop from, MeshStop to);
+// The dimension-ordered route between two stops of any 2-D mesh: along x first, then y (the KNL mesh and
+// simulate/mesh_sharing.hpp's chip both route so).
+std::vector<MeshHop> xy_route(MeshStop from, MeshStop to);
 int memory_controller(const platforms::KnlMesh& mesh, MeshStop from, MeshStop to);
 
 // The memory the ranks of a KNL node work in, whose controllers carry its messages: MCDRAM if the node has it (seed

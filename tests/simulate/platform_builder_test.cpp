@@ -135,7 +135,7 @@ TEST(PlatformBuilder, KnlMeshRoutesAreDimensionOrderedThroughAnMcdramController)
   const double hop_s = *mesh.hop_latency_s;
   // Quadrant: the controller nearest the sender, (1,0): 1 hop there, 2 + 6 hops on to (3,6).
   EXPECT_EQ(memory_controller(mesh, {2, 0}, {3, 6}), 1);
-  EXPECT_EQ(xy_route(mesh, {1, 0}, {3, 6}).size(), 8U);
+  EXPECT_EQ(xy_route({1, 0}, {3, 6}).size(), 8U);
   EXPECT_NEAR(empty_message_s(quadrant, 68, 0, 67), 9 * hop_s, 1e-15);
   // SNC-4: the receiver's quadrant's memory (bottom right: (4,7) or (5,7)); (4,7) is nearer: 2 + 7 hops, then 2.
   const auto snc4 = knl(platforms::ClusterMode::kSnc4);
@@ -143,7 +143,7 @@ TEST(PlatformBuilder, KnlMeshRoutesAreDimensionOrderedThroughAnMcdramController)
   EXPECT_EQ(memory_controller(std::get<platforms::KnlMesh>(snc4.nodes.intra_node), {2, 0}, {3, 6}), 6);
   EXPECT_NEAR(empty_message_s(snc4, 68, 0, 67), 11 * hop_s, 1e-15);
   // X first, then Y.
-  const auto hops = xy_route(mesh, {0, 0}, {2, 1});
+  const auto hops = xy_route({0, 0}, {2, 1});
   ASSERT_EQ(hops.size(), 3U);
   EXPECT_EQ(hops[1].to, (MeshStop{2, 0}));
   EXPECT_EQ(hops[2].to, (MeshStop{2, 1}));
