@@ -6,12 +6,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <optional>
 
 #include "app/commands.hpp"
+#include "app/kernel_timings.hpp"
 #include "app/mpi_worker.hpp"
 #include "core/error.hpp"
-#include "measure/background_load.hpp"
 #include "measure/calibration.hpp"
 #include "measure/kernel_calibration.hpp"
 #include "measure/mpi/launch.hpp"
@@ -23,9 +22,6 @@
 namespace dsgd::app {
 
 namespace {
-
-// Other programs' load (cores kept busy) above which the kernel timings are taken again.
-constexpr double kBusyCores = 0.25;
 
 struct CalibrateOptions {
   int ranks = 2;
@@ -116,52 +112,6 @@ void print_link(std::ostream& out, const std::string& path, const platforms::Pla
   }
 }
 
-// The kernel classes' timings: with every core busy and, on a machine of several cores, alone as well.
-struct KernelTimings {
-  measure::KernelCalibration busy;
-  std::optional<measure::KernelCalibration> alone;
-};
-
-// One microbenchmark of the kernel classes (one OpenMP thread: a simulated host is one core), `copies` at once,
-// printed.
-measure::KernelCalibration time_kernels(Context& context, const CalibrateOptions& options, int copies) {
-  auto bench = options.kernels;
-  bench.concurrent = copies;
-  context.err << "calibrate: timing the kernel classes on " << bench.model << ", batch " << bench.batch << ", "
-              << bench.threads << " thread(s), " << bench.concurrent << " copies at once" << std::endl;
-  // Measured again (up to --kernel-retries times) while other programs kept more than a quarter of a core busy:
-  // the least disturbed measurement is kept, and its sources say how disturbed it was.
-  auto disturbed = measure::least_disturbed(
-      [&] { return measure::measure_kernels(bench); }, options.kernel_retries, kBusyCores,
-      [&](double others) {
-        char text[120];
-        std::snprintf(text, sizeof text, "calibrate: other programs kept %.2f cores busy; timing the kernels again\n",
-                      others);
-        context.err << text << std::flush;
-      });
-  auto kernels = std::move(disturbed.value);
-  kernels.others_cores = disturbed.others_cores;
-  context.out << "kernel classes (median over " << bench.concurrent << " copies x " << bench.repetitions
-              << " repetitions):\n";
-  for (const auto& timing : kernels.kernels) context.out << "  " << measure::describe(timing) << '\n';
-  context.out << "  " << measure::describe(kernels.memory) << '\n';
-  char line[120];
-  std::snprintf(line, sizeof line, "  (other programs kept %.2f cores busy meanwhile)\n", kernels.others_cores);
-  context.out << line;
-  return kernels;
-}
-
-// By default as many copies at once as this machine has cores, as a run with a rank per core keeps them busy; and
-// one copy alone, because a core whose neighbours idle runs faster (an algorithm whose workers take turns, or drift
-// apart, computes alone part of the time): the platform's shared chip carries both.
-KernelTimings calibrate_kernels(Context& context, const CalibrateOptions& options) {
-  const int copies = options.kernels.concurrent > 0 ? options.kernels.concurrent
-                                                    : std::max(1, measure::read_cpu_facts().physical_cores);
-  KernelTimings timings{time_kernels(context, options, copies), std::nullopt};
-  if (copies > 1) timings.alone = time_kernels(context, options, 1);
-  return timings;
-}
-
 // The share of a core a waiting rank takes (platforms::SharedChip::waiting_share) on one executor, and its source.
 struct MeasuredWaiting {
   double share = 0;
@@ -218,7 +168,7 @@ WaitingShares calibrate_waiting(Context& context, const CalibrateOptions& option
 
 void write_calibrated(Context& context, const std::string& path, platforms::Platform platform,
                       const KernelTimings& kernels, const MeasuredWaiting& waiting, const std::string& where) {
-  measure::apply_kernel_calibration(platform, kernels.busy, where, kernels.alone ? &*kernels.alone : nullptr);
+  platform = with_kernel_timings(std::move(platform), kernels, where);
   if (auto& chip = platform.nodes.shared_chip) {
     chip->waiting_share = waiting.share;
     chip->sources["waiting_share"] = waiting.source;
@@ -253,7 +203,7 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   const std::string where = provenance.host_name + ", " + provenance.date;
   if (options.kernels_only) {
     // New kernel efficiencies into the platforms an earlier calibration wrote; their links stay.
-    const auto kernels = calibrate_kernels(context, options);
+    const auto kernels = time_kernel_classes(context, options.kernels, options.kernel_retries, true);
     const auto waiting = calibrate_waiting(context, options, where);
     write_calibrated(context, options.out, platforms::load_platform(options.out), kernels, waiting.mpi, where);
     write_calibrated(context, options.threads_path(), platforms::load_platform(options.threads_path()), kernels,
@@ -316,7 +266,7 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   context.out << "threads ping-pong:\n";
   print_fit(context.out, thread_points, thread_segments, options.weighting);
 
-  const auto kernels = calibrate_kernels(context, options);
+  const auto kernels = time_kernel_classes(context, options.kernels, options.kernel_retries, true);
   const auto waiting = calibrate_waiting(context, options, where);
   write_calibrated(context, options.out, measure::calibrated_platform(input), kernels, waiting.mpi, where);
   write_calibrated(context, options.threads_path(), measure::calibrated_platform(threads_input), kernels,

@@ -2,16 +2,19 @@
 // and predicted in SimGrid on the platforms `dsgd calibrate` wrote from microbenchmarks only (DESIGN.md
 // "Calibration, prediction, validation"; docs/validation.md). Prints measured and predicted seconds per iteration
 // and the error per algorithm and executor. The prediction never reads the measured run: it takes the platform
-// file, the model and the run's options.
+// file, the model and the run's options, and -- unless --file-kernels -- the kernel microbenchmarks timed again
+// right before and after the run, because this machine's speed wanders between a calibration and the runs.
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/runner.hpp"
 #include "app/commands.hpp"
+#include "app/kernel_timings.hpp"
 #include "app/mpi_worker.hpp"
 #include "app/run_common.hpp"
 #include "measure/background_load.hpp"
@@ -36,8 +39,14 @@ struct ValidateOptions {
   int cores = 0;                        // this machine's cores; 0: the platform's host count (calibrate's)
   double tolerance = 0.15;
   double timeout_s = 120;
-  int retries = 2;           // measurements again of a run other programs disturbed
+  int retries = 2;           // measurements again of a run other programs or the machine's drift disturbed
   double busy_cores = 0.25;  // what counts as disturbed: cores other programs kept busy on average
+  // Kernel timings: taken again right before and after each run (the platform file's links and waiting share
+  // stay), unless file_kernels; a run over which the forward/backward's time moved by more than max_drift is
+  // measured again.
+  bool file_kernels = false;
+  double max_drift = 0.05;
+  int kernel_repetitions = 20;
 };
 
 const std::vector<std::string>& executor_names() {
@@ -135,15 +144,16 @@ struct Row {
   double measured_s = 0;
   double predicted_s = 0;
   double others_cores = 0;
+  double drift = 0;  // the forward/backward's time after the run over before, minus 1
   std::string note;
   double error() const { return (predicted_s - measured_s) / measured_s; }
 };
 
 std::string row_text(const Row& row) {
   char line[300];
-  std::snprintf(line, sizeof line, "%-21s %-8s %5d %14.5f %14.5f %+8.1f%% %7.2f  %s\n", row.algorithm.c_str(),
-                row.executor.c_str(), row.ranks, row.measured_s, row.predicted_s, 100 * row.error(), row.others_cores,
-                row.note.c_str());
+  std::snprintf(line, sizeof line, "%-21s %-8s %5d %14.5f %14.5f %+8.1f%% %7.2f %+6.1f%%  %s\n",
+                row.algorithm.c_str(), row.executor.c_str(), row.ranks, row.measured_s, row.predicted_s,
+                100 * row.error(), row.others_cores, 100 * row.drift, row.note.c_str());
   return line;
 }
 
@@ -161,6 +171,62 @@ void add_predicted(reports::Entry& entry, const simulate::ScalingPoint& point, b
   }
 }
 
+// One measured run of a row, with the kernel timings taken around it.
+struct Measured {
+  reports::Entry entry;
+  double seconds_per_iteration = 0;
+  double others_cores = 0;                 // cores other programs kept busy during the run
+  std::optional<KernelTimings> kernels;  // the mean of the timings before and after; none with --file-kernels
+  double drift = 0;                        // the forward/backward's time after over before, minus 1
+
+  // How far the run is from undisturbed, in units of what is tolerated (<= 1: undisturbed).
+  double disturbance(const ValidateOptions& options) const {
+    return std::max(others_cores / options.busy_cores, std::abs(drift) / options.max_drift);
+  }
+};
+
+// Measures a row by `run` (a run result entry): the kernels are timed right before and after it unless
+// --file-kernels, and the run is measured again (up to --retries times) while other programs kept more than --busy
+// cores busy or the forward/backward's time moved by more than --drift over it (this VM's speed wanders by up to
+// 25% within an hour). The least disturbed measurement is kept; its disturbance is reported beside it.
+template <typename Run>
+Measured measure_row(Run&& run, const ValidateOptions& options, const RunCli& cli, const algorithms::RunData& data,
+                     Context& context) {
+  measure::KernelBenchOptions bench;
+  if (data.train) bench.dataset_images = data.train->size();  // batches drawn from as many images as the run's
+  bench.model = cli.run.model;
+  bench.batch = cli.run.hyper.batch;
+  bench.repetitions = options.kernel_repetitions;
+  bench.concurrent = 0;  // one copy per core, and one alone: as dsgd calibrate times them
+  const auto once = [&] {
+    Measured measured;
+    std::optional<KernelTimings> before;
+    if (!options.file_kernels) before = time_kernel_classes(context, bench, 0, false);
+    const auto start = measure::CpuClock::now();
+    measured.entry = run();
+    measured.others_cores = measure::CpuClock::now().others_cores_since(start);
+    measured.seconds_per_iteration = steady_seconds_per_iteration(measured.entry);
+    if (before) {
+      const auto after = time_kernel_classes(context, bench, 0, false);
+      measured.drift = after.busy_seconds("conv") / before->busy_seconds("conv") - 1;
+      measured.kernels = mean_of(*before, after);
+    }
+    return measured;
+  };
+  auto best = once();
+  for (int retry = 0; retry < options.retries && best.disturbance(options) > 1; ++retry) {
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "validate: other programs kept %.2f cores busy, the forward/backward's time moved %+.1f%%; "
+                  "measuring again\n",
+                  best.others_cores, 100 * best.drift);
+    context.err << text << std::flush;
+    auto again = once();
+    if (again.disturbance(options) < best.disturbance(options)) best = std::move(again);
+  }
+  return best;
+}
+
 void check(const ValidateOptions& options) {
   if (options.cli.run.workers < 1) throw InputError("validate: --workers must be at least 1");
   if (options.warmup < 1) throw InputError("validate: --warmup must be at least 1 iteration");
@@ -172,6 +238,9 @@ void check(const ValidateOptions& options) {
   if (!(options.tolerance > 0)) throw InputError("validate: --tolerance must be > 0");
   if (options.cores < 0) throw InputError("validate: --cores must be positive");
   if (options.retries < 0) throw InputError("validate: --retries must be >= 0");
+  if (!(options.max_drift > 0)) throw InputError("validate: --drift must be > 0");
+  if (!(options.busy_cores > 0)) throw InputError("validate: --busy must be > 0");
+  if (options.kernel_repetitions < 1) throw InputError("validate: --kernel-repetitions must be at least 1");
   if (options.executors.empty()) throw InputError("validate: --executors lists none");
   for (const auto& executor : options.executors) {
     if (std::find(executor_names().begin(), executor_names().end(), executor) == executor_names().end()) {
@@ -198,10 +267,11 @@ void validate(Context& context, const ValidateOptions& options) {
   const auto data = wants_threads ? load_run_data(cli) : algorithms::RunData{};
 
   auto results = new_results(context);
+  const std::string where = results.provenance.host_name + ", " + results.provenance.date;
   std::vector<Row> rows;
   char header[200];
-  std::snprintf(header, sizeof header, "%-21s %-8s %5s %14s %14s %9s %7s  %s\n", "algorithm", "executor", "ranks",
-                "measured s/it", "predicted s/it", "error", "others", "model");
+  std::snprintf(header, sizeof header, "%-21s %-8s %5s %14s %14s %9s %7s %7s  %s\n", "algorithm", "executor",
+                "ranks", "measured s/it", "predicted s/it", "error", "others", "drift", "model");
   for (const auto& name : names) {
     cli.run.algorithm = name;
     algorithms::check_run_options(cli.run);
@@ -209,29 +279,17 @@ void validate(Context& context, const ValidateOptions& options) {
     for (const auto& executor : options.executors) {
       const bool mpi = executor == "mpi";
       context.err << "validate: " << name << " on " << executor << ", " << cli.run.workers << " workers" << std::endl;
-      // Measured again (up to --retries times) while other programs kept more than --busy cores busy; the run
-      // they disturbed least is kept, and how much they did is reported beside it.
-      auto best = measure::least_disturbed(
-          [&] {
-            auto entry =
-                mpi ? measure_mpi(cli, options.timeout_s, context) : measure_threads(cli, data, options.timeout_s);
-            const double seconds_per_iteration = steady_seconds_per_iteration(entry);
-            return std::make_pair(std::move(entry), seconds_per_iteration);
-          },
-          options.retries, options.busy_cores,
-          [&](double others) {
-            char text[120];
-            std::snprintf(text, sizeof text, "validate: other programs kept %.2f cores busy; measuring again\n",
-                          others);
-            context.err << text << std::flush;
-          });
-      auto& entry = best.value.first;
+      auto best = measure_row(
+          [&] { return mpi ? measure_mpi(cli, options.timeout_s, context) : measure_threads(cli, data, options.timeout_s); },
+          options, cli, data, context);
+      auto& entry = best.entry;
       Row row;
       row.algorithm = name;
       row.executor = executor;
       row.ranks = algorithms::world_size(cli.run);
-      row.measured_s = best.value.second;
+      row.measured_s = best.seconds_per_iteration;
       row.others_cores = best.others_cores;
+      row.drift = best.drift;
 
       // The prediction: the same run, size-only, on the calibrated platform of this executor.
       simulate::ScalingOptions scaling;
@@ -241,7 +299,9 @@ void validate(Context& context, const ValidateOptions& options) {
       scaling.workers = {cli.run.workers};
       scaling.iterations = cli.run.budget.iterations;
       scaling.fidelity = simulate::Fidelity::kMessage;
-      const auto platform = world_platform(mpi ? mpi_platform : threads_platform, row.ranks, cores, &row.note);
+      auto platform = mpi ? mpi_platform : threads_platform;
+      if (best.kernels) platform = with_kernel_timings(std::move(platform), *best.kernels, where);
+      platform = world_platform(std::move(platform), row.ranks, cores, &row.note);
       const auto point = simulate::simulate_weak_scaling(platform, scaling).front();
       row.predicted_s = point.seconds_per_iteration;
       context.out << (rows.empty() ? header : "") << row_text(row) << std::flush;
@@ -254,8 +314,11 @@ void validate(Context& context, const ValidateOptions& options) {
       entry.counters["error"] = row.error();
       entry.counters["warmup_iterations"] = static_cast<double>(options.warmup);
       entry.counters["others_busy_cores"] = row.others_cores;
+      if (best.kernels) entry.counters["kernel_drift"] = row.drift;
       entry.labels["prediction"] = "simgrid, " + std::string(simulate::to_string(point.fidelity)) + " fidelity, " +
-                                   platform.name + (row.note.empty() ? "" : "; " + row.note);
+                                   platform.name +
+                                   (best.kernels ? ", kernels timed before and after the run" : ", kernels of the file") +
+                                   (row.note.empty() ? "" : "; " + row.note);
       add_predicted(entry, point, info.has_master, scaling.iterations);
       results.benchmarks.push_back(std::move(entry));
       rows.push_back(std::move(row));
@@ -310,9 +373,18 @@ void register_validate_command(CLI::App& app, Context& context) {
   command->add_option("--tolerance", options->tolerance, "Error counted as within, a fraction")->capture_default_str();
   command->add_option("--timeout", options->timeout_s, "Seconds a rank waits for another before failing")
       ->capture_default_str();
-  command->add_option("--retries", options->retries, "Measure a run again while other programs disturbed it")
+  command
+      ->add_option("--retries", options->retries,
+                   "Measure a run again while other programs disturbed it or the kernels' speed moved over it")
       ->capture_default_str();
   command->add_option("--busy", options->busy_cores, "Cores other programs may keep busy before a run is retried")
+      ->capture_default_str();
+  command->add_flag("--file-kernels", options->file_kernels,
+                    "Predict with the platform file's kernel timings instead of timing the kernels around each run");
+  command->add_option("--drift", options->max_drift,
+                      "Change of the forward/backward's time over a run before it is measured again, a fraction")
+      ->capture_default_str();
+  command->add_option("--kernel-repetitions", options->kernel_repetitions, "Timed repetitions per kernel class")
       ->capture_default_str();
   command->add_option("--results", options->cli.results, "Write the results (JSON) here");
   command->callback([&context, options] { validate(context, *options); });

@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <barrier>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <random>
 #include <thread>
@@ -84,46 +85,6 @@ void fill_normal(std::vector<float>& values, std::mt19937_64& random) {
 
 std::string threads_text(int threads) { return std::to_string(threads) + (threads == 1 ? " thread" : " threads"); }
 
-// A labelled batch of `batch` random images for `model`, in back-end memory.
-struct SyntheticBatch {
-  float* images = nullptr;
-  float* labels = nullptr;
-};
-
-SyntheticBatch synthetic_batch(const ModelSpec& model, int batch, nn::Backend& backend, Buffers& buffers,
-                               std::mt19937_64& random) {
-  const auto batch_size = static_cast<std::size_t>(batch);
-  std::vector<float> images(batch_size * static_cast<std::size_t>(model.input.elements()));
-  fill_normal(images, random);
-  std::vector<float> labels(batch_size);
-  for (std::size_t i = 0; i < batch_size; ++i)
-    labels[i] = static_cast<float>(i % static_cast<std::size_t>(model.classes));
-  SyntheticBatch result{buffers.make(images.size()), buffers.make(labels.size())};
-  backend.copy_to_device(result.images, images.data(), images.size());
-  backend.copy_to_device(result.labels, labels.data(), labels.size());
-  return result;
-}
-
-// conv: the Trainer's for/backward step.
-Measured time_train_step(const ModelSpec& model, const KernelBenchOptions& options, nn::Backend& backend,
-                         std::mt19937_64& random, const Step& step) {
-  nn::Network network(model, backend, options.batch);
-  network.initialize(options.seed);
-  Buffers buffers(backend);
-  const SyntheticBatch batch = synthetic_batch(model, options.batch, backend, buffers, random);
-  Measured timing;
-  timing.kernel_class = "conv";
-  timing.what = "forward+backward of " + model.name + " (nn::Network::train_step), batch " +
-                std::to_string(options.batch) + ", " + threads_text(options.threads);
-  timing.work = 3.0 * model.forward_flops() * options.batch;  // as Trainer::compute_gradient declares it
-  timing.repetitions = options.repetitions;
-  timing.samples = timed_samples(options, step, [&] {
-    network.train_step(batch.images, batch.labels);
-    backend.synchronize();
-  });
-  return timing;
-}
-
 // gemm: the model's inner-product layers, forward and backward, each on its own random input.
 Measured time_inner_products(const ModelSpec& model, const KernelBenchOptions& options, nn::Backend& backend,
                              std::mt19937_64& random, const Step& step) {
@@ -176,34 +137,23 @@ Measured time_inner_products(const ModelSpec& model, const KernelBenchOptions& o
   return timing;
 }
 
-// elementwise: the Trainer's local SGD update (weight decay, momentum, step).
-Measured time_sgd_update(std::size_t parameters, const KernelBenchOptions& options, nn::Backend& backend,
-                         std::mt19937_64& random, const Step& step) {
-  Buffers buffers(backend);
-  std::vector<float> host(parameters);
-  fill_normal(host, random);
-  float* weights = buffers.make(parameters);
-  float* gradients = buffers.make(parameters);
-  backend.copy_to_device(weights, host.data(), parameters);
-  for (float& value : host) value *= 1e-3F;
-  backend.copy_to_device(gradients, host.data(), parameters);
-  nn::Sgd sgd(backend, parameters, nn::SgdOptions{1e-3F, 0.9F, 5e-4F});
+// One timed kernel of an iteration: its timing and what it runs.
+struct IterationKernel {
   Measured timing;
-  timing.kernel_class = "elementwise";
-  timing.what = "SGD update (nn::Sgd::step, momentum and weight decay) of " + std::to_string(parameters) +
-                " parameters, " + threads_text(options.threads);
-  timing.work = 4.0 * static_cast<double>(parameters);  // as Trainer::sgd_step declares it
-  timing.repetitions = options.repetitions;
-  timing.samples = timed_samples(options, step, [&] {
-    sgd.step(weights, gradients);
-    backend.synchronize();
-  });
-  return timing;
-}
+  std::function<void()> body;
+};
 
-// copy: the Trainer's batch load from a training set of `options.dataset_images` synthetic images.
-Measured time_batch_copy(const ModelSpec& model, const KernelBenchOptions& options, nn::Backend& backend,
-                         std::mt19937_64& random, const Step& step) {
+// The kernels of one worker's iteration, in the order the Trainer runs them, timed one by one in each repetition:
+//   copy         the batch load (data::fill_batch + copy_to_device) from a training set of `dataset_images`
+//   conv         nn::Network::train_step on that batch
+//   elementwise  nn::Sgd::step of the network's own parameters from the gradients train_step left
+//   memory       a memcpy of the parameter vector (what an exchange or a model copy moves)
+// Timing each kernel back to back instead would start it with the caches its own previous repetition left (a
+// LeNet's parameters and activations fit in L2/L3), while in training it starts with the caches the previous kernel
+// of the iteration left (docs/validation.md has the numbers).
+// With concurrent copies every repetition starts at a barrier, as a synchronous iteration does.
+std::vector<Measured> time_iteration(const ModelSpec& model, const KernelBenchOptions& options, nn::Backend& backend,
+                                     std::mt19937_64& random, const Step& step) {
   data::Dataset dataset;
   dataset.name = "synthetic";
   dataset.channels = static_cast<int>(model.input.channels);
@@ -223,59 +173,107 @@ Measured time_batch_copy(const ModelSpec& model, const KernelBenchOptions& optio
   Buffers buffers(backend);
   float* images = buffers.make(host_images.size());
   float* labels = buffers.make(host_labels.size());
-  Measured timing;
-  timing.kernel_class = "copy";
-  timing.what = "batch load (data::fill_batch + copy_to_device) of " + std::to_string(options.batch) + " " +
-                model.name + " images drawn from " + std::to_string(options.dataset_images) + " synthetic ones";
-  // As Trainer::compute_gradient declares it: the batch's images and labels as floats.
-  timing.work = static_cast<double>(batch) * static_cast<double>(model.input.elements() + 1) * sizeof(float);
-  timing.repetitions = options.repetitions;
-  timing.samples = timed_samples(options, step, [&] {
-    data::fill_batch(dataset, sampler.next(), host_images, host_labels);
-    backend.copy_to_device(images, host_images.data(), host_images.size());
-    backend.copy_to_device(labels, host_labels.data(), host_labels.size());
-    backend.synchronize();
-  });
-  return timing;
-}
 
-// The memory bandwidth: a memcpy of the parameter vector, bytes read plus bytes written.
-Measured time_memcpy(std::size_t parameters, const std::string& model, const KernelBenchOptions& options,
-                     const Step& step) {
+  nn::Network network(model, backend, options.batch);
+  network.initialize(options.seed);
+  const std::size_t parameters = network.parameter_count();
+  // A small step, so that repeated updates from the same kind of gradients keep the weights finite.
+  nn::Sgd sgd(backend, parameters, nn::SgdOptions{1e-4F, 0.9F, 5e-4F});
+  std::vector<float> model_copy(parameters);
+
+  const std::string threads = threads_text(options.threads);
+  const auto timing = [&](const char* kernel_class, std::string what, double work) {
+    Measured measured;
+    measured.kernel_class = kernel_class;
+    measured.what = std::move(what) + ", timed in an iteration's order (batch load, forward+backward, update, memcpy)";
+    measured.work = work;
+    measured.repetitions = options.repetitions;
+    return measured;
+  };
+  std::vector<IterationKernel> kernels;
+  // As Trainer::compute_gradient declares it: the batch's images and labels as floats.
+  kernels.push_back({timing("copy",
+                            "batch load (data::fill_batch + copy_to_device) of " + std::to_string(options.batch) + " " +
+                                model.name + " images drawn from " + std::to_string(options.dataset_images) +
+                                " synthetic ones",
+                            static_cast<double>(batch) * static_cast<double>(model.input.elements() + 1) *
+                                sizeof(float)),
+                     [&] {
+                       data::fill_batch(dataset, sampler.next(), host_images, host_labels);
+                       backend.copy_to_device(images, host_images.data(), host_images.size());
+                       backend.copy_to_device(labels, host_labels.data(), host_labels.size());
+                       backend.synchronize();
+                     }});
+  kernels.push_back({timing("conv",
+                            "forward+backward of " + model.name + " (nn::Network::train_step), batch " +
+                                std::to_string(options.batch) + ", " + threads,
+                            3.0 * model.forward_flops() * options.batch),  // as Trainer::compute_gradient declares it
+                     [&] {
+                       network.train_step(images, labels);
+                       backend.synchronize();
+                     }});
+  kernels.push_back({timing("elementwise",
+                            "SGD update (nn::Sgd::step, momentum and weight decay) of the network's " +
+                                std::to_string(parameters) + " parameters, " + threads,
+                            4.0 * static_cast<double>(parameters)),  // as Trainer::sgd_step declares it
+                     [&] {
+                       sgd.step(network.parameters(), network.gradients());
+                       backend.synchronize();
+                     }});
   const std::size_t bytes = parameters * sizeof(float);
-  std::vector<char> from(bytes, 1);
-  std::vector<char> to(bytes, 0);
-  Measured timing;
-  timing.kernel_class = "memory";
-  timing.what = "memcpy of " + std::to_string(bytes) + " bytes (" + model +
-                "'s parameter vector: the working set of updates and exchanges), read + written bytes counted";
-  timing.work = 2.0 * static_cast<double>(bytes);
-  timing.repetitions = options.repetitions;
-  timing.samples = timed_samples(options, step, [&] {
-    std::memcpy(to.data(), from.data(), bytes);
-    from[0] = to[bytes / 2];  // a dependence, so the copies are not elided
-  });
-  return timing;
+  kernels.push_back({timing("memory",
+                            "memcpy of " + std::to_string(bytes) + " bytes (" + model.name +
+                                "'s parameter vector: the working set of updates and exchanges), read + written bytes "
+                                "counted",
+                            2.0 * static_cast<double>(bytes)),
+                     [&] {
+                       backend.copy_to_host(model_copy.data(), network.parameters(), parameters);
+                       backend.synchronize();
+                     }});
+
+  for (int i = 0; i < options.warmup + options.repetitions; ++i) {
+    if (step.barrier != nullptr) step.barrier->arrive_and_wait();
+    for (auto& kernel : kernels) {
+      const auto start = Clock::now();
+      kernel.body();
+      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      if (i >= options.warmup) kernel.timing.samples.push_back(seconds);
+    }
+  }
+  std::vector<Measured> timings;
+  for (auto& kernel : kernels) timings.push_back(std::move(kernel.timing));
+  return timings;
 }
 
 }  // namespace
 
+double log_spread(std::vector<double> samples) {
+  if (samples.size() < 4) return 0;
+  std::sort(samples.begin(), samples.end());
+  const auto quantile = [&](double q) {
+    const double at = q * static_cast<double>(samples.size() - 1);
+    const auto below = static_cast<std::size_t>(at);
+    const double above = below + 1 < samples.size() ? samples[below + 1] : samples[below];
+    return samples[below] + (at - static_cast<double>(below)) * (above - samples[below]);
+  };
+  const double q1 = quantile(0.25);
+  const double q3 = quantile(0.75);
+  if (!(q1 > 0)) return 0;
+  constexpr double kNormalIqr = 1.349;  // the interquartile range of a standard normal
+  return std::log(q3 / q1) / kNormalIqr;
+}
+
 namespace {
 
-// One copy of the benchmark: every class, then the memcpy last.
+// One copy of the benchmark: the inner products alone, then an iteration's kernels.
 std::vector<Measured> measure_copy(const ModelSpec& model, const KernelBenchOptions& options, const Step& step) {
   nn::BackendOptions backend_options;
   backend_options.threads = options.threads;
   backend_options.seed = options.seed;
   const auto backend = nn::make_backend("cpu", backend_options);
   std::mt19937_64 random(options.seed);
-  std::vector<Measured> timings;
-  timings.push_back(time_train_step(model, options, *backend, random, step));
-  timings.push_back(time_inner_products(model, options, *backend, random, step));
-  const auto parameters = static_cast<std::size_t>(model.parameters());
-  timings.push_back(time_sgd_update(parameters, options, *backend, random, step));
-  timings.push_back(time_batch_copy(model, options, *backend, random, step));
-  timings.push_back(time_memcpy(parameters, model.name, options, step));
+  std::vector<Measured> timings{time_inner_products(model, options, *backend, random, step)};
+  for (auto& timing : time_iteration(model, options, *backend, random, step)) timings.push_back(std::move(timing));
   return timings;
 }
 
@@ -324,6 +322,7 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options) {
     if (merged.work <= 0) continue;  // a class this model lacks (no inner-product layer)
     merged.what += alongside;
     merged.repetitions = static_cast<int>(samples.size());
+    merged.log_spread = log_spread(samples);
     merged.median_s = median(std::move(samples));
     if (merged.kernel_class == "memory") {
       calibration.memory = merged;
@@ -423,6 +422,21 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
   };
   efficiencies(calibration, cpu.efficiency);
 
+  for (const auto& timing : calibration.kernels) {
+    if (timing.kernel_class != "conv") continue;
+    platform.noise = {};
+    if (!(timing.log_spread > 0)) {
+      platform.noise.description = "not measured: the forward/backward's repetitions had no spread (fewer than 4?)";
+      continue;
+    }
+    platform.noise.distribution = platforms::NoiseDistribution::kLognormal;
+    platform.noise.spread = timing.log_spread;
+    platform.noise.description =
+        "the spread of the forward/backward's repetitions with every core busy, measured by dsgd calibrate";
+    platform.noise.sources = {{"sigma", cite(timing) + ": sigma of log(time) from the interquartile range, IQR/1.349 = " +
+                                            format("%.4g", timing.log_spread)}};
+  }
+
   platform.nodes.shared_chip.reset();
   if (alone == nullptr) return;
   platforms::SharedChip chip;
@@ -438,8 +452,8 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
 std::string describe(const KernelTiming& timing) {
   const bool bytes = timing.kernel_class == "copy" || timing.kernel_class == "memory";
   return timing.kernel_class + ": " + timing.what + ": " + format("%.4g", timing.median_s * 1e3) + " ms median of " +
-         std::to_string(timing.repetitions) + ", " + format("%.4g", timing.rate() / 1e9) +
-         (bytes ? " GB/s" : " GFLOP/s");
+         std::to_string(timing.repetitions) + " (spread of log(time) " + format("%.3f", timing.log_spread) + "), " +
+         format("%.4g", timing.rate() / 1e9) + (bytes ? " GB/s" : " GFLOP/s");
 }
 
 }  // namespace dsgd::measure

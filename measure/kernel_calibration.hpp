@@ -31,6 +31,9 @@ struct KernelTiming {
   double work = 0;           // FLOPs, or bytes
   int repetitions = 0;
   double median_s = 0;
+  // The spread of the repetitions: the standard deviation of log(time), estimated from the interquartile range
+  // (IQR / 1.349, exact for a lognormal) so that a few repetitions preempted by other programs do not dominate it.
+  double log_spread = 0;
 
   double rate() const { return work / median_s; }  // FLOP/s or B/s
 };
@@ -65,6 +68,10 @@ struct KernelCalibration {
 // threads or concurrent < 1, a model that cannot train here) and what the kernels throw.
 KernelCalibration measure_kernels(const KernelBenchOptions& options);
 
+// The standard deviation of log(samples) estimated from their interquartile range (quartiles interpolated
+// linearly), IQR / 1.349; 0 for fewer than 4 samples or a non-positive lower quartile.
+double log_spread(std::vector<double> samples);
+
 // The fraction of `peak` (FLOP/s, or B/s for copy) that `timing` achieved. Throws InputError for a non-positive
 // peak or timing, or a rate above the peak by more than 5% (then the peak is wrong, not the kernel). A rate
 // between the peak and 5% above it is measurement noise and counts as 1.
@@ -82,6 +89,9 @@ double kernel_efficiency(const KernelTiming& timing, double peak);
 // With `alone` (the same kernels timed in one copy while the other cores idled), the platform's nodes also become
 // one shared chip (platforms::SharedChip) of calibration.concurrent cores whose kernel_efficiency_alone is that
 // timing's, and the clock is raised to explain the fastest kernel of either timing.
+//
+// The platform's noise becomes lognormal with the forward/backward's (class "conv", every core busy) log_spread, where
+// it was measured: the repetitions' spread is what makes one rank of a synchronous step wait for another.
 void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibration& calibration,
                               const std::string& where, const KernelCalibration* alone = nullptr);
 

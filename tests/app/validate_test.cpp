@@ -12,6 +12,7 @@
 #include "core/subprocess.hpp"
 #include "measure/calibration.hpp"
 #include "measure/kernel_calibration.hpp"
+#include "platforms/catalog.hpp"
 #include "reports/results.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/synthetic_images.hpp"
@@ -61,6 +62,8 @@ TEST_F(AppValidate, BadOptionsAreOneLineErrors) {
                        "unknown executor 'gpu'; valid values are: threads, mpi");
   one_line_usage_error(dsgd({"validate", "--algos", "no-such-algorithm"}), "unknown algorithm 'no-such-algorithm'");
   one_line_usage_error(dsgd({"validate", "--workers", "0"}), "--workers must be at least 1");
+  one_line_usage_error(dsgd({"validate", "--drift", "0"}), "--drift must be > 0");
+  one_line_usage_error(dsgd({"validate", "--kernel-repetitions", "0"}), "--kernel-repetitions must be at least 1");
   one_line_usage_error(dsgd({"validate", "--platform", (dir_ / "missing.json").string()}), "missing.json");
   write_platforms();
   std::filesystem::remove(dir_ / "platform-threads.json");
@@ -80,7 +83,8 @@ TEST_F(AppValidate, TableHasARowPerAlgorithmAndExecutor) {
   const auto file = dir_ / "validate.json";
   const auto result = dsgd({"validate", "--platform", (dir_ / "platform.json").string(), "--data",
                             "idx:" + dir_.string(), "--algos", without_master + "," + with_master, "--batch", "8",
-                            "--warmup", "2", "--iterations", "4", "--retries", "0", "--results", file.string()});
+                            "--warmup", "2", "--iterations", "4", "--retries", "0", "--kernel-repetitions", "2",
+                            "--results", file.string()});
   ASSERT_EQ(result.exit_code, 0) << result.output;
   std::istringstream lines(result.output);
   std::vector<std::string> rows;
@@ -104,7 +108,40 @@ TEST_F(AppValidate, TableHasARowPerAlgorithmAndExecutor) {
     EXPECT_GT(entry.counters.at("predicted_s_per_iteration"), 0) << entry.name;
     EXPECT_TRUE(entry.counters.count("error") == 1) << entry.name;
     EXPECT_GT(entry.counters.at("predicted_s_per_iteration:for/backward"), 0) << entry.name;
+    EXPECT_EQ(entry.counters.count("kernel_drift"), 1U) << entry.name;
+    EXPECT_TRUE(contains(entry.labels.at("prediction"), "kernels timed before and after the run")) << entry.name;
+    EXPECT_EQ(entry.platform, "this-machine") << "the calibrated platform re-timed, under its own name";
   }
+}
+
+TEST_F(AppValidate, FileKernelsPredictWithThePlatformFilesTimings) {
+  write_platforms();
+  // A forward/backward at a ten-thousandth of the peak in the file: far slower than any real timing of it.
+  const auto path = dir_ / "platform-threads.json";
+  auto platform = platforms::load_platform(path.string());
+  platform.nodes.cpu.efficiency.by_class["conv"] = 1e-4;
+  measure::write_platform_file(path, platform);
+  dsgd::testing::write_synthetic_idx_folder(dir_, 160, 40);
+  const auto file = dir_ / "validate.json";
+  const std::string algorithm = algorithms::algorithm_catalog().front().info.name;
+  const auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"validate", "--platform", (dir_ / "platform.json").string(), "--data",
+                                  "idx:" + dir_.string(), "--algos", algorithm, "--executors", "threads",
+                                  "--batch", "8", "--warmup", "2", "--iterations", "4", "--retries", "0",
+                                  "--results", file.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto result = dsgd(args);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    const auto entries = reports::read_results(file).benchmarks;
+    EXPECT_EQ(entries.size(), 1U);
+    return entries.empty() ? reports::Entry{} : entries.front();
+  };
+  const auto from_file = run({"--file-kernels"});
+  EXPECT_EQ(from_file.counters.count("kernel_drift"), 0U);
+  EXPECT_TRUE(contains(from_file.labels.at("prediction"), "kernels of the file"));
+  const auto retimed = run({"--kernel-repetitions", "2"});
+  EXPECT_LT(retimed.counters.at("predicted_s_per_iteration:for/backward"),
+            from_file.counters.at("predicted_s_per_iteration:for/backward") / 10);
 }
 
 }  // namespace

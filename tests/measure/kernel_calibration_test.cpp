@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "measure/calibration.hpp"
 #include "measure/threads_pingpong.hpp"
 #include "platforms/catalog.hpp"
@@ -251,10 +253,41 @@ TEST(MeasureKernelCalibration, TinyRealRunTimesEveryClassOfLenet) {
     EXPECT_GT(kernel.median_s, 0) << kernel.kernel_class;
     EXPECT_EQ(kernel.repetitions, 4) << "2 copies x 2 repetitions";
     EXPECT_TRUE(contains(kernel.what, "2 copies at once")) << kernel.what;
+    EXPECT_GE(kernel.log_spread, 0) << kernel.kernel_class;
+    if (kernel.kernel_class != "gemm") EXPECT_TRUE(contains(kernel.what, "in an iteration's order")) << kernel.what;
   }
-  EXPECT_EQ(classes, (std::vector<std::string>{"conv", "gemm", "elementwise", "copy"}));
+  EXPECT_EQ(classes, (std::vector<std::string>{"gemm", "copy", "conv", "elementwise"}));
   EXPECT_EQ(calibration.memory.kernel_class, "memory");
   EXPECT_DOUBLE_EQ(calibration.memory.work, 2.0 * 431080 * 4) << "LeNet's parameter vector, read and written";
+}
+
+TEST(MeasureKernelCalibration, LogSpreadIsTheInterquartileRangeOfTheLogsOver1349) {
+  // Five samples: the quartiles are the 2nd and 4th exactly, whatever the extremes.
+  const double q3 = 2 * std::exp(1.349);
+  EXPECT_NEAR(log_spread({100.0, 2.0, 3.0, q3, 1e-3}), 1.0, 1e-12);
+  EXPECT_NEAR(log_spread({2.0, 2.0, 2.0, 2.0}), 0.0, 1e-12) << "no spread";
+  // Interpolated: quartiles of {1, 2, 4, 8} at positions 0.75 and 2.25: 1.75 and 5.
+  EXPECT_NEAR(log_spread({8.0, 4.0, 2.0, 1.0}), std::log(5.0 / 1.75) / 1.349, 1e-12);
+  EXPECT_EQ(log_spread({1.0, 2.0, 3.0}), 0.0) << "too few samples";
+}
+
+TEST(MeasureKernelCalibration, TheNoiseIsTheForwardBackwardsSpread) {
+  auto platform = synthetic_platform();
+  auto calibration = synthetic_calibration();
+  calibration.kernels[0].log_spread = 0.05;  // conv
+  calibration.kernels[1].log_spread = 0.5;   // elementwise: not the noise's
+  apply_kernel_calibration(platform, calibration, "testhost, today");
+  EXPECT_EQ(platform.noise.distribution, platforms::NoiseDistribution::kLognormal);
+  EXPECT_DOUBLE_EQ(platform.noise.spread, 0.05);
+  EXPECT_TRUE(contains(platform.noise.sources.at("sigma"), "synthetic conv")) << platform.noise.sources.at("sigma");
+  const auto reloaded = platforms::parse_platform(platforms::to_json(platform), "calibrated.json");
+  EXPECT_DOUBLE_EQ(reloaded.noise.spread, 0.05);
+
+  // Calibrated again with no spread measured, the earlier noise goes.
+  calibration.kernels[0].log_spread = 0;
+  apply_kernel_calibration(platform, calibration, "testhost, later");
+  EXPECT_EQ(platform.noise.distribution, platforms::NoiseDistribution::kNone);
+  EXPECT_TRUE(contains(platform.noise.description, "not measured")) << platform.noise.description;
 }
 
 TEST(MeasureThreadsPingPong, OnePointPerPowerOfTwo) {

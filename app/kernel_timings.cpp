@@ -1,0 +1,99 @@
+#include "app/kernel_timings.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.hpp"
+#include "measure/background_load.hpp"
+#include "measure/calibration.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+// Other programs' load (cores kept busy) above which the kernel timings are taken again.
+constexpr double kBusyCores = 0.25;
+
+measure::KernelCalibration time_copies(Context& context, measure::KernelBenchOptions bench, int copies, int retries,
+                                       bool print) {
+  bench.concurrent = copies;
+  context.err << "timing the kernel classes on " << bench.model << ", batch " << bench.batch << ", " << bench.threads
+              << " thread(s), " << bench.concurrent << " copies at once" << std::endl;
+  // The least disturbed of the measurements is kept, and its sources say how disturbed it was.
+  auto disturbed = measure::least_disturbed(
+      [&] { return measure::measure_kernels(bench); }, retries, kBusyCores, [&](double others) {
+        char text[120];
+        std::snprintf(text, sizeof text, "other programs kept %.2f cores busy; timing the kernels again\n", others);
+        context.err << text << std::flush;
+      });
+  auto kernels = std::move(disturbed.value);
+  kernels.others_cores = disturbed.others_cores;
+  if (!print) return kernels;
+  context.out << "kernel classes (median over " << bench.concurrent << " copies x " << bench.repetitions
+              << " repetitions):\n";
+  for (const auto& timing : kernels.kernels) context.out << "  " << measure::describe(timing) << '\n';
+  context.out << "  " << measure::describe(kernels.memory) << '\n';
+  char line[120];
+  std::snprintf(line, sizeof line, "  (other programs kept %.2f cores busy meanwhile)\n", kernels.others_cores);
+  context.out << line;
+  return kernels;
+}
+
+}  // namespace
+
+double KernelTimings::busy_seconds(const std::string& kernel_class) const {
+  for (const auto& timing : busy.kernels) {
+    if (timing.kernel_class == kernel_class) return timing.median_s;
+  }
+  throw InternalError("kernel timings: class '" + kernel_class + "' was not timed");
+}
+
+// By default as many copies at once as this machine has cores, as a run with a rank per core keeps them busy; and
+// one copy alone, because a core whose neighbours idle runs faster (an algorithm whose workers take turns, or drift
+// apart, computes alone part of the time): the platform's shared chip carries both.
+KernelTimings time_kernel_classes(Context& context, measure::KernelBenchOptions bench, int retries, bool print) {
+  const int copies = bench.concurrent > 0 ? bench.concurrent : std::max(1, measure::read_cpu_facts().physical_cores);
+  KernelTimings timings{time_copies(context, bench, copies, retries, print), std::nullopt};
+  if (copies > 1) timings.alone = time_copies(context, bench, 1, retries, print);
+  return timings;
+}
+
+KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after) {
+  const auto mean = [](measure::KernelCalibration into, const measure::KernelCalibration& other) {
+    const auto counterpart = [&](const measure::KernelTiming& timing) -> const measure::KernelTiming& {
+      if (timing.kernel_class == other.memory.kernel_class) return other.memory;
+      const auto match = std::find_if(other.kernels.begin(), other.kernels.end(),
+                                      [&](const auto& o) { return o.kernel_class == timing.kernel_class; });
+      if (match == other.kernels.end()) throw InternalError("kernel timings: '" + timing.kernel_class + "' timed once");
+      return *match;
+    };
+    const auto average = [&](measure::KernelTiming& timing) {
+      const auto& twin = counterpart(timing);
+      timing.median_s = (timing.median_s + twin.median_s) / 2;
+      timing.log_spread = (timing.log_spread + twin.log_spread) / 2;
+      timing.what += "; the mean of its medians timed before and after a run";
+    };
+    for (auto& timing : into.kernels) average(timing);
+    average(into.memory);
+    into.others_cores = std::max(into.others_cores, other.others_cores);
+    return into;
+  };
+  KernelTimings result{mean(before.busy, after.busy), std::nullopt};
+  if (before.alone && after.alone) result.alone = mean(*before.alone, *after.alone);
+  return result;
+}
+
+platforms::Platform with_kernel_timings(platforms::Platform platform, const KernelTimings& timings,
+                                        const std::string& where) {
+  const auto chip = platform.nodes.shared_chip;
+  measure::apply_kernel_calibration(platform, timings.busy, where, timings.alone ? &*timings.alone : nullptr);
+  if (chip && platform.nodes.shared_chip) {
+    platform.nodes.shared_chip->waiting_share = chip->waiting_share;
+    if (const auto source = chip->sources.find("waiting_share"); source != chip->sources.end()) {
+      platform.nodes.shared_chip->sources["waiting_share"] = source->second;
+    }
+  }
+  return platform;
+}
+
+}  // namespace dsgd::app

@@ -1,0 +1,38 @@
+#pragma once
+// The kernel classes timed on this machine for a calibrated platform (measure/kernel_calibration.hpp): with every
+// core busy and, on a machine of several cores, alone as well. `dsgd calibrate` writes them into the platform files;
+// `dsgd validate` times them again right before and after each run it predicts, since this machine's speed drifts.
+
+#include <optional>
+#include <string>
+
+#include "app/commands.hpp"
+#include "measure/kernel_calibration.hpp"
+#include "platforms/platform.hpp"
+
+namespace dsgd::app {
+
+struct KernelTimings {
+  measure::KernelCalibration busy;
+  std::optional<measure::KernelCalibration> alone;
+
+  // The median time of class `kernel_class` with every core busy; throws InternalError if it was not timed.
+  double busy_seconds(const std::string& kernel_class) const;
+};
+
+// Times the kernel classes of `bench` (one OpenMP thread each: a simulated host is one core): bench.concurrent
+// copies at once (0: one per physical core) and, where that is more than one, one copy alone. A timing taken while
+// other programs kept more than a quarter of a core busy is taken again, up to `retries` times. Progress goes to
+// context.err; with `print`, the timings to context.out.
+KernelTimings time_kernel_classes(Context& context, measure::KernelBenchOptions bench, int retries, bool print);
+
+// The mean of two timings of the same kernels, class by class (each median_s the mean of the two; the rest from
+// `before`): the kernels as fast as they were on average over a run timed between them.
+KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after);
+
+// `platform` with `timings` applied (measure::apply_kernel_calibration), keeping the shared chip's measured
+// waiting share.
+platforms::Platform with_kernel_timings(platforms::Platform platform, const KernelTimings& timings,
+                                        const std::string& where);
+
+}  // namespace dsgd::app

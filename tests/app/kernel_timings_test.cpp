@@ -1,0 +1,68 @@
+// app/kernel_timings.hpp: the mean of the timings around a run, and a platform re-timed with them keeping the
+// shared chip's measured waiting share. On synthetic timings with known answers.
+
+#include "app/kernel_timings.hpp"
+
+#include <gtest/gtest.h>
+
+#include "measure/calibration.hpp"
+#include "tests/support/error_message.hpp"
+
+namespace dsgd::app {
+namespace {
+
+measure::KernelCalibration calibration(double conv_s, double memory_s, int concurrent) {
+  measure::KernelCalibration timings;
+  timings.kernels = {{"conv", "synthetic conv", 16e9, 10, conv_s, 0.02}, {"elementwise", "synthetic", 1e9, 10, 1.0}};
+  timings.memory = {"memory", "synthetic memcpy", 10e9, 10, memory_s};
+  timings.concurrent = concurrent;
+  return timings;
+}
+
+TEST(AppKernelTimings, MeanOfIsTheMeanClassByClass) {
+  const KernelTimings before{calibration(1.0, 2.0, 2), calibration(0.5, 1.0, 1)};
+  KernelTimings after{calibration(3.0, 4.0, 2), calibration(1.5, 3.0, 1)};
+  after.busy.kernels[0].log_spread = 0.04;
+  after.busy.others_cores = 0.3;
+  const auto mean = mean_of(before, after);
+  EXPECT_DOUBLE_EQ(mean.busy_seconds("conv"), 2.0);
+  EXPECT_DOUBLE_EQ(mean.busy_seconds("elementwise"), 1.0);
+  EXPECT_DOUBLE_EQ(mean.busy.memory.median_s, 3.0);
+  EXPECT_DOUBLE_EQ(mean.busy.kernels[0].log_spread, 0.03);
+  EXPECT_DOUBLE_EQ(mean.busy.others_cores, 0.3) << "the more disturbed of the two";
+  ASSERT_TRUE(mean.alone.has_value());
+  EXPECT_DOUBLE_EQ(mean.alone->kernels[0].median_s, 1.0);
+  EXPECT_DOUBLE_EQ(mean.alone->memory.median_s, 2.0);
+  EXPECT_NE(mean.busy.kernels[0].what.find("before and after"), std::string::npos) << mean.busy.kernels[0].what;
+  EXPECT_EQ(before.busy.kernels[0].what, "synthetic conv") << "the inputs are untouched";
+
+  after.busy.kernels.pop_back();
+  EXPECT_THROW(mean_of(before, after), InternalError) << "a class timed once";
+  EXPECT_THROW(before.busy_seconds("gemm"), InternalError);
+}
+
+TEST(AppKernelTimings, ARetimedPlatformKeepsItsWaitingShare) {
+  measure::CalibrationInput input;
+  input.cpu = measure::parse_cpuinfo(
+      "processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\ncpu MHz : 2000\nphysical id : 0\ncore id : 0\n"
+      "flags : avx2 fma\n\nprocessor : 1\nphysical id : 0\ncore id : 1\n");
+  input.segments = measure::fit_alpha_beta({{8, 2e-6}, {1024, 3e-6}, {1 << 20, 1e-3}}, {});
+  auto platform = measure::calibrated_platform(input);
+  const KernelTimings first{calibration(1.0, 1.0, 2), calibration(0.5, 1.0, 1)};
+  platform = with_kernel_timings(platform, first, "here");
+  ASSERT_TRUE(platform.nodes.shared_chip.has_value());
+  platform.nodes.shared_chip->waiting_share = 0.3;
+  platform.nodes.shared_chip->sources["waiting_share"] = "measured";
+
+  const KernelTimings second{calibration(2.0, 1.0, 2), calibration(1.0, 1.0, 1)};
+  const auto retimed = with_kernel_timings(platform, second, "here");
+  ASSERT_TRUE(retimed.nodes.shared_chip.has_value());
+  EXPECT_DOUBLE_EQ(retimed.nodes.shared_chip->waiting_share, 0.3);
+  EXPECT_EQ(retimed.nodes.shared_chip->sources.at("waiting_share"), "measured");
+  EXPECT_DOUBLE_EQ(retimed.nodes.cpu.efficiency.of("conv"), platform.nodes.cpu.efficiency.of("conv") / 2)
+      << "twice the time: half the efficiency";
+  EXPECT_DOUBLE_EQ(retimed.noise.spread, 0.02) << "the forward/backward's spread";
+}
+
+}  // namespace
+}  // namespace dsgd::app
