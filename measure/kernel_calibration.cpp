@@ -4,6 +4,7 @@
 #include <barrier>
 #include <chrono>
 #include <cmath>
+#include <numbers>
 #include <cstdio>
 #include <exception>
 #include <functional>
@@ -323,6 +324,18 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options) {
     merged.what += alongside;
     merged.repetitions = static_cast<int>(samples.size());
     merged.log_spread = log_spread(samples);
+    if (copies.size() > 1 && options.repetitions > 0) {
+      double slowest = 0;
+      for (std::size_t i = 0; i < copies.front()[k].samples.size(); ++i) {
+        double longest = 0;
+        for (const auto& copy : copies) longest = std::max(longest, copy[k].samples[i]);
+        slowest += longest;
+      }
+      double total = 0;
+      for (const double sample : samples) total += sample;
+      slowest /= static_cast<double>(copies.front()[k].samples.size());
+      if (total > 0) merged.slowest_ratio = slowest / (total / static_cast<double>(samples.size()));
+    }
     merged.median_s = median(std::move(samples));
     if (merged.kernel_class == "memory") {
       calibration.memory = merged;
@@ -331,6 +344,42 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options) {
     }
   }
   return calibration;
+}
+
+namespace {
+
+// E[max of `copies` draws] of exp(sigma Z - sigma^2 / 2), Z standard normal: the integral over z of
+// copies x factor(z) x phi(z) x Phi(z)^(copies - 1), by the trapezoid rule on [-10, 10].
+double expected_slowest(double sigma, int copies) {
+  constexpr int kSteps = 4000;
+  constexpr double kFrom = -10;
+  constexpr double kTo = 10;
+  const double step = (kTo - kFrom) / kSteps;
+  double sum = 0;
+  for (int i = 0; i <= kSteps; ++i) {
+    const double z = kFrom + step * i;
+    const double density = std::exp(-z * z / 2) / std::sqrt(2 * std::numbers::pi);
+    const double below = 0.5 * std::erfc(-z / std::numbers::sqrt2);
+    const double value = copies * std::exp(sigma * z - sigma * sigma / 2) * density * std::pow(below, copies - 1);
+    sum += (i == 0 || i == kSteps ? 0.5 : 1.0) * value;
+  }
+  return sum * step;
+}
+
+}  // namespace
+
+double lognormal_sigma_for_slowest(double ratio, int copies) {
+  if (copies < 2) throw InputError("kernel calibration: the slowest of " + std::to_string(copies) + " copies");
+  constexpr double kMaxSigma = 2;
+  if (!(ratio > 1)) return 0;
+  if (expected_slowest(kMaxSigma, copies) <= ratio) return kMaxSigma;
+  double low = 0;
+  double high = kMaxSigma;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = (low + high) / 2;
+    (expected_slowest(mid, copies) < ratio ? low : high) = mid;
+  }
+  return (low + high) / 2;
 }
 
 double kernel_efficiency(const KernelTiming& timing, double peak) {
@@ -425,16 +474,25 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
   for (const auto& timing : calibration.kernels) {
     if (timing.kernel_class != "conv") continue;
     platform.noise = {};
-    if (!(timing.log_spread > 0)) {
+    const bool slowest = calibration.concurrent > 1 && timing.slowest_ratio > 1;
+    const double sigma =
+        slowest ? lognormal_sigma_for_slowest(timing.slowest_ratio, calibration.concurrent) : timing.log_spread;
+    if (!(sigma > 0)) {
       platform.noise.description = "not measured: the forward/backward's repetitions had no spread (fewer than 4?)";
       continue;
     }
     platform.noise.distribution = platforms::NoiseDistribution::kLognormal;
-    platform.noise.spread = timing.log_spread;
+    platform.noise.spread = sigma;
     platform.noise.description =
         "the spread of the forward/backward's repetitions with every core busy, measured by dsgd calibrate";
-    platform.noise.sources = {{"sigma", cite(timing) + ": sigma of log(time) from the interquartile range, IQR/1.349 = " +
-                                            format("%.4g", timing.log_spread)}};
+    platform.noise.sources = {
+        {"sigma",
+         slowest ? "fitted to the microbenchmark (" + cite(timing) + "): the slowest of its " +
+                       std::to_string(calibration.concurrent) + " copies took " + format("%.4f", timing.slowest_ratio) +
+                       " x the mean time per repetition, which the slowest of as many lognormal factors of sigma " +
+                       format("%.4g", sigma) + " takes on average"
+                 : cite(timing) + ": sigma of log(time) from the interquartile range, IQR/1.349 = " +
+                       format("%.4g", timing.log_spread)}};
   }
 
   platform.nodes.shared_chip.reset();
@@ -452,7 +510,9 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
 std::string describe(const KernelTiming& timing) {
   const bool bytes = timing.kernel_class == "copy" || timing.kernel_class == "memory";
   return timing.kernel_class + ": " + timing.what + ": " + format("%.4g", timing.median_s * 1e3) + " ms median of " +
-         std::to_string(timing.repetitions) + " (spread of log(time) " + format("%.3f", timing.log_spread) + "), " +
+         std::to_string(timing.repetitions) + " (spread of log(time) " + format("%.3f", timing.log_spread) +
+         (timing.slowest_ratio > 0 ? ", slowest copy " + format("%.3f", timing.slowest_ratio) + " x the mean" : "") +
+         "), " +
          format("%.4g", timing.rate() / 1e9) + (bytes ? " GB/s" : " GFLOP/s");
 }
 

@@ -34,6 +34,9 @@ struct KernelTiming {
   // The spread of the repetitions: the standard deviation of log(time), estimated from the interquartile range
   // (IQR / 1.349, exact for a lognormal) so that a few repetitions preempted by other programs do not dominate it.
   double log_spread = 0;
+  // With several copies at once: the mean over repetitions of the slowest copy's time, over the mean time of all
+  // (what a synchronous step of that many ranks pays for their spread); 0 for one copy.
+  double slowest_ratio = 0;
 
   double rate() const { return work / median_s; }  // FLOP/s or B/s
 };
@@ -72,6 +75,11 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options);
 // linearly), IQR / 1.349; 0 for fewer than 4 samples or a non-positive lower quartile.
 double log_spread(std::vector<double> samples);
 
+// The sigma of a lognormal factor of mean 1 whose expected maximum over `copies` independent draws is `ratio` (the
+// spread that makes a simulated synchronous step of that many ranks wait as the measured one did). Solved by
+// bisection on a numerical integral; 0 for a ratio <= 1, at most 2. Throws InputError for copies < 2.
+double lognormal_sigma_for_slowest(double ratio, int copies);
+
 // The fraction of `peak` (FLOP/s, or B/s for copy) that `timing` achieved. Throws InputError for a non-positive
 // peak or timing, or a rate above the peak by more than 5% (then the peak is wrong, not the kernel). A rate
 // between the peak and 5% above it is measurement noise and counts as 1.
@@ -90,8 +98,10 @@ double kernel_efficiency(const KernelTiming& timing, double peak);
 // one shared chip (platforms::SharedChip) of calibration.concurrent cores whose kernel_efficiency_alone is that
 // timing's, and the clock is raised to explain the fastest kernel of either timing.
 //
-// The platform's noise becomes lognormal with the forward/backward's (class "conv", every core busy) log_spread, where
-// it was measured: the repetitions' spread is what makes one rank of a synchronous step wait for another.
+// The platform's noise becomes lognormal with the spread of the forward/backward (class "conv", every core busy): the
+// repetitions' spread is what makes one rank of a synchronous step wait for another. With several copies the sigma
+// is the one whose expected slowest copy matches the measured slowest_ratio (lognormal_sigma_for_slowest; a fitted
+// parameter, fitted to the microbenchmark and named so in its source), else the log_spread.
 void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibration& calibration,
                               const std::string& where, const KernelCalibration* alone = nullptr);
 

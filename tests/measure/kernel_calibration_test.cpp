@@ -254,7 +254,10 @@ TEST(MeasureKernelCalibration, TinyRealRunTimesEveryClassOfLenet) {
     EXPECT_EQ(kernel.repetitions, 4) << "2 copies x 2 repetitions";
     EXPECT_TRUE(contains(kernel.what, "2 copies at once")) << kernel.what;
     EXPECT_GE(kernel.log_spread, 0) << kernel.kernel_class;
-    if (kernel.kernel_class != "gemm") EXPECT_TRUE(contains(kernel.what, "in an iteration's order")) << kernel.what;
+    EXPECT_GE(kernel.slowest_ratio, 1) << "the slowest of 2 copies is no faster than their mean";
+    if (kernel.kernel_class != "gemm") {
+      EXPECT_TRUE(contains(kernel.what, "in an iteration's order")) << kernel.what;
+    }
   }
   EXPECT_EQ(classes, (std::vector<std::string>{"gemm", "copy", "conv", "elementwise"}));
   EXPECT_EQ(calibration.memory.kernel_class, "memory");
@@ -288,6 +291,31 @@ TEST(MeasureKernelCalibration, TheNoiseIsTheForwardBackwardsSpread) {
   apply_kernel_calibration(platform, calibration, "testhost, later");
   EXPECT_EQ(platform.noise.distribution, platforms::NoiseDistribution::kNone);
   EXPECT_TRUE(contains(platform.noise.description, "not measured")) << platform.noise.description;
+}
+
+TEST(MeasureKernelCalibration, SigmaForTheSlowestInvertsTheExpectedMaximum) {
+  // Two lognormal factors of mean 1: E[max] = 2 Phi(sigma / sqrt 2) in closed form.
+  const auto slowest_of_two = [](double sigma) { return 2 * 0.5 * std::erfc(-sigma / 2); };
+  for (const double sigma : {0.01, 0.1, 0.5}) {
+    EXPECT_NEAR(lognormal_sigma_for_slowest(slowest_of_two(sigma), 2), sigma, 1e-6) << sigma;
+  }
+  // The slowest of more copies is slower for the same sigma: the same ratio needs less of it.
+  EXPECT_LT(lognormal_sigma_for_slowest(slowest_of_two(0.1), 8), 0.1 / 2);
+  EXPECT_EQ(lognormal_sigma_for_slowest(1.0, 2), 0.0);
+  EXPECT_EQ(lognormal_sigma_for_slowest(0.9, 2), 0.0);
+  EXPECT_EQ(lognormal_sigma_for_slowest(100.0, 2), 2.0) << "capped";
+  EXPECT_TRUE(contains(input_error([] { lognormal_sigma_for_slowest(1.1, 1); }), "slowest of 1 copies"));
+}
+
+TEST(MeasureKernelCalibration, SeveralCopiesFitTheNoiseToTheSlowestCopy) {
+  auto platform = synthetic_platform();
+  auto calibration = busy_calibration();  // 2 copies
+  calibration.kernels[0].log_spread = 0.5;
+  calibration.kernels[0].slowest_ratio = 2 * 0.5 * std::erfc(-0.1 / 2);  // sigma 0.1
+  apply_kernel_calibration(platform, calibration, "testhost, today");
+  EXPECT_NEAR(platform.noise.spread, 0.1, 1e-6) << "the slowest copy's, not the log spread";
+  EXPECT_TRUE(contains(platform.noise.sources.at("sigma"), "fitted to the microbenchmark"))
+      << platform.noise.sources.at("sigma");
 }
 
 TEST(MeasureThreadsPingPong, OnePointPerPowerOfTwo) {
