@@ -38,11 +38,12 @@ class HogBatch final : public Method {
     detail::check_recorder(staleness, threads_);
     DSGD_ENFORCE_EQ(model.size(), data_->features);
     const detail::PassOrder order(data_->rows(), options_.seed, pass, options_.shuffle);
-    if (staleness != nullptr) {
-      run<true>(order, model.data(), step, staleness);
-    } else {
-      run<false>(order, model.data(), step, nullptr);
-    }
+    detail::with_flag(staleness != nullptr, [&](auto record) {
+      detail::with_flag(local_model_, [&](auto local) {
+        Worker<decltype(record)::value, decltype(local)::value> worker{*this, order, model.data(), step, staleness, {}};
+        detail::run_units(worker, options_.schedule, order.size(), static_cast<std::size_t>(hog_batch_), threads_, 1);
+      });
+    });
   }
 
   int threads() const override { return threads_; }
@@ -53,17 +54,6 @@ class HogBatch final : public Method {
   }
 
  private:
-  template <bool kRecord>
-  void run(const detail::PassOrder& order, float* model, float step, StalenessRecorder* staleness) {
-    if (local_model_) {
-      Worker<kRecord, true> worker{*this, order, model, step, staleness, {}};
-      detail::run_units(worker, options_.schedule, order.size(), static_cast<std::size_t>(hog_batch_), threads_, 1);
-    } else {
-      Worker<kRecord, false> worker{*this, order, model, step, staleness, {}};
-      detail::run_units(worker, options_.schedule, order.size(), static_cast<std::size_t>(hog_batch_), threads_, 1);
-    }
-  }
-
   template <bool kRecord, bool kLocalModel>
   struct Worker {
     HogBatch& method;

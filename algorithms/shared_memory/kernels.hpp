@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "algorithms/shared_memory/method.hpp"
@@ -134,6 +135,17 @@ struct alignas(64) PerThread {
 // dynamically, `chunk` units at a time (seed 003: `omp parallel for schedule(dynamic)`); kLockstep simulates the
 // threads deterministically in this thread: per tick, every busy thread samples one position in thread order, then
 // every thread whose unit ended writes it, in thread order, and takes the next unit.
+// Calls body(std::true_type{}) or body(std::false_type{}) as `flag` is: a run-time choice made a compile-time one, so
+// the worker instantiated for each case carries no branch on it in its per-sample loop.
+template <typename Body>
+void with_flag(bool flag, Body&& body) {
+  if (flag) {
+    body(std::true_type{});
+  } else {
+    body(std::false_type{});
+  }
+}
+
 template <typename Worker>
 void run_units(Worker& worker, Schedule schedule, std::size_t count, std::size_t unit, int threads, std::size_t chunk) {
   const std::size_t units = (count + unit - 1) / unit;

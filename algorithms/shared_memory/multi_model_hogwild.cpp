@@ -54,13 +54,10 @@ class MultiModelHogwild final : public Method {
     DSGD_ENFORCE_EQ(model.size(), data_->features * layout_.stride);
     detail::proximal_shrink(l2_weights_, step, shrink_);
     const detail::PassOrder order(data_->rows(), options_.seed, pass, options_.shuffle);
-    if (staleness != nullptr) {
-      Worker<true> worker{*this, order, model.data(), step, staleness, {}};
+    detail::with_flag(staleness != nullptr, [&](auto record) {
+      Worker<decltype(record)::value> worker{*this, order, model.data(), step, staleness, {}};
       detail::run_units(worker, options_.schedule, order.size(), 1, threads_, kSamplesPerDeal);
-    } else {
-      Worker<false> worker{*this, order, model.data(), step, nullptr, {}};
-      detail::run_units(worker, options_.schedule, order.size(), 1, threads_, kSamplesPerDeal);
-    }
+    });
   }
 
   ModelLayout layout() const override { return layout_; }
