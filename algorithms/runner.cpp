@@ -1,6 +1,7 @@
 #include "algorithms/runner.hpp"
 
 #include <algorithm>
+#include <array>
 #include <memory>
 
 #include "algorithms/trainer.hpp"
@@ -155,6 +156,7 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       recorder = std::make_unique<Recorder>(options, data, trainer, *result);
     }
     Breakdown training;
+    Breakdown first_round;
     std::int64_t done = 0;
     for (;;) {
       std::int64_t round = options.budget.eval_every;
@@ -166,7 +168,9 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       trainer.reset_losses();
       allreduce(comm, {losses, 2}, AllreduceAlgorithm::kRecursiveDoubling, {Category::kWait, kRoundTag});
       const double seconds = comm.now_s() - start_s;
-      add(training, minus(comm.breakdown(), before));
+      const Breakdown this_round = minus(comm.breakdown(), before);
+      if (done == 0) first_round = this_round;
+      add(training, this_round);
       done += round;
       float stop = 0;
       if (recorder) {
@@ -187,15 +191,20 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       if (recorder) recorder->finish();
       return;
     }
-    // Every rank's training breakdown to rank 0, as raw doubles.
+    // Every rank's training and first-round breakdowns to rank 0, as raw doubles in one message.
+    std::array<Breakdown, 2> both{training, first_round};
+    static_assert(sizeof both == 2 * sizeof training.seconds, "the breakdowns travel as raw doubles");
     if (comm.rank() != 0) {
-      comm.send(0, kBreakdownTag, training.seconds.data(), sizeof training.seconds, Category::kWait);
+      comm.send(0, kBreakdownTag, both.data(), sizeof both, Category::kWait);
       return;
     }
     result->per_rank[0] = training;
+    result->first_round_per_rank.assign(result->per_rank.size(), Breakdown{});
+    result->first_round_per_rank[0] = first_round;
     for (int rank = 1; rank < comm.size(); ++rank) {
-      comm.recv(rank, kBreakdownTag, result->per_rank[static_cast<std::size_t>(rank)].seconds.data(),
-                sizeof training.seconds, Category::kWait);
+      comm.recv(rank, kBreakdownTag, both.data(), sizeof both, Category::kWait);
+      result->per_rank[static_cast<std::size_t>(rank)] = both[0];
+      result->first_round_per_rank[static_cast<std::size_t>(rank)] = both[1];
     }
     recorder->finish();
   };

@@ -62,6 +62,9 @@ struct RunResult {
   double time_to_target_s = -1;   // training time when the target accuracy was first reached, or -1
   std::string stop_reason;        // "iterations", "seconds", "target accuracy"
   std::vector<Breakdown> per_rank;  // training rounds only; left empty in a size-only world (the executor has them)
+  // The first round's share of per_rank (oneDNN creates its primitives, pages fault in): per_rank minus it is the
+  // steady state. Filled where per_rank is.
+  std::vector<Breakdown> first_round_per_rank;
   // FNV-1a of the bytes of the final model of record: equal hashes, bit-identical weights.
   std::uint64_t parameters_hash = 0;
 };

@@ -70,9 +70,11 @@ KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after) {
     const auto average = [&](measure::KernelTiming& timing) {
       const auto& twin = counterpart(timing);
       timing.median_s = (timing.median_s + twin.median_s) / 2;
+      timing.mean_s = (timing.mean_s + twin.mean_s) / 2;
+      timing.persistence = (timing.persistence + twin.persistence) / 2;
       timing.log_spread = (timing.log_spread + twin.log_spread) / 2;
       timing.slowest_ratio = (timing.slowest_ratio + twin.slowest_ratio) / 2;
-      timing.what += "; the mean of its medians timed before and after a run";
+      timing.what += "; the mean of its timings before and after a run";
     };
     for (auto& timing : into.kernels) average(timing);
     average(into.memory);

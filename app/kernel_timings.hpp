@@ -26,8 +26,8 @@ struct KernelTimings {
 // context.err; with `print`, the timings to context.out.
 KernelTimings time_kernel_classes(Context& context, measure::KernelBenchOptions bench, int retries, bool print);
 
-// The mean of two timings of the same kernels, class by class (each median_s the mean of the two; the rest from
-// `before`): the kernels as fast as they were on average over a run timed between them.
+// The mean of two timings of the same kernels, class by class (median_s, mean_s, spreads and persistence each the
+// mean of the two; the rest from `before`): the kernels as fast as they were on average over a run timed between them.
 KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after);
 
 // `platform` with `timings` applied (measure::apply_kernel_calibration), keeping the shared chip's measured

@@ -114,6 +114,12 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
   // The breakdown of a worker (seed 000 Table 3 is per GPU): worker 0's rank; the master's, if any, apart.
   const std::size_t worker = result.info.has_master ? 1 : 0;
   if (worker < result.per_rank.size()) set_breakdown(entry, result.per_rank[worker]);
+  if (worker < result.first_round_per_rank.size()) {
+    const Breakdown& first = result.first_round_per_rank[worker];
+    for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
+      if (first.seconds[i] > 0) entry.counters["first_round_s:" + std::string(kCategoryNames[i])] = first.seconds[i];
+    }
+  }
   if (result.info.has_master && !result.per_rank.empty()) {
     const Breakdown& master = result.per_rank[0];
     for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {

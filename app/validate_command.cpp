@@ -171,6 +171,16 @@ void add_predicted(reports::Entry& entry, const simulate::ScalingPoint& point, b
   }
 }
 
+// The measured breakdown of the worker per iteration after the warm-up round (the entry's breakdown_s minus its
+// first_round_s, over the measured iterations), into the entry beside the predicted one.
+void add_measured(reports::Entry& entry, std::int64_t iterations) {
+  for (const auto& [category, seconds] : entry.breakdown_s) {
+    const auto first = entry.counters.find("first_round_s:" + category);
+    const double steady_s = seconds - (first == entry.counters.end() ? 0.0 : first->second);
+    entry.counters["measured_s_per_iteration:" + category] = std::max(0.0, steady_s) / static_cast<double>(iterations);
+  }
+}
+
 // One measured run of a row, with the kernel timings taken around it.
 struct Measured {
   reports::Entry entry;
@@ -320,6 +330,7 @@ void validate(Context& context, const ValidateOptions& options) {
                                    (best.kernels ? ", kernels timed before and after the run" : ", kernels of the file") +
                                    (row.note.empty() ? "" : "; " + row.note);
       add_predicted(entry, point, info.has_master, scaling.iterations);
+      add_measured(entry, options.iterations);
       results.benchmarks.push_back(std::move(entry));
       rows.push_back(std::move(row));
     }

@@ -44,8 +44,8 @@ struct Step {
   std::barrier<>* barrier = nullptr;  // null: a single copy
 };
 
-// `repetitions` timings of `body` after `warmup` untimed calls, started with the other copies (the median is
-// taken over every copy's timings afterwards).
+// `repetitions` timings of `body` after `warmup` untimed calls, started with the other copies (merged over the
+// copies afterwards).
 template <typename Body>
 std::vector<double> timed_samples(const KernelBenchOptions& options, const Step& step, Body&& body) {
   if (step.barrier != nullptr) step.barrier->arrive_and_wait();
@@ -248,6 +248,45 @@ std::vector<Measured> time_iteration(const ModelSpec& model, const KernelBenchOp
 
 }  // namespace
 
+double persistence(const std::vector<std::vector<double>>& samples_per_copy) {
+  if (samples_per_copy.empty()) return 0;
+  const std::size_t repetitions = samples_per_copy.front().size();
+  if (repetitions < 3) return 0;
+  for (const auto& copy : samples_per_copy) {
+    if (copy.size() != repetitions) throw InternalError("kernel persistence: copies of unequal repetitions");
+    for (const double sample : copy) {
+      if (!(sample > 0)) return 0;
+    }
+  }
+  const std::size_t copies = samples_per_copy.size();
+  std::vector<double> common(repetitions, 0.0);  // the copies' mean log(time) per repetition
+  if (copies > 1) {
+    for (std::size_t i = 0; i < repetitions; ++i) {
+      for (const auto& copy : samples_per_copy) common[i] += std::log(copy[i]);
+      common[i] /= static_cast<double>(copies);
+    }
+  }
+  double sum = 0;
+  for (const auto& copy : samples_per_copy) {
+    std::vector<double> deviation(repetitions);
+    for (std::size_t i = 0; i < repetitions; ++i) deviation[i] = std::log(copy[i]) - common[i];
+    double mean = 0;
+    for (const double d : deviation) mean += d;
+    mean /= static_cast<double>(repetitions);
+    double lagged = 0;
+    double variance = 0;
+    for (std::size_t i = 0; i < repetitions; ++i) {
+      variance += (deviation[i] - mean) * (deviation[i] - mean);
+      if (i + 1 < repetitions) lagged += (deviation[i] - mean) * (deviation[i + 1] - mean);
+    }
+    // A spread below 1e-9 in log(time) is rounding, not a copy being slower (copies that differ by a constant factor).
+    constexpr double kRounding = 1e-9;
+    if (!(variance > kRounding * kRounding * static_cast<double>(repetitions))) return 0;
+    sum += lagged / variance;
+  }
+  return sum / static_cast<double>(copies);
+}
+
 double log_spread(std::vector<double> samples) {
   if (samples.size() < 4) return 0;
   std::sort(samples.begin(), samples.end());
@@ -324,6 +363,12 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options) {
     merged.what += alongside;
     merged.repetitions = static_cast<int>(samples.size());
     merged.log_spread = log_spread(samples);
+    std::vector<std::vector<double>> per_copy;
+    for (const auto& copy : copies) per_copy.push_back(copy[k].samples);
+    merged.persistence = persistence(per_copy);
+    double sum_s = 0;
+    for (const double sample : samples) sum_s += sample;
+    if (!samples.empty()) merged.mean_s = sum_s / static_cast<double>(samples.size());
     if (copies.size() > 1 && options.repetitions > 0) {
       double slowest = 0;
       for (std::size_t i = 0; i < copies.front()[k].samples.size(); ++i) {
@@ -384,7 +429,7 @@ double lognormal_sigma_for_slowest(double ratio, int copies) {
 
 double kernel_efficiency(const KernelTiming& timing, double peak) {
   if (!(peak > 0)) throw InputError("kernel calibration: the peak for class '" + timing.kernel_class + "' is not > 0");
-  if (!(timing.work > 0) || !(timing.median_s > 0)) {
+  if (!(timing.work > 0) || !(timing.charged_s() > 0)) {
     throw InputError("kernel calibration: class '" + timing.kernel_class + "' has no positive work and time");
   }
   constexpr double kNoise = 1.05;
@@ -410,8 +455,9 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
   }
   const std::string measured = "measured by dsgd calibrate on " + where + ": ";
   const auto cite_from = [&](const KernelCalibration& from, const KernelTiming& timing) {
-    return measured + timing.what + ", " + std::to_string(timing.repetitions) + " repetitions, median " +
-           format("%.4g", timing.median_s * 1e3) + " ms, while other programs kept " +
+    return measured + timing.what + ", " + std::to_string(timing.repetitions) + " repetitions, mean " +
+           format("%.4g", timing.charged_s() * 1e3) + " ms (median " + format("%.4g", timing.median_s * 1e3) +
+           " ms), while other programs kept " +
            format("%.2f", from.others_cores) + " cores busy";
   };
   const auto cite = [&](const KernelTiming& timing) { return cite_from(calibration, timing); };
@@ -423,7 +469,7 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
   for (const KernelCalibration* from : {&calibration, alone}) {
     if (from == nullptr) continue;
     for (const auto& timing : from->kernels) {
-      if (timing.kernel_class != "copy" && timing.work > 0 && timing.median_s > 0 &&
+      if (timing.kernel_class != "copy" && timing.work > 0 && timing.charged_s() > 0 &&
           (fastest == nullptr || timing.rate() > fastest->rate())) {
         fastest = &timing;
         fastest_from = from;
@@ -444,7 +490,7 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
   }
 
   // The memory first: "copy" is a fraction of its bandwidth.
-  if (!(calibration.memory.work > 0) || !(calibration.memory.median_s > 0)) {
+  if (!(calibration.memory.work > 0) || !(calibration.memory.charged_s() > 0)) {
     throw InputError("kernel calibration: the memory bandwidth memcpy has no positive bytes and time");
   }
   const double bandwidth = calibration.memory.rate();
@@ -490,7 +536,8 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
          slowest ? "fitted to the microbenchmark (" + cite(timing) + "): the slowest of its " +
                        std::to_string(calibration.concurrent) + " copies took " + format("%.4f", timing.slowest_ratio) +
                        " x the mean time per repetition, which the slowest of as many lognormal factors of sigma " +
-                       format("%.4g", sigma) + " takes on average"
+                       format("%.4g", sigma) + " takes on average; drawn independently per step, while the lag-1 " +
+                       "autocorrelation of what set the copies apart was " + format("%.2f", timing.persistence)
                  : cite(timing) + ": sigma of log(time) from the interquartile range, IQR/1.349 = " +
                        format("%.4g", timing.log_spread)}};
   }
@@ -509,10 +556,11 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
 
 std::string describe(const KernelTiming& timing) {
   const bool bytes = timing.kernel_class == "copy" || timing.kernel_class == "memory";
-  return timing.kernel_class + ": " + timing.what + ": " + format("%.4g", timing.median_s * 1e3) + " ms median of " +
-         std::to_string(timing.repetitions) + " (spread of log(time) " + format("%.3f", timing.log_spread) +
+  return timing.kernel_class + ": " + timing.what + ": " + format("%.4g", timing.charged_s() * 1e3) + " ms mean of " +
+         std::to_string(timing.repetitions) + " (median " + format("%.4g", timing.median_s * 1e3) +
+         " ms, spread of log(time) " + format("%.3f", timing.log_spread) +
          (timing.slowest_ratio > 0 ? ", slowest copy " + format("%.3f", timing.slowest_ratio) + " x the mean" : "") +
-         "), " +
+         ", lag-1 persistence " + format("%.2f", timing.persistence) + "), " +
          format("%.4g", timing.rate() / 1e9) + (bytes ? " GB/s" : " GFLOP/s");
 }
 

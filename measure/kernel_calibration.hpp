@@ -23,8 +23,8 @@
 
 namespace dsgd::measure {
 
-// One microbenchmark: `work` units (FLOPs, or bytes for "copy" and the memory bandwidth) per repetition, the
-// median of `repetitions` timed repetitions after untimed warm-up ones.
+// One microbenchmark: `work` units (FLOPs, or bytes for "copy" and the memory bandwidth) per repetition, timed
+// `repetitions` times after untimed warm-up ones.
 struct KernelTiming {
   std::string kernel_class;  // "conv", "gemm", "elementwise", "copy"; "memory" for the bandwidth memcpy
   std::string what;          // "forward+backward of lenet, batch 64, 1 thread"
@@ -37,8 +37,18 @@ struct KernelTiming {
   // With several copies at once: the mean over repetitions of the slowest copy's time, over the mean time of all
   // (what a synchronous step of that many ranks pays for their spread); 0 for one copy.
   double slowest_ratio = 0;
+  // The mean of the repetitions: what a run of many iterations pays on average. This machine's repetitions have a
+  // long upper tail (the forward/backward's mean was 10% above its median with both cores busy), and the
+  // simulated noise factor has mean 1, so the mean is the time a simulation charges. 0: not measured (the median
+  // stands in).
+  double mean_s = 0;
+  // How long a copy stays fast or slow: the lag-1 autocorrelation of its log(time) per repetition (with several
+  // copies, of its deviation from the copies' mean log(time) in that repetition: only what sets copies apart); 0
+  // for fewer than 3 repetitions.
+  double persistence = 0;
 
-  double rate() const { return work / median_s; }  // FLOP/s or B/s
+  double charged_s() const { return mean_s > 0 ? mean_s : median_s; }
+  double rate() const { return work / charged_s(); }  // FLOP/s or B/s, at the mean time
 };
 
 struct KernelBenchOptions {
@@ -66,14 +76,19 @@ struct KernelCalibration {
   double others_cores = 0;  // cores other programs kept busy meanwhile (measure/background_load.hpp), for sources
 };
 
-// Runs the microbenchmarks on the CPU back end, `concurrent` copies at once; each class's median_s is the median
-// of all copies' repetitions together. Throws InputError for bad options (unknown model, batch, repetitions,
+// Runs the microbenchmarks on the CPU back end, `concurrent` copies at once; each class's median_s and mean_s are
+// over all copies' repetitions together. Throws InputError for bad options (unknown model, batch, repetitions,
 // threads or concurrent < 1, a model that cannot train here) and what the kernels throw.
 KernelCalibration measure_kernels(const KernelBenchOptions& options);
 
 // The standard deviation of log(samples) estimated from their interquartile range (quartiles interpolated
 // linearly), IQR / 1.349; 0 for fewer than 4 samples or a non-positive lower quartile.
 double log_spread(std::vector<double> samples);
+
+// KernelTiming::persistence of repetitions timed as `samples_per_copy[copy][repetition]` (every copy as many):
+// the lag-1 autocorrelation of each copy's log(time) -- less the copies' mean log(time) of the repetition where
+// there are several copies -- averaged over the copies. 0 with fewer than 3 repetitions or no variation.
+double persistence(const std::vector<std::vector<double>>& samples_per_copy);
 
 // The sigma of a lognormal factor of mean 1 whose expected maximum over `copies` independent draws is `ratio` (the
 // spread that makes a simulated synchronous step of that many ranks wait as the measured one did). Solved by

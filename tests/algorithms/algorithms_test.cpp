@@ -101,6 +101,11 @@ TEST_F(Algorithms, EveryAlgorithmLearnsOnThreads) {
     // A worker computed; a master, if any, did not.
     const std::size_t worker = entry.info.has_master ? 1 : 0;
     EXPECT_GT(result.per_rank.at(worker)[Category::kForwardBackward], 0) << entry.info.name;
+    // Two rounds: the first round's part of the worker's breakdown is some of it, not all.
+    ASSERT_EQ(result.first_round_per_rank.size(), result.per_rank.size()) << entry.info.name;
+    const double first_s = result.first_round_per_rank.at(worker)[Category::kForwardBackward];
+    EXPECT_GT(first_s, 0) << entry.info.name;
+    EXPECT_LT(first_s, result.per_rank.at(worker)[Category::kForwardBackward]) << entry.info.name;
     if (entry.info.has_master) {
       EXPECT_EQ(result.per_rank.at(0)[Category::kForwardBackward], 0) << entry.info.name;
     }

@@ -20,15 +20,20 @@ measure::KernelCalibration calibration(double conv_s, double memory_s, int concu
 }
 
 TEST(AppKernelTimings, MeanOfIsTheMeanClassByClass) {
-  const KernelTimings before{calibration(1.0, 2.0, 2), calibration(0.5, 1.0, 1)};
+  KernelTimings before{calibration(1.0, 2.0, 2), calibration(0.5, 1.0, 1)};
+  before.busy.kernels[0].mean_s = 1.5;
   KernelTimings after{calibration(3.0, 4.0, 2), calibration(1.5, 3.0, 1)};
   after.busy.kernels[0].log_spread = 0.04;
+  after.busy.kernels[0].mean_s = 4.0;
+  after.busy.kernels[0].persistence = 0.5;
   after.busy.others_cores = 0.3;
   const auto mean = mean_of(before, after);
   EXPECT_DOUBLE_EQ(mean.busy_seconds("conv"), 2.0);
   EXPECT_DOUBLE_EQ(mean.busy_seconds("elementwise"), 1.0);
   EXPECT_DOUBLE_EQ(mean.busy.memory.median_s, 3.0);
   EXPECT_DOUBLE_EQ(mean.busy.kernels[0].log_spread, 0.03);
+  EXPECT_DOUBLE_EQ(mean.busy.kernels[0].mean_s, 2.75);
+  EXPECT_DOUBLE_EQ(mean.busy.kernels[0].persistence, 0.25);
   EXPECT_DOUBLE_EQ(mean.busy.others_cores, 0.3) << "the more disturbed of the two";
   ASSERT_TRUE(mean.alone.has_value());
   EXPECT_DOUBLE_EQ(mean.alone->kernels[0].median_s, 1.0);

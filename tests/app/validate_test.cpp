@@ -108,6 +108,13 @@ TEST_F(AppValidate, TableHasARowPerAlgorithmAndExecutor) {
     EXPECT_GT(entry.counters.at("predicted_s_per_iteration"), 0) << entry.name;
     EXPECT_TRUE(entry.counters.count("error") == 1) << entry.name;
     EXPECT_GT(entry.counters.at("predicted_s_per_iteration:for/backward"), 0) << entry.name;
+    // The measured breakdown after the warm-up round, over --iterations 4: the whole run's less the first round's.
+    const double steady_s = entry.counters.at("measured_s_per_iteration:for/backward");
+    EXPECT_GT(steady_s, 0) << entry.name;
+    EXPECT_NEAR(steady_s * 4,
+                entry.breakdown_s.at("for/backward") - entry.counters.at("first_round_s:for/backward"), 1e-9)
+        << entry.name;
+    EXPECT_GT(entry.counters.at("first_round_s:for/backward"), 0) << entry.name;
     EXPECT_EQ(entry.counters.count("kernel_drift"), 1U) << entry.name;
     EXPECT_TRUE(contains(entry.labels.at("prediction"), "kernels timed before and after the run")) << entry.name;
     EXPECT_EQ(entry.platform, "this-machine") << "the calibrated platform re-timed, under its own name";

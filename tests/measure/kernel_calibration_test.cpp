@@ -73,6 +73,40 @@ TEST(MeasureKernelCalibration, EfficiencyIsTheAchievedRateOverThePeak) {
   EXPECT_DOUBLE_EQ(kernel_efficiency(timing("gemm", 1.03e9, 1.0), 1e9), 1.0);
 }
 
+TEST(MeasureKernelCalibration, AMeasuredMeanIsWhatIsCharged) {
+  // A long upper tail: the mean above the median. A run of many iterations pays the mean.
+  auto tailed = timing("conv", 3e9, 0.1);
+  tailed.mean_s = 0.125;
+  EXPECT_DOUBLE_EQ(tailed.charged_s(), 0.125);
+  EXPECT_DOUBLE_EQ(kernel_efficiency(tailed, 60e9), 0.4) << "expectation 24 / 60 GFLOP/s at the mean";
+  auto platform = synthetic_platform();
+  auto calibration = synthetic_calibration();
+  calibration.kernels[0].mean_s = 2 * calibration.kernels[0].median_s;  // conv
+  apply_kernel_calibration(platform, calibration, "testhost, today");
+  auto untailed = synthetic_platform();
+  apply_kernel_calibration(untailed, synthetic_calibration(), "testhost, today");
+  EXPECT_DOUBLE_EQ(platform.nodes.cpu.efficiency.of("conv"), untailed.nodes.cpu.efficiency.of("conv") / 2);
+  EXPECT_TRUE(contains(platform.nodes.cpu.efficiency.sources.at("conv"), "mean 2000 ms (median 1000 ms)"))
+      << platform.nodes.cpu.efficiency.sources.at("conv");
+}
+
+TEST(MeasureKernelCalibration, PersistenceIsTheLag1AutocorrelationOfWhatSetsCopiesApart) {
+  // One copy: slow and fast in runs of 3 repetitions, then alternating each repetition.
+  const std::vector<double> runs{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2};
+  EXPECT_GT(persistence({runs}), 0.4);
+  const std::vector<double> alternating{1, 2, 1, 2, 1, 2, 1, 2};
+  EXPECT_LT(persistence({alternating}), -0.8);
+  // Two copies that slow down together: nothing sets them apart, whatever the common drift.
+  const std::vector<double> twice = {2, 2, 2, 4, 4, 4, 2, 2, 2, 4, 4, 4};
+  EXPECT_EQ(persistence({runs, twice}), 0.0) << "no difference between the copies";
+  // Two copies where one is the slower for three repetitions at a time: the difference persists.
+  const std::vector<double> other{2, 2, 2, 1, 1, 1, 2, 2, 2, 1, 1, 1};
+  EXPECT_GT(persistence({runs, other}), 0.4);
+  EXPECT_LT(persistence({alternating, {2, 1, 2, 1, 2, 1, 2, 1}}), -0.8);
+  EXPECT_EQ(persistence({{1.0, 2.0}}), 0.0) << "too few repetitions";
+  EXPECT_EQ(persistence({}), 0.0);
+}
+
 TEST(MeasureKernelCalibration, ImpossibleRatesAndPeaksAreRejected) {
   EXPECT_TRUE(contains(input_error([] { kernel_efficiency(timing("conv", 2e9, 1.0), 1e9); }), "the peak is wrong"));
   EXPECT_TRUE(contains(input_error([] { kernel_efficiency(timing("conv", 1e9, 1.0), 0); }), "not > 0"));
@@ -94,7 +128,7 @@ TEST(MeasureKernelCalibration, PlatformGetsEfficienciesMemoryAndSources) {
   const std::string& source = efficiency.sources.at("conv");
   EXPECT_TRUE(contains(source,
                        "measured by dsgd calibrate on testhost, today: synthetic conv, 10 repetitions, "
-                       "median 1000 ms"))
+                       "mean 1000 ms (median 1000 ms)"))
       << source;
 
   // Applied twice (dsgd calibrate --kernels-only), the memory is replaced, not added.
@@ -255,6 +289,8 @@ TEST(MeasureKernelCalibration, TinyRealRunTimesEveryClassOfLenet) {
     EXPECT_TRUE(contains(kernel.what, "2 copies at once")) << kernel.what;
     EXPECT_GE(kernel.log_spread, 0) << kernel.kernel_class;
     EXPECT_GE(kernel.slowest_ratio, 1) << "the slowest of 2 copies is no faster than their mean";
+    EXPECT_GT(kernel.mean_s, 0) << kernel.kernel_class;
+    EXPECT_EQ(kernel.persistence, 0) << "2 repetitions are too few to tell";
     if (kernel.kernel_class != "gemm") {
       EXPECT_TRUE(contains(kernel.what, "in an iteration's order")) << kernel.what;
     }
