@@ -79,6 +79,7 @@ KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after) {
     for (auto& timing : into.kernels) average(timing);
     average(into.memory);
     into.others_cores = std::max(into.others_cores, other.others_cores);
+    into.iteration_s = (into.iteration_s + other.iteration_s) / 2;
     return into;
   };
   KernelTimings result{mean(before.busy, after.busy), std::nullopt};

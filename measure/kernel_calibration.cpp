@@ -37,6 +37,7 @@ std::string format(const char* pattern, double value) {
 // A timing with its samples, before the copies' samples are merged.
 struct Measured : KernelTiming {
   std::vector<double> samples;
+  bool in_iteration = false;  // one of the iteration's kernels (time_iteration), not timed alone
 };
 
 // What one copy of the benchmark shares with the others: the barrier that keeps them in step.
@@ -189,6 +190,7 @@ std::vector<Measured> time_iteration(const ModelSpec& model, const KernelBenchOp
     measured.what = std::move(what) + ", timed in an iteration's order (batch load, forward+backward, update, memcpy)";
     measured.work = work;
     measured.repetitions = options.repetitions;
+    measured.in_iteration = true;
     return measured;
   };
   std::vector<IterationKernel> kernels;
@@ -369,6 +371,7 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options) {
     double sum_s = 0;
     for (const double sample : samples) sum_s += sample;
     if (!samples.empty()) merged.mean_s = sum_s / static_cast<double>(samples.size());
+    if (copies.front()[k].in_iteration) calibration.iteration_s += merged.mean_s;
     if (copies.size() > 1 && options.repetitions > 0) {
       double slowest = 0;
       for (std::size_t i = 0; i < copies.front()[k].samples.size(); ++i) {
@@ -536,10 +539,20 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
          slowest ? "fitted to the microbenchmark (" + cite(timing) + "): the slowest of its " +
                        std::to_string(calibration.concurrent) + " copies took " + format("%.4f", timing.slowest_ratio) +
                        " x the mean time per repetition, which the slowest of as many lognormal factors of sigma " +
-                       format("%.4g", sigma) + " takes on average; drawn independently per step, while the lag-1 " +
-                       "autocorrelation of what set the copies apart was " + format("%.2f", timing.persistence)
+                       format("%.4g", sigma) + " takes on average"
                  : cite(timing) + ": sigma of log(time) from the interquartile range, IQR/1.349 = " +
                        format("%.4g", timing.log_spread)}};
+    if (timing.persistence > 0 && calibration.iteration_s > 0) {
+      constexpr double kMostPersistence = 0.99;  // beyond, tens of repetitions cannot tell it from a drift
+      const double persistence = std::min(timing.persistence, kMostPersistence);
+      platform.noise.correlation_s = -calibration.iteration_s / std::log(persistence);
+      platform.noise.sources["correlation_s"] =
+          "fitted to the microbenchmark (" + cite(timing) + "): the lag-1 autocorrelation of " +
+          (calibration.concurrent > 1 ? "what set the copies apart" : "log(time)") + " was " +
+          format("%.3f", timing.persistence) + " at one repetition every " +
+          format("%.4g", calibration.iteration_s * 1e3) + " ms, which an Ornstein-Uhlenbeck process of this " +
+          "correlation time has";
+    }
   }
 
   platform.nodes.shared_chip.reset();

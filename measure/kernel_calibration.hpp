@@ -74,6 +74,9 @@ struct KernelCalibration {
   int threads = 1;
   int concurrent = 1;
   double others_cores = 0;  // cores other programs kept busy meanwhile (measure/background_load.hpp), for sources
+  // The mean time of one repetition of the iteration's kernels (batch load, forward+backward, update, memcpy): the
+  // spacing of the samples whose persistence is measured. 0: not measured.
+  double iteration_s = 0;
 };
 
 // Runs the microbenchmarks on the CPU back end, `concurrent` copies at once; each class's median_s and mean_s are
@@ -116,7 +119,9 @@ double kernel_efficiency(const KernelTiming& timing, double peak);
 // The platform's noise becomes lognormal with the spread of the forward/backward (class "conv", every core busy): the
 // repetitions' spread is what makes one rank of a synchronous step wait for another. With several copies the sigma
 // is the one whose expected slowest copy matches the measured slowest_ratio (lognormal_sigma_for_slowest; a fitted
-// parameter, fitted to the microbenchmark and named so in its source), else the log_spread.
+// parameter, fitted to the microbenchmark and named so in its source), else the log_spread. Where the
+// forward/backward's persistence p is positive and iteration_s is known, the noise's correlation time is the one
+// whose correlation over one repetition is p: -iteration_s / ln p (p at most 0.99), also named fitted.
 void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibration& calibration,
                               const std::string& where, const KernelCalibration* alone = nullptr);
 

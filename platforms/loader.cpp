@@ -521,18 +521,19 @@ Noise parse_noise(const JsonView& view) {
       view.allow_only({"distribution", "description", "sources"});
       break;
     case NoiseDistribution::kNormal:
-      view.allow_only({"distribution", "relative_stddev", "description", "sources"});
+      view.allow_only({"distribution", "relative_stddev", "correlation_s", "description", "sources"});
       noise.spread = spread_of("relative_stddev", true);
       break;
     case NoiseDistribution::kLognormal:
-      view.allow_only({"distribution", "sigma", "description", "sources"});
+      view.allow_only({"distribution", "sigma", "correlation_s", "description", "sources"});
       noise.spread = spread_of("sigma", false);
       break;
     case NoiseDistribution::kUniform:
-      view.allow_only({"distribution", "relative_half_width", "description", "sources"});
+      view.allow_only({"distribution", "relative_half_width", "correlation_s", "description", "sources"});
       noise.spread = spread_of("relative_half_width", true);
       break;
   }
+  if (const auto correlation = view.find("correlation_s")) noise.correlation_s = correlation->nonnegative();
   if (const auto description = view.find("description")) noise.description = description->string();
   noise.sources = take_sources(view);
   return noise;
@@ -679,6 +680,9 @@ Json noise_json(const Noise& noise) {
     case NoiseDistribution::kUniform:
       out["relative_half_width"] = noise.spread;
       break;
+  }
+  if (noise.distribution != NoiseDistribution::kNone && noise.correlation_s > 0) {
+    out["correlation_s"] = noise.correlation_s;
   }
   if (!noise.description.empty()) out["description"] = noise.description;
   put_sources(out, noise.sources);

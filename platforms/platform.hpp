@@ -272,9 +272,13 @@ enum class NoiseDistribution { kNone, kNormal, kLognormal, kUniform };
 //   normal:    factor ~ N(1, spread^2), spread = relative standard deviation (JSON `relative_stddev`)
 //   lognormal: factor = exp(N(-spread^2/2, spread^2)), spread = sigma of log(factor) (JSON `sigma`)
 //   uniform:   factor ~ U(1 - spread, 1 + spread) (JSON `relative_half_width`)
+// With a correlation time (JSON `correlation_s`), a node stays fast or slow for about that long: its factor is the
+// distribution's quantile of a standard normal that follows an Ornstein-Uhlenbeck process in simulated time
+// (correlation exp(-dt / correlation_s) between steps dt apart). 0: independent draws per compute step.
 struct Noise {
   NoiseDistribution distribution = NoiseDistribution::kNone;
   double spread = 0;
+  double correlation_s = 0;
   std::string description;
   Sources sources;
 };

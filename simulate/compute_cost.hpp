@@ -3,6 +3,8 @@
 // needs the other): the roofline time and the node's compute noise.
 
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "core/comm.hpp"
 #include "platforms/platform.hpp"
@@ -34,5 +36,32 @@ double all_computing_seconds(const RankSite& site, const ComputeStep& step);
 // slow or fast as a whole), drawn from a counter-based generator of (seed, node, step), so a simulation repeats
 // exactly and does not depend on the order ranks run in.
 double noise_factor(const platforms::Noise& noise, std::uint64_t seed, int node, std::uint64_t step);
+
+// The compute noise of a simulation's nodes, persistent where the platform's noise has a correlation time:
+// without one, factor() is noise_factor (independent per step); with one, a node's factor is the distribution's
+// quantile of an Ornstein-Uhlenbeck standard normal advanced to the step's start in simulated time, z' = r z +
+// sqrt(1 - r^2) g with r = exp(-dt / correlation_s) and g a counter-based draw of (seed, node, the node's draws).
+// Ranks of one node share the state: a call at or before the node's last step time returns the last factor.
+// Deterministic for a deterministic order of calls per node.
+class ComputeNoise {
+ public:
+  ComputeNoise(platforms::Noise noise, std::uint64_t seed) : noise_(std::move(noise)), seed_(seed) {}
+
+  // The factor of `node`'s compute step starting at `now_s`, the `step`-th of its rank.
+  double factor(int node, std::uint64_t step, double now_s);
+  const platforms::Noise& noise() const { return noise_; }
+  std::uint64_t seed() const { return seed_; }
+
+ private:
+  struct NodeState {
+    bool started = false;
+    double z = 0;
+    double at_s = 0;
+    std::uint64_t draws = 0;
+  };
+  platforms::Noise noise_;
+  std::uint64_t seed_;
+  std::vector<NodeState> nodes_;  // by node, grown as nodes compute
+};
 
 }  // namespace dsgd::simulate

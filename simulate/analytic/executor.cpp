@@ -24,10 +24,9 @@ struct CollectivePlan {
 class AnalyticComm final : public Comm {
  public:
   AnalyticComm(const platforms::Platform& platform, const WorldOptions& world, const SimulationOptions& options)
-      : platform_(platform),
-        size_(world.size),
+      : size_(world.size),
         routes_(platform, world.size, options.placement),
-        noise_seed_(options.noise_seed),
+        noise_(platform.noise, options.noise_seed),
         trace_events_(options.trace_events) {
     const auto& sites = routes_.sites();
     nodes_ = sites.back().node + 1;
@@ -62,11 +61,15 @@ class AnalyticComm final : public Comm {
     const std::uint64_t index = compute_steps_++;
     double slowest_s = 0;
     for (const RankSite* site : node_sites_) slowest_s = std::max(slowest_s, all_computing_seconds(*site, step));
+    // Each node's factor at the time its step starts (node 0's is rank 0's: drawn once, as a node's ranks share it).
+    double own_noise = 1;
     for (int node = 0; node < nodes_; ++node) {
-      ready_s_[static_cast<std::size_t>(node)] += slowest_s * noise_factor(platform_.noise, noise_seed_, node, index);
+      double& ready_s = ready_s_[static_cast<std::size_t>(node)];
+      const double noise = noise_.factor(node, index, node == 0 ? clock_s_ : ready_s);
+      if (node == 0) own_noise = noise;
+      ready_s += slowest_s * noise;
     }
-    const double own_s =
-        all_computing_seconds(routes_.sites().front(), step) * noise_factor(platform_.noise, noise_seed_, 0, index);
+    const double own_s = all_computing_seconds(routes_.sites().front(), step) * own_noise;
     clock_s_ += own_s;
     charge(step.category, own_s);
   }
@@ -151,10 +154,9 @@ class AnalyticComm final : public Comm {
     return {total_s, std::vector<double>(static_cast<std::size_t>(nodes_), total_s)};
   }
 
-  const platforms::Platform& platform_;
   int size_;
   RouteModel routes_;
-  std::uint64_t noise_seed_;
+  ComputeNoise noise_;
   std::size_t trace_events_;
   int nodes_ = 0;
   std::vector<const RankSite*> node_sites_;

@@ -302,8 +302,7 @@ World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, std::ve
     : options_(options),
       hosts_(std::move(hosts)),
       sites_(std::move(sites)),
-      noise_(std::move(noise)),
-      noise_seed_(noise_seed),
+      noise_(std::move(noise), noise_seed),
       trace_events_(trace_events),
       waiting_(static_cast<std::size_t>(options.size)),
       shared_(std::make_unique<SharedVectors>()) {
@@ -333,6 +332,8 @@ void World::record(const TimelineSpan& span) {
     ++timeline_dropped_;
   }
 }
+
+double World::noise_factor(int node, std::uint64_t step) { return noise_.factor(node, step, s4u::Engine::get_clock()); }
 
 double World::simgrid_timeout() const { return std::isfinite(options_.timeout_s) ? options_.timeout_s : -1.0; }
 
@@ -547,7 +548,7 @@ void SimgridComm::compute(const ComputeStep& step) {
   const double begin = now_s();
   if (has_payload() && step.kernel) step.kernel();
   const RankSite& site = world_.site(rank_);
-  const double noise = noise_factor(world_.noise(), world_.noise_seed(), site.node, compute_steps_++);
+  const double noise = world_.noise_factor(site.node, compute_steps_++);
   const double seconds = compute_seconds(site, step) * noise;
   if (site.chip >= 0) {
     if (seconds > 0) world_.compute_on_chip(rank_, compute_seconds_alone(site, step) * noise, seconds);

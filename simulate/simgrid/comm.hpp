@@ -36,6 +36,7 @@
 
 #include "core/comm.hpp"
 #include "platforms/platform.hpp"
+#include "simulate/compute_cost.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 
 namespace simgrid::s4u {
@@ -90,8 +91,8 @@ class World {
   int size() const { return options_.size; }
   simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
   const RankSite& site(int rank) const { return sites_[static_cast<std::size_t>(rank)]; }
-  const platforms::Noise& noise() const { return noise_; }
-  std::uint64_t noise_seed() const { return noise_seed_; }
+  // The noise factor of a compute step of `node` starting now, the `step`-th of its rank (ComputeNoise).
+  double noise_factor(int node, std::uint64_t step);
   // Keeps `span` if the timeline has room (counts it as dropped otherwise).
   void record(const TimelineSpan& span);
   const std::vector<TimelineSpan>& timeline() const { return timeline_; }
@@ -131,8 +132,7 @@ class World {
   WorldOptions options_;
   std::vector<simgrid::s4u::Host*> hosts_;
   std::vector<RankSite> sites_;
-  platforms::Noise noise_;
-  std::uint64_t noise_seed_;
+  ComputeNoise noise_;
   std::size_t trace_events_;
   std::vector<TimelineSpan> timeline_;
   std::size_t timeline_dropped_ = 0;

@@ -298,6 +298,10 @@ TEST(MeasureKernelCalibration, TinyRealRunTimesEveryClassOfLenet) {
   EXPECT_EQ(classes, (std::vector<std::string>{"gemm", "copy", "conv", "elementwise"}));
   EXPECT_EQ(calibration.memory.kernel_class, "memory");
   EXPECT_DOUBLE_EQ(calibration.memory.work, 2.0 * 431080 * 4) << "LeNet's parameter vector, read and written";
+  // One repetition of the iteration: batch load, forward+backward, update and memcpy (not the gemm timed alone).
+  double iteration_s = calibration.memory.mean_s;
+  for (const auto& kernel : calibration.kernels) iteration_s += kernel.kernel_class == "gemm" ? 0 : kernel.mean_s;
+  EXPECT_NEAR(calibration.iteration_s, iteration_s, 1e-12 * iteration_s);
 }
 
 TEST(MeasureKernelCalibration, LogSpreadIsTheInterquartileRangeOfTheLogsOver1349) {
@@ -341,6 +345,25 @@ TEST(MeasureKernelCalibration, SigmaForTheSlowestInvertsTheExpectedMaximum) {
   EXPECT_EQ(lognormal_sigma_for_slowest(0.9, 2), 0.0);
   EXPECT_EQ(lognormal_sigma_for_slowest(100.0, 2), 2.0) << "capped";
   EXPECT_TRUE(contains(input_error([] { lognormal_sigma_for_slowest(1.1, 1); }), "slowest of 1 copies"));
+}
+
+TEST(MeasureKernelCalibration, PersistenceGivesTheNoiseACorrelationTime) {
+  auto platform = synthetic_platform();
+  auto calibration = busy_calibration();  // 2 copies
+  calibration.kernels[0].slowest_ratio = 2 * 0.5 * std::erfc(-0.1 / 2);  // sigma 0.1
+  calibration.kernels[0].persistence = 0.5;
+  calibration.iteration_s = 0.02;
+  apply_kernel_calibration(platform, calibration, "testhost, today");
+  EXPECT_NEAR(platform.noise.correlation_s, -0.02 / std::log(0.5), 1e-12) << "exp(-20 ms / tau) = 0.5";
+  EXPECT_TRUE(contains(platform.noise.sources.at("correlation_s"), "fitted to the microbenchmark"));
+  EXPECT_DOUBLE_EQ(platforms::parse_platform(platforms::to_json(platform), "c.json").noise.correlation_s,
+                   platform.noise.correlation_s);
+
+  // No persistence (or none measured): independent draws, and a recalibration drops an earlier correlation time.
+  calibration.kernels[0].persistence = -0.1;
+  apply_kernel_calibration(platform, calibration, "testhost, later");
+  EXPECT_EQ(platform.noise.correlation_s, 0);
+  EXPECT_EQ(platform.noise.sources.count("correlation_s"), 0U);
 }
 
 TEST(MeasureKernelCalibration, SeveralCopiesFitTheNoiseToTheSlowestCopy) {

@@ -244,6 +244,20 @@ TEST(PlatformsLoader, NoiseDistributions) {
   EXPECT_EQ(platform.noise.distribution, NoiseDistribution::kLognormal);
   EXPECT_DOUBLE_EQ(platform.noise.spread, 0.05);
 
+  EXPECT_EQ(platform.noise.correlation_s, 0) << "independent draws unless a correlation time is given";
+
+  json["noise"] = {{"distribution", "lognormal"},
+                   {"sigma", 0.05},
+                   {"correlation_s", 0.2},
+                   {"sources", {{"sigma", "test"}, {"correlation_s", "test"}}}};
+  const Platform persistent = parse_platform(json, "test.json");
+  EXPECT_DOUBLE_EQ(persistent.noise.correlation_s, 0.2);
+  EXPECT_DOUBLE_EQ(parse_platform(to_json(persistent), "again.json").noise.correlation_s, 0.2) << "written back";
+  json["noise"]["correlation_s"] = -1;
+  rejection(json, {"/noise/correlation_s"});
+  json["noise"] = {{"distribution", "none"}, {"correlation_s", 0.2}, {"sources", {{"correlation_s", "t"}}}};
+  rejection(json, {"/noise", "unknown field 'correlation_s'"});
+
   json["noise"] = {
       {"distribution", "uniform"}, {"relative_half_width", 1.5}, {"sources", {{"relative_half_width", "t"}}}};
   rejection(json, {"/noise/relative_half_width", "below 1"});

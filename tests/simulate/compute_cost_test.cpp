@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "core/error.hpp"
@@ -20,6 +22,70 @@ using testing::kAloneS;
 using testing::kBusyS;
 using testing::kGemmS;
 using testing::shared_chip_platform;
+
+platforms::Noise lognormal(double sigma, double correlation_s) {
+  platforms::Noise noise;
+  noise.distribution = platforms::NoiseDistribution::kLognormal;
+  noise.spread = sigma;
+  noise.correlation_s = correlation_s;
+  return noise;
+}
+
+TEST(SimulateComputeCost, NoiseWithoutACorrelationTimeDrawsEachStepAlone) {
+  ComputeNoise noise(lognormal(0.1, 0), 7);
+  for (std::uint64_t step = 0; step < 5; ++step) {
+    EXPECT_EQ(noise.factor(3, step, 0.01 * static_cast<double>(step)), noise_factor(noise.noise(), 7, 3, step));
+  }
+  EXPECT_EQ(ComputeNoise(platforms::Noise{}, 7).factor(0, 0, 0), 1.0) << "no noise";
+}
+
+TEST(SimulateComputeCost, PersistentNoiseKeepsANodesSpeedForItsCorrelationTime) {
+  // Steps 1 ms apart: with a correlation time of 1000 s the factor barely moves; with 1 us it is a fresh draw
+  // each step. Either way the factors have mean 1 and the distribution's spread across nodes.
+  ComputeNoise slow(lognormal(0.2, 1000), 11);
+  ComputeNoise fast(lognormal(0.2, 1e-6), 11);
+  double largest_step = 0;
+  double fast_largest_step = 0;
+  double previous = slow.factor(0, 0, 0);
+  double fast_previous = fast.factor(0, 0, 0);
+  EXPECT_EQ(previous, fast_previous) << "the first step is the stationary draw";
+  for (std::uint64_t step = 1; step < 200; ++step) {
+    const double at_s = 1e-3 * static_cast<double>(step);
+    const double factor = slow.factor(0, step, at_s);
+    const double fast_factor = fast.factor(0, step, at_s);
+    largest_step = std::max(largest_step, std::abs(std::log(factor / previous)));
+    fast_largest_step = std::max(fast_largest_step, std::abs(std::log(fast_factor / fast_previous)));
+    previous = factor;
+    fast_previous = fast_factor;
+  }
+  EXPECT_LT(largest_step, 0.01);  // 0.2 x sqrt(1 - exp(-2e-6)) x a few sigma
+  EXPECT_GT(fast_largest_step, 0.2);
+
+  // Across many nodes (each a stationary start), the mean factor is 1 and log(factor) has sigma 0.2.
+  double sum = 0;
+  double sum_log2 = 0;
+  constexpr int kNodes = 20000;
+  for (int node = 0; node < kNodes; ++node) {
+    const double factor = slow.factor(node, 0, 0.5);
+    sum += factor;
+    sum_log2 += std::pow(std::log(factor) + 0.02, 2);  // log(factor) has mean -sigma^2 / 2
+  }
+  EXPECT_NEAR(sum / kNodes, 1.0, 0.01);
+  EXPECT_NEAR(std::sqrt(sum_log2 / kNodes), 0.2, 0.01);
+
+}
+
+TEST(SimulateComputeCost, PersistentNoiseIsSharedByANodesRanksAndRepeats) {
+  ComputeNoise noise(lognormal(0.2, 0.01), 5);
+  ComputeNoise again(lognormal(0.2, 0.01), 5);
+  for (std::uint64_t step = 0; step < 20; ++step) {
+    const double at_s = 0.004 * static_cast<double>(step);
+    const double factor = noise.factor(2, step, at_s);
+    EXPECT_EQ(again.factor(2, step, at_s), factor) << "same seed, same calls: same factors";
+    EXPECT_EQ(noise.factor(2, step, at_s), factor) << "a second rank of the node, at the same time";
+  }
+  EXPECT_THROW(noise.factor(-1, 0, 0), InternalError);
+}
 
 TEST(SimulateComputeCost, SharedChipEndpoints) {
   EXPECT_DOUBLE_EQ(shared_chip_seconds(kAloneS, kBusyS, 1, 2), kAloneS) << "expectation: alone with one rank busy";

@@ -66,6 +66,35 @@ TEST(WeakScaling, NoiseMakesTheSlowestNodeSetThePaceAndRepeats) {
   EXPECT_EQ(noisy, again);
 }
 
+// Workers that meet only at the end of a round (an asynchronous algorithm without a master) wait there for the
+// slowest worker's whole round: independent draws per step average out over the round's iterations, a node that
+// stays slow for the round does not.
+TEST(WeakScaling, PersistentNoiseMakesARoundWaitForTheSlowestWorker) {
+  ScalingOptions options = knl_options({8});
+  options.algorithm.clear();
+  for (const auto& entry : algorithms::algorithm_catalog()) {
+    if (!entry.info.synchronous && !entry.info.has_master) options.algorithm = entry.info.name;
+  }
+  ASSERT_FALSE(options.algorithm.empty()) << "the catalog has no asynchronous algorithm without a master";
+  options.iterations = 20;
+  options.ranks_per_node = 1;  // a node per worker: each its own noise
+  auto platform = platforms::catalog_platform("cori-knl");
+  platform.noise.distribution = platforms::NoiseDistribution::kLognormal;
+  platform.noise.spread = 0.2;
+  const double independent = simulate_weak_scaling(platform, options).front().seconds_per_iteration;
+  platform.noise.correlation_s = 1e6;  // a node keeps its speed for the whole run
+  const double persistent = simulate_weak_scaling(platform, options).front().seconds_per_iteration;
+  EXPECT_GT(persistent, 1.05 * independent);
+  EXPECT_EQ(simulate_weak_scaling(platform, options).front().seconds_per_iteration, persistent) << "repeatable";
+  // The analytic level (synchronous algorithms only) keeps the state per node as well, and repeats.
+  auto analytic = knl_options({64});
+  analytic.fidelity = Fidelity::kAnalytic;
+  const double once = simulate_weak_scaling(platform, analytic).front().seconds_per_iteration;
+  EXPECT_GT(once, simulate_weak_scaling(platforms::catalog_platform("cori-knl"), analytic).front().seconds_per_iteration)
+      << "each step waits for the slowest of 16 nodes";
+  EXPECT_EQ(simulate_weak_scaling(platform, analytic).front().seconds_per_iteration, once);
+}
+
 TEST(WeakScaling, BadOptionsAreInputErrors) {
   const auto platform = platforms::catalog_platform("cori-knl");
   auto options = knl_options({});
