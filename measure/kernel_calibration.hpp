@@ -104,6 +104,7 @@ double lognormal_sigma_for_slowest(double ratio, int copies);
 double kernel_efficiency(const KernelTiming& timing, double peak);
 
 // Writes the calibration into `platform`: a node memory kMeasuredMemoryName whose bandwidth is the memcpy's rate
+// at its median time (the other classes are charged at their mean: KernelTiming::mean_s)
 // (replacing any memory of that name), and the CPU's kernel_efficiency per measured class -- compute classes
 // against platform.nodes.cpu.peak_flops, "copy" against that memory bandwidth -- each with a source "measured by
 // dsgd calibrate: <what>, <repetitions> repetitions, median <time>, while other programs kept <n> cores busy" on

@@ -82,10 +82,13 @@ TEST(MeasureKernelCalibration, AMeasuredMeanIsWhatIsCharged) {
   auto platform = synthetic_platform();
   auto calibration = synthetic_calibration();
   calibration.kernels[0].mean_s = 2 * calibration.kernels[0].median_s;  // conv
+  calibration.memory.mean_s = 10 * calibration.memory.median_s;         // one repetition preempted
   apply_kernel_calibration(platform, calibration, "testhost, today");
   auto untailed = synthetic_platform();
   apply_kernel_calibration(untailed, synthetic_calibration(), "testhost, today");
   EXPECT_DOUBLE_EQ(platform.nodes.cpu.efficiency.of("conv"), untailed.nodes.cpu.efficiency.of("conv") / 2);
+  EXPECT_DOUBLE_EQ(platform.nodes.memories[0].bandwidth_Bps, untailed.nodes.memories[0].bandwidth_Bps)
+      << "a bandwidth is the median's rate";
   EXPECT_TRUE(contains(platform.nodes.cpu.efficiency.sources.at("conv"), "mean 2000 ms (median 1000 ms)"))
       << platform.nodes.cpu.efficiency.sources.at("conv");
 }
