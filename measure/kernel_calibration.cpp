@@ -379,10 +379,8 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options) {
         for (const auto& copy : copies) longest = std::max(longest, copy[k].samples[i]);
         slowest += longest;
       }
-      double total = 0;
-      for (const double sample : samples) total += sample;
       slowest /= static_cast<double>(copies.front()[k].samples.size());
-      if (total > 0) merged.slowest_ratio = slowest / (total / static_cast<double>(samples.size()));
+      if (merged.mean_s > 0) merged.slowest_ratio = slowest / merged.mean_s;
     }
     merged.median_s = median(std::move(samples));
     if (merged.kernel_class == "memory") {

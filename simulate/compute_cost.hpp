@@ -50,7 +50,6 @@ class ComputeNoise {
   // The factor of `node`'s compute step starting at `now_s`, the `step`-th of its rank.
   double factor(int node, std::uint64_t step, double now_s);
   const platforms::Noise& noise() const { return noise_; }
-  std::uint64_t seed() const { return seed_; }
 
  private:
   struct NodeState {
