@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "app/commands.hpp"
 #include "app/kernel_timings.hpp"
@@ -166,12 +167,76 @@ WaitingShares calibrate_waiting(Context& context, const CalibrateOptions& option
   return shares;
 }
 
+// dsgd-mpi's ping-pong over the options' sizes on `ranks` ranks, those beside the pair computing if `busy`.
+WorkerLaunch pingpong_launch(const CalibrateOptions& options, const std::string& what, int ranks, bool busy) {
+  WorkerLaunch launch;
+  launch.command = "calibrate";
+  launch.what = what;
+  launch.ranks = ranks;
+  launch.program = {options.worker.empty() ? measure::mpi::worker_executable().string() : options.worker,
+                    "pingpong",
+                    "--min-bytes",
+                    number_text(options.min_bytes),
+                    "--max-bytes",
+                    number_text(options.max_bytes),
+                    "--rounds",
+                    std::to_string(options.rounds),
+                    "--quiet"};
+  if (busy) launch.program.push_back("--busy");
+  launch.timeout_s = options.timeout_s;
+  return launch;
+}
+
+// The links of both executors between two ranks while the chip's other cores compute
+// (platforms::SharedChip::loaded_link): the ping-pongs again, with one more rank than the cores, the ranks beside
+// the pair computing. None on a single core (every transfer there shares its core already).
+struct LoadedLinks {
+  std::optional<platforms::Link> mpi;
+  std::optional<platforms::Link> threads;
+};
+
+LoadedLinks calibrate_loaded_links(Context& context, const CalibrateOptions& options, measure::CalibrationInput mpi,
+                                   measure::CalibrationInput threads, measure::FitWeighting weighting) {
+  const int busy_ranks = measure::read_cpu_facts().physical_cores - 1;
+  if (busy_ranks < 1) return {};
+  const std::string beside = " while " + std::to_string(busy_ranks) + " more rank" + (busy_ranks > 1 ? "s" : "") +
+                             " computed (a busy loop)";
+  context.err << "calibrate: the ping-pongs" << beside << std::endl;
+  const auto launch = pingpong_launch(options, "the loaded ping-pong", busy_ranks + 2, true);
+  const auto outcome = run_worker(launch, context);
+  const auto points = pingpong_points(outcome.results, outcome.results_path.string());
+  mpi.ranks = launch.ranks;
+  mpi.benchmark += beside;
+  mpi.link_name += "-loaded";
+  mpi.segments = measure::fit_alpha_beta(points, options.boundaries, weighting);
+  context.out << "MPI ping-pong" << beside << ":\n";
+  print_fit(context.out, points, mpi.segments, options.weighting);
+
+  measure::ThreadsPingPongOptions pingpong;
+  pingpong.min_bytes = options.min_bytes;
+  pingpong.max_bytes = options.max_bytes;
+  pingpong.rounds = options.rounds;
+  pingpong.busy_ranks = busy_ranks;
+  const auto thread_points = measure::threads_pingpong(pingpong);
+  threads.ranks = busy_ranks + 2;
+  threads.benchmark += beside;
+  threads.link_name += "-loaded";
+  threads.segments = measure::fit_alpha_beta(thread_points, options.boundaries, weighting);
+  context.out << "threads ping-pong" << beside << ":\n";
+  print_fit(context.out, thread_points, threads.segments, options.weighting);
+  return {measure::calibrated_link(mpi), measure::calibrated_link(threads)};
+}
+
+// Writes `platform` with the kernel timings and the chip's measured waiting share (and loaded link, if measured;
+// else the platform's stays) to `path`.
 void write_calibrated(Context& context, const std::string& path, platforms::Platform platform,
-                      const KernelTimings& kernels, const MeasuredWaiting& waiting, const std::string& where) {
+                      const KernelTimings& kernels, const MeasuredWaiting& waiting,
+                      const std::optional<platforms::Link>& loaded_link, const std::string& where) {
   platform = with_kernel_timings(std::move(platform), kernels, where);
   if (auto& chip = platform.nodes.shared_chip) {
     chip->waiting_share = waiting.share;
     chip->sources["waiting_share"] = waiting.source;
+    if (loaded_link) chip->loaded_link = loaded_link;
   }
   measure::write_platform_file(path, platform);
   print_link(context.out, path, platform);
@@ -205,27 +270,15 @@ void calibrate(Context& context, const CalibrateOptions& options) {
     // New kernel efficiencies into the platforms an earlier calibration wrote; their links stay.
     const auto kernels = time_kernel_classes(context, options.kernels, options.kernel_retries, true);
     const auto waiting = calibrate_waiting(context, options, where);
-    write_calibrated(context, options.out, platforms::load_platform(options.out), kernels, waiting.mpi, where);
+    write_calibrated(context, options.out, platforms::load_platform(options.out), kernels, waiting.mpi, std::nullopt,
+                     where);
     write_calibrated(context, options.threads_path(), platforms::load_platform(options.threads_path()), kernels,
-                     waiting.threads, where);
+                     waiting.threads, std::nullopt, where);
     return;
   }
 
-  WorkerLaunch launch;
-  launch.command = "calibrate";
-  launch.what = "the ping-pong";
-  launch.ranks = options.ranks;
-  launch.program = {options.worker.empty() ? measure::mpi::worker_executable().string() : options.worker,
-                    "pingpong",
-                    "--min-bytes",
-                    number_text(options.min_bytes),
-                    "--max-bytes",
-                    number_text(options.max_bytes),
-                    "--rounds",
-                    std::to_string(options.rounds),
-                    "--quiet"};
+  auto launch = pingpong_launch(options, "the ping-pong", options.ranks, false);
   launch.results = options.results;  // kept if given
-  launch.timeout_s = options.timeout_s;
   const auto outcome = run_worker(launch, context);
   const auto& results = outcome.results;
   const auto points = pingpong_points(results, outcome.results_path.string());
@@ -266,11 +319,12 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   context.out << "threads ping-pong:\n";
   print_fit(context.out, thread_points, thread_segments, options.weighting);
 
+  const auto loaded = calibrate_loaded_links(context, options, input, threads_input, weighting);
   const auto kernels = time_kernel_classes(context, options.kernels, options.kernel_retries, true);
   const auto waiting = calibrate_waiting(context, options, where);
-  write_calibrated(context, options.out, measure::calibrated_platform(input), kernels, waiting.mpi, where);
+  write_calibrated(context, options.out, measure::calibrated_platform(input), kernels, waiting.mpi, loaded.mpi, where);
   write_calibrated(context, options.threads_path(), measure::calibrated_platform(threads_input), kernels,
-                   waiting.threads, where);
+                   waiting.threads, loaded.threads, where);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // `dsgd-mpi`: the MPI worker executable. `dsgd` links SimGrid, whose library defines MPI_* too, so the MPI side is
 // this separate program that dsgd (or a user) starts under mpirun (measure/mpi/launch.hpp). Subcommands:
-//   pingpong   latency and bandwidth between ranks 0 and 1, 8 B .. 64 MiB (what `dsgd calibrate` fits)
+//   pingpong   latency and bandwidth between ranks 0 and 1, 8 B .. 64 MiB (what `dsgd calibrate` fits), the
+//              other ranks idle or (--busy) computing
 //   allreduce  core/collectives.hpp's four allreduce algorithms against MPI_Allreduce at DeepBench's sizes
 //   waiting    the share of a core rank 0 takes while it waits and the other ranks compute (dsgd calibrate)
 //   selftest   a quick end-to-end check of the MPI executor (used by the tests), optionally with a failing rank
@@ -92,6 +93,9 @@ struct PingPongOptions {
   int rounds = 15;
   std::string results;
   bool quiet = false;  // no table and fit on standard output (dsgd calibrate prints its own)
+  // Ranks 2 and up compute while 0 and 1 ping-pong (instead of idling): the link as a transfer beside computing
+  // ranks sees it, on a machine with more ranks than cores (platforms::SharedChip::loaded_link).
+  bool busy = false;
   // Where the time per byte changes here: Open MPI's eager protocol up to 4040 B, rendezvous from 4048 B; above
   // 64 KiB the copy costs dominate; from 4 MiB messages no longer fit in the caches (2 MiB L2 per core, 32 MiB L3
   // shared by sender and receiver) and run at memory speed, the regime of large gradients.
@@ -126,10 +130,22 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     throw dsgd::InputError("pingpong: need 1 <= --min-bytes <= --max-bytes");
   }
   const auto sizes = pingpong_sizes(options);
-  std::vector<std::byte> buffer(sizes.back(), std::byte{1});
-  std::vector<std::vector<double>> samples(sizes.size());
   const int rank = comm.rank();
   constexpr dsgd::Tag kTag = 1;
+  constexpr dsgd::Tag kStopTag = 2;
+  if (options.busy && rank >= 2) {
+    // Compute in millisecond slices until rank 0 says the ping-pong is over (a probe between slices).
+    for (int arrived = 0; arrived == 0;) {
+      dsgd::measure::compute_for(1e-3);
+      dsgd::measure::mpi::check_mpi(MPI_Iprobe(0, kStopTag, comm.handle(), &arrived, MPI_STATUS_IGNORE), rank,
+                                    "MPI_Iprobe for the end of the ping-pong");
+    }
+    char stop = 0;
+    comm.recv(0, kStopTag, &stop, 1, Category::kWait);
+    return;
+  }
+  std::vector<std::byte> buffer(sizes.back(), std::byte{1});
+  std::vector<std::vector<double>> samples(sizes.size());
   // Round 0 warms up (page faults, transport set-up) and is not kept. Rounds sweep all sizes, so drift over the
   // run affects every size alike instead of biasing the large ones.
   for (int round = 0; round <= options.rounds; ++round) {
@@ -150,7 +166,11 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
         }
       }
     }
-    comm.barrier();  // idle ranks wait one round at a time, well inside the timeout
+    if (!options.busy) comm.barrier();  // idle ranks wait one round at a time, well inside the timeout
+  }
+  if (options.busy && rank == 0) {
+    char stop = 1;
+    for (int other = 2; other < comm.size(); ++other) comm.send(other, kStopTag, &stop, 1, Category::kWait);
   }
   if (rank != 0) return;
 
@@ -177,6 +197,7 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     entry.counters["algbw_Bps"] = bytes / (round_trip / 2);
     entry.counters["samples"] = static_cast<double>(samples[s].size());
     entry.labels["transport"] = dsgd::measure::mpi::mpi_library_version() + ", dsgd MpiComm send/recv";
+    entry.counters["computing_ranks"] = options.busy ? comm.size() - 2 : 0;
     results.benchmarks.push_back(entry);
     points.push_back({bytes, round_trip});
     if (!options.quiet) {
@@ -452,6 +473,7 @@ int run(int argc, char** argv, int world_rank) {
   pingpong_command->add_option("--rounds", pingpong_options.rounds, "Timed sweeps over all sizes")->capture_default_str();
   pingpong_command->add_option("--results", pingpong_options.results, "Write the results (JSON) here");
   pingpong_command->add_flag("--quiet", pingpong_options.quiet, "Print nothing but errors");
+  pingpong_command->add_flag("--busy", pingpong_options.busy, "Ranks 2 and up compute meanwhile instead of idling");
   pingpong_command->add_option("--boundaries", boundaries, "Segment boundaries in bytes for the printed fit, e.g. 4096,65536");
 
   AllreduceOptions allreduce_options;

@@ -93,6 +93,7 @@ platforms::Platform with_kernel_timings(platforms::Platform platform, const Kern
   measure::apply_kernel_calibration(platform, timings.busy, where, timings.alone ? &*timings.alone : nullptr);
   if (chip && platform.nodes.shared_chip) {
     platform.nodes.shared_chip->waiting_share = chip->waiting_share;
+    platform.nodes.shared_chip->loaded_link = chip->loaded_link;
     if (const auto source = chip->sources.find("waiting_share"); source != chip->sources.end()) {
       platform.nodes.shared_chip->sources["waiting_share"] = source->second;
     }

@@ -31,7 +31,7 @@ KernelTimings time_kernel_classes(Context& context, measure::KernelBenchOptions 
 KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after);
 
 // `platform` with `timings` applied (measure::apply_kernel_calibration), keeping the shared chip's measured
-// waiting share.
+// waiting share and loaded link.
 platforms::Platform with_kernel_timings(platforms::Platform platform, const KernelTimings& timings,
                                         const std::string& where);
 

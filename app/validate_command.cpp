@@ -125,14 +125,20 @@ reports::Entry measure_mpi(const RunCli& cli, double timeout_s, Context& context
 // The simulated platform of a world of `ranks` ranks on a machine of `cores` cores: one simulated host per rank,
 // all on the machine's one shared chip (platforms::SharedChip, from `dsgd calibrate`), so a rank computes at the
 // calibrated rate alone or with every core busy as the others compute, and ranks computing beyond the cores (an
-// asynchronous master updating while both workers compute) take turns. A waiting rank is assumed to leave its core
-// to the others: threads sleep on a condition variable, and Open MPI started with --oversubscribe yields the
-// processor while it polls (mpi_yield_when_idle); the note says so where there are more ranks than cores.
+// asynchronous master updating while both workers compute) take turns. A waiting rank takes the chip's measured
+// waiting share of a core (threads sleep on a condition variable, MPI ranks sleep between polls after a millisecond),
+// and a message between two ranks while the others compute costs the chip's loaded link; the note says so where
+// there are more ranks than cores.
 platforms::Platform world_platform(platforms::Platform platform, int ranks, int cores, std::string* note) {
   platform.nodes.count = std::max(platform.nodes.count, ranks);
-  if (platform.nodes.shared_chip) platform.nodes.shared_chip->nodes = platform.nodes.count;
+  auto& chip = platform.nodes.shared_chip;
+  if (chip) chip->nodes = platform.nodes.count;
   if (ranks > cores) {
-    *note = std::to_string(ranks) + " ranks on " + std::to_string(cores) + " cores: waiting ranks assumed to yield";
+    char text[200];
+    std::snprintf(text, sizeof text, "%d ranks on %d cores: a waiting rank takes %.3f of a core%s", ranks, cores,
+                  chip ? chip->waiting_share : 0.0,
+                  chip && chip->loaded_link ? ", a message beside computing ranks the loaded link" : "");
+    *note = text;
   }
   return platform;
 }

@@ -287,11 +287,8 @@ std::vector<platforms::LinkSegment> link_segments(const CalibrationInput& input)
 
 }  // namespace
 
-platforms::Platform calibrated_platform(const CalibrationInput& input) {
-  if (input.segments.empty()) throw InputError("calibration: no fitted segment to build a platform from");
-  if (!(input.cpu.clock_Hz > 0)) {
-    throw InputError("calibration: /proc/cpuinfo gives no clock ('cpu MHz'); cannot derive the peak FLOP rate");
-  }
+platforms::Link calibrated_link(const CalibrationInput& input) {
+  if (input.segments.empty()) throw InputError("calibration: no fitted segment to build a link from");
   // Latency from the smallest messages (where alpha dominates the time), bandwidth from the largest (where beta
   // does): each is taken where the measurement determines it best.
   const auto latency_fit =
@@ -305,7 +302,36 @@ platforms::Platform calibrated_platform(const CalibrationInput& input) {
   if (bandwidth_fit == input.segments.rend()) {
     throw InputError("calibration: no segment of the ping-pong fit has a positive slope (finite bandwidth)");
   }
+  const std::string host = input.host.empty() ? "this machine" : input.host;
+  platforms::Link link;
+  link.name = input.link_name;
+  link.description = input.benchmark + " on " + host + (input.transport.empty() ? "" : " (" + input.transport + ")") +
+                     "; alpha-beta per segment:";
+  for (const auto& segment : input.segments) link.description += " [" + describe(segment) + "]";
+  link.latency_s = latency_fit->latency_s;
+  link.bandwidth_Bps = bandwidth_fit->bandwidth_Bps;
+  link.sources["latency_s"] = measured_where(input) +
+                              "; alpha = intercept/2 of a least-squares fit of round-trip "
+                              "time over " +
+                              segment_range(*latency_fit) + ", the smallest-message segment with a positive intercept";
+  link.sources["bandwidth_Bps"] = measured_where(input) +
+                                  "; 1/beta = 2/slope of a least-squares fit of round-trip "
+                                  "time over " +
+                                  segment_range(*bandwidth_fit) + ", the largest-message segment";
+  link.segments = link_segments(input);
+  if (link.segments.size() < input.segments.size()) {
+    link.description +=
+        "; segments with a non-positive slope (unbounded bandwidth) are left out of the link, the "
+        "segment below extending over their sizes";
+  }
+  return link;
+}
 
+platforms::Platform calibrated_platform(const CalibrationInput& input) {
+  if (input.segments.empty()) throw InputError("calibration: no fitted segment to build a platform from");
+  if (!(input.cpu.clock_Hz > 0)) {
+    throw InputError("calibration: /proc/cpuinfo gives no clock ('cpu MHz'); cannot derive the peak FLOP rate");
+  }
   const std::string host = input.host.empty() ? "this machine" : input.host;
   const int cores = input.cpu.physical_cores > 0 ? input.cpu.physical_cores : 1;
   const int nodes = input.nodes > 0 ? input.nodes : cores;
@@ -341,27 +367,7 @@ platforms::Platform calibrated_platform(const CalibrationInput& input) {
       "derived: 1 core x " + format("%.6g", cpu.clock_Hz) + " Hz x " + format("%g", cpu.sp_flops_per_cycle_per_core) +
       " FLOP/cycle = " + format("%.4g", cpu.peak_flops) + " FLOP/s (a peak, not a measured rate)";
 
-  auto& link = platform.network.link;
-  link.name = input.link_name;
-  link.description = input.benchmark + " on " + host + (input.transport.empty() ? "" : " (" + input.transport + ")") +
-                     "; alpha-beta per segment:";
-  for (const auto& segment : input.segments) link.description += " [" + describe(segment) + "]";
-  link.latency_s = latency_fit->latency_s;
-  link.bandwidth_Bps = bandwidth_fit->bandwidth_Bps;
-  link.sources["latency_s"] = measured_where(input) +
-                              "; alpha = intercept/2 of a least-squares fit of round-trip "
-                              "time over " +
-                              segment_range(*latency_fit) + ", the smallest-message segment with a positive intercept";
-  link.sources["bandwidth_Bps"] = measured_where(input) +
-                                  "; 1/beta = 2/slope of a least-squares fit of round-trip "
-                                  "time over " +
-                                  segment_range(*bandwidth_fit) + ", the largest-message segment";
-  link.segments = link_segments(input);
-  if (link.segments.size() < input.segments.size()) {
-    link.description +=
-        "; segments with a non-positive slope (unbounded bandwidth) are left out of the link, the "
-        "segment below extending over their sizes";
-  }
+  platform.network.link = calibrated_link(input);
 
   platform.network.topology.shape = platforms::StarTopology{};
   platform.network.topology.sources["kind"] =

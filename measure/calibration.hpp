@@ -138,6 +138,11 @@ struct CalibrationInput {
 // result does not pass platforms::parse_platform.
 platforms::Platform calibrated_platform(const CalibrationInput& input);
 
+// The platform's link alone, as calibrated_platform builds it: the loaded link of a shared chip is fitted the same
+// way from a ping-pong beside computing ranks. Throws InputError if the segments give no positive latency or
+// bandwidth.
+platforms::Link calibrated_link(const CalibrationInput& input);
+
 // Writes `platform` as JSON (dsgd-platform/1) atomically, after checking that it reads back (parse_platform), so a
 // file that would not load is never written. Throws InputError / IoError.
 void write_platform_file(const std::filesystem::path& path, const platforms::Platform& platform);

@@ -1,10 +1,12 @@
 #include "measure/threads_pingpong.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 
 #include "core/error.hpp"
 #include "measure/threads/executor.hpp"
+#include "measure/waiting_share.hpp"
 
 namespace dsgd::measure {
 
@@ -29,12 +31,23 @@ std::vector<PingPongPoint> threads_pingpong(const ThreadsPingPongOptions& option
     if (bytes >= options.min_bytes) sizes.push_back(static_cast<std::size_t>(bytes));
   }
   if (sizes.empty()) throw InputError("threads ping-pong: no power of two between min bytes and max bytes");
+  if (options.busy_ranks < 0) throw InputError("threads ping-pong: busy ranks must be >= 0");
   std::vector<std::vector<double>> samples(sizes.size());
   constexpr Tag kTag = 1;
   WorldOptions world;
-  world.size = 2;
+  world.size = 2 + options.busy_ranks;
   world.timeout_s = 600;
+  std::atomic<bool> over{false};
   threads::run_threads(world, [&](Comm& comm) {
+    if (comm.rank() >= 2) {
+      while (!over.load(std::memory_order_relaxed)) compute_for(1e-3);
+      return;
+    }
+    // The computing ranks stop however the pair ends (an exception included).
+    struct Over {
+      std::atomic<bool>& over;
+      ~Over() { over = true; }
+    } stop{over};
     std::vector<std::byte> buffer(sizes.back(), std::byte{1});
     const int peer = 1 - comm.rank();
     // Round 0 warms up (page faults) and is not kept; rounds sweep all sizes so drift affects every size alike.

@@ -14,6 +14,9 @@ struct ThreadsPingPongOptions {
   double min_bytes = 8;
   double max_bytes = 64.0 * 1024 * 1024;  // sizes are the powers of two in [min_bytes, max_bytes]
   int rounds = 15;                        // timed sweeps over all sizes (one more, untimed, warms up)
+  // Threads beside the pair that compute while it ping-pongs: the link as a transfer beside computing ranks sees
+  // it (platforms::SharedChip::loaded_link).
+  int busy_ranks = 0;
 };
 
 // One point per size: the median round trip over the rounds, each round the mean of enough trips to last about a

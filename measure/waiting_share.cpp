@@ -16,18 +16,17 @@ namespace {
 constexpr Tag kStartTag = 1;
 constexpr Tag kDoneTag = 2;
 
-// Keeps a core busy for `seconds` of wall time with arithmetic the compiler cannot drop.
+}  // namespace
+
 void compute_for(double seconds) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   volatile double sink = 1;
   while (std::chrono::steady_clock::now() < end) {
     double x = sink;
-    for (int i = 0; i < 100000; ++i) x = x * 1.0000001 + 1e-9;
+    for (int i = 0; i < 10000; ++i) x = x * 1.0000001 + 1e-9;
     sink = x;
   }
 }
-
-}  // namespace
 
 WaitingShare measure_waiting_share(Comm& comm, double seconds, const std::function<double()>& cpu_seconds) {
   if (comm.size() < 2) {

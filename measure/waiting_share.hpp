@@ -1,8 +1,8 @@
 #pragma once
 // How much of a core a rank takes while it waits for a message and every core computes (platforms::SharedChip's
-// waiting_share): the threads executor's ranks sleep on a condition variable; the MPI executor's poll, yielding
-// the core after a millisecond (measure/mpi/comm.cpp), and on an oversubscribed machine that polling still takes
-// CPU time the computing ranks lose. `dsgd calibrate` measures both executors with this microbenchmark.
+// waiting_share): the threads executor's ranks sleep on a condition variable; the MPI executor's poll, sleeping
+// between polls after a millisecond (measure/mpi/comm.cpp), and on an oversubscribed machine that polling still
+// takes CPU time the computing ranks lose. `dsgd calibrate` measures both executors with this microbenchmark.
 
 #include <functional>
 
@@ -23,6 +23,10 @@ struct WaitingShare {
 // `cpu_seconds` is rank 0's CPU clock (its thread's on threads, its process's on MPI). Throws InputError for fewer
 // than 2 ranks or seconds <= 0.
 WaitingShare measure_waiting_share(Comm& comm, double seconds, const std::function<double()>& cpu_seconds);
+
+// Keeps the calling thread's core busy for `seconds` of wall time (arithmetic the compiler cannot drop): the
+// computing ranks of this microbenchmark and of the loaded ping-pongs.
+void compute_for(double seconds);
 
 // CPU clocks: the calling thread's, and the whole process's (user + system).
 double thread_cpu_seconds();

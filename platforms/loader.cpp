@@ -363,8 +363,11 @@ IntraNode parse_intra_node(const JsonView& view, const Nodes& nodes) {
   return std::monostate{};
 }
 
+Link parse_link_fields(const JsonView& view, bool require_description);
+Link parse_network_link(const JsonView& view);
+
 SharedChip parse_shared_chip(const JsonView& view, const Nodes& nodes) {
-  view.allow_only({"nodes", "cores", "waiting_share", "kernel_efficiency_alone", "sources"});
+  view.allow_only({"nodes", "cores", "waiting_share", "kernel_efficiency_alone", "loaded_link", "sources"});
   if (!nodes.devices.empty() || !std::holds_alternative<std::monostate>(nodes.intra_node)) {
     view.fail("a shared chip groups nodes that are single CPU cores: these nodes have devices or an intra_node");
   }
@@ -378,6 +381,7 @@ SharedChip parse_shared_chip(const JsonView& view, const Nodes& nodes) {
     }
   }
   if (const auto efficiency = view.find("kernel_efficiency_alone")) chip.alone = parse_efficiency(*efficiency);
+  if (const auto link = view.find("loaded_link")) chip.loaded_link = parse_network_link(*link);
   chip.sources = take_sources(view);
   return chip;
 }
@@ -492,13 +496,18 @@ Topology parse_topology(const JsonView& view, int node_count) {
   return topology;
 }
 
+// A link inside a platform file (the network's, a shared chip's loaded one): its fields and sources.
+Link parse_network_link(const JsonView& view) {
+  view.allow_only({"name", "description", "latency_s", "bandwidth_Bps", "segments", "sources"});
+  Link link = parse_link_fields(view, false);
+  link.sources = take_sources(view);
+  return link;
+}
+
 Network parse_network(const JsonView& view, int node_count) {
   view.allow_only({"link", "topology", "sources"});
   Network network;
-  const JsonView link = view.at("link");
-  link.allow_only({"name", "description", "latency_s", "bandwidth_Bps", "segments", "sources"});
-  network.link = parse_link_fields(link, false);
-  network.link.sources = take_sources(link);
+  network.link = parse_network_link(view.at("link"));
   network.topology = parse_topology(view.at("topology"), node_count);
   take_sources(view);
   return network;
@@ -758,6 +767,7 @@ Json to_json(const Platform& platform) {
     if (!nodes.shared_chip->alone.by_class.empty()) {
       chip["kernel_efficiency_alone"] = efficiency_json(nodes.shared_chip->alone);
     }
+    if (nodes.shared_chip->loaded_link) chip["loaded_link"] = link_fields_json(*nodes.shared_chip->loaded_link);
     put_sources(chip, nodes.shared_chip->sources);
     nodes_json["shared_chip"] = std::move(chip);
   }

@@ -135,37 +135,7 @@ struct PcieTree {
 // The topology inside a node: none described (monostate), a KNL mesh, or a PCIe tree.
 using IntraNode = std::variant<std::monostate, KnlMesh, PcieTree>;
 
-// Consecutive nodes that are the cores of one chip, for a platform that models each core as a node of its own (a
-// calibrated machine: one host per rank). The cores share the chip's boost clock, caches and memory bandwidth, so a
-// core computes faster while the others are idle: at `alone`, against the CPU's kernel_efficiency with every core
-// busy. A rank that is not computing (waiting for a message) still takes `waiting_share` of a core: Open MPI polls,
-// threads sleep. With the chip's load k = computing ranks + waiting_share x its other ranks, a step takes
-//   alone time + (busy time - alone time) x (min(k, cores) - 1) / (cores - 1),   times k / cores beyond the cores
-// (more ranks than cores take turns). simulate/compute_cost.hpp computes it; the SimGrid levels apply it.
-struct SharedChip {
-  int nodes = 0;             // nodes per chip; node n is on chip n / nodes
-  int cores = 0;             // physical cores of the chip (may be fewer than `nodes`: an oversubscribed machine)
-  double waiting_share = 0;  // in [0, 1]; optional in JSON (0)
-  KernelEfficiency alone;    // JSON `kernel_efficiency_alone`
-  Sources sources;
-};
-
-// `count` identical nodes.
-struct Nodes {
-  int count = 0;
-  Cpu cpu;
-  std::vector<Memory> memories;
-  std::vector<DeviceGroup> devices;
-  IntraNode intra_node;
-  std::optional<SharedChip> shared_chip;  // JSON `shared_chip`, optional
-  Sources sources;
-
-  int devices_per_node() const;
-  // CPU peak plus every device's peak, FLOP/s.
-  double peak_flops_per_node() const;
-};
-
-// --- network --------------------------------------------------------------------------------------------------
+// --- links ----------------------------------------------------------------------------------------------------
 
 // One message-size range of a piecewise link: a message of n >= min_bytes bytes (below the next segment's
 // min_bytes) takes latency_s + n / bandwidth_Bps. latency_s may be 0 (a fit through the origin).
@@ -212,6 +182,45 @@ struct Link {
   // One-way time of an n-byte message: latency + n / bandwidth of its segment.
   double message_s(double bytes) const { return latency_s_for(bytes) + bytes / bandwidth_Bps_for(bytes); }
 };
+
+// Consecutive nodes that are the cores of one chip, for a platform that models each core as a node of its own (a
+// calibrated machine: one host per rank). The cores share the chip's boost clock, caches and memory bandwidth, so a
+// core computes faster while the others are idle: at `alone`, against the CPU's kernel_efficiency with every core
+// busy. A rank that is not computing (waiting for a message) still takes `waiting_share` of a core: dsgd's MPI
+// ranks poll for a millisecond and then sleep between polls, threads sleep. With the chip's load k = computing ranks + waiting_share x its other ranks, a step takes
+//   alone time + (busy time - alone time) x (min(k, cores) - 1) / (cores - 1),   times k / cores beyond the cores
+// (more ranks than cores take turns). simulate/compute_cost.hpp computes it; the SimGrid levels apply it.
+//
+// A transfer between two ranks of the chip needs both on a core. While the chip's other ranks compute on all but
+// fewer than two of its cores, the pair shares cores with them and the operating system's time slices may set its
+// pace: then a message costs `loaded_link`'s time (a ping-pong measured beside computing ranks) instead of the
+// network link's. The SimGrid levels choose the link per message from the steps running when it starts.
+struct SharedChip {
+  int nodes = 0;             // nodes per chip; node n is on chip n / nodes
+  int cores = 0;             // physical cores of the chip (may be fewer than `nodes`: an oversubscribed machine)
+  double waiting_share = 0;  // in [0, 1]; optional in JSON (0)
+  KernelEfficiency alone;    // JSON `kernel_efficiency_alone`
+  std::optional<Link> loaded_link;  // JSON `loaded_link`, optional (none: the network link always)
+  Sources sources;
+};
+
+// `count` identical nodes.
+struct Nodes {
+  int count = 0;
+  Cpu cpu;
+  std::vector<Memory> memories;
+  std::vector<DeviceGroup> devices;
+  IntraNode intra_node;
+  std::optional<SharedChip> shared_chip;  // JSON `shared_chip`, optional
+  Sources sources;
+
+  int devices_per_node() const;
+  // CPU peak plus every device's peak, FLOP/s.
+  double peak_flops_per_node() const;
+};
+
+// --- network --------------------------------------------------------------------------------------------------
+
 
 // Every node on its own link to one switch (SimGrid's flat cluster).
 struct StarTopology {

@@ -320,7 +320,21 @@ World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, std::ve
       chip->site = &placed;
     }
     chip->wake[rank] = s4u::Semaphore::create(0);
+    chip_of_host_[hosts_[static_cast<std::size_t>(rank)]] = placed.chip;
   }
+}
+
+bool World::transfer_shares_cores(const s4u::Host* source, const s4u::Host* destination) const {
+  const auto from = chip_of_host_.find(source);
+  const auto to = chip_of_host_.find(destination);
+  if (from == chip_of_host_.end() || to == chip_of_host_.end() || from->second != to->second) return false;
+  const ChipLoad& chip = *chips_.at(from->second);
+  int others_computing = 0;
+  for (const ChipLoad::Step* step : chip.running) {
+    const s4u::Host* host = hosts_[static_cast<std::size_t>(step->rank)];
+    if (host != source && host != destination) ++others_computing;
+  }
+  return others_computing + 2 > chip.site->chip_cores;
 }
 
 World::~World() = default;

@@ -128,6 +128,11 @@ class World {
   // re-paced whenever one of them starts or ends a step.
   void compute_on_chip(int rank, double alone_s, double busy_s);
 
+  // Whether a message between the ranks on `source` and `destination` starting now shares cores with computing
+  // ranks (platforms::SharedChip::loaded_link): both on one shared chip, while the chip's ranks on other hosts run
+  // compute steps on all its cores but one or more.
+  bool transfer_shares_cores(const simgrid::s4u::Host* source, const simgrid::s4u::Host* destination) const;
+
  private:
   WorldOptions options_;
   std::vector<simgrid::s4u::Host*> hosts_;
@@ -145,6 +150,7 @@ class World {
   std::unique_ptr<SharedVectors> shared_;
   std::unique_ptr<FlowCollectives> flows_;
   std::map<int, std::unique_ptr<ChipLoad>> chips_;  // by RankSite::chip
+  std::unordered_map<const simgrid::s4u::Host*, int> chip_of_host_;  // the hosts of ranks on a shared chip
 };
 
 class SimgridComm final : public Comm {

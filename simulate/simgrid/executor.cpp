@@ -92,14 +92,18 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   std::vector<s4u::Host*> hosts;
   try {
     hosts = build_platform(platform, world_options.size, options.placement);
-    // A piecewise link's segments describe pure alpha-beta costs; the other models bring their own factors.
-    if (options.network_model == "CM02") install_segment_factors(platform);
   } catch (const simgrid::Exception& error) {
     throw InternalError("SimGrid refused the platform built from '" + platform.name + "': " + error.what());
   }
   const Fidelity fidelity = resolve(options.fidelity, world_options);
   World world(world_options, hosts, place_ranks(platform, world_options.size, options.placement),
               fidelity == Fidelity::kFlow, platform.noise, options.noise_seed, options.trace_events);
+  // A piecewise link's segments describe pure alpha-beta costs; the other models bring their own factors.
+  if (options.network_model == "CM02") {
+    install_segment_factors(platform, [&world](const s4u::Host* source, const s4u::Host* destination) {
+      return world.transfer_shares_cores(source, destination);
+    });
+  }
   s4u::Engine::on_deadlock_cb([&world] { world.on_deadlock(); });
   std::vector<double> end_s(static_cast<std::size_t>(world_options.size), 0.0);
   for (int rank = 0; rank < world_options.size; ++rank) {

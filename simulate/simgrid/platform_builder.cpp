@@ -621,34 +621,40 @@ std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int 
   return hosts;
 }
 
-void install_segment_factors(const platforms::Platform& platform) {
+void install_segment_factors(const platforms::Platform& platform, const SharesCores& shares_cores) {
   namespace s4u = simgrid::s4u;
-  const auto& link = platform.network.link;
-  if (link.segments.empty()) return;
+  const auto& chip = platform.nodes.shared_chip;
+  const std::optional<platforms::Link> loaded = chip && shares_cores ? chip->loaded_link : std::nullopt;
+  if (platform.network.link.segments.empty() && !loaded) return;
   const auto& topology = platform.network.topology;
-  const double base_latency_s = link.latency_s;  // what build_platform put on the route: two halves of it
+  const double base_latency_s = platform.network.link.latency_s;  // what build_platform put on the route: two halves
   const std::optional<double> backbone_bandwidth = topology.link_bandwidth_Bps;
   auto* model = s4u::Engine::get_instance()->get_netzone_root()->get_network_model();
+  // The link a message starting now between `src` and `dst` costs: SimGrid asks both factors as it starts one.
+  const auto link_of = [link = platform.network.link, loaded, shares_cores](
+                           const s4u::Host* src, const s4u::Host* dst) -> const platforms::Link& {
+    return loaded && shares_cores(src, dst) ? *loaded : link;
+  };
 
   // Route latency = the node links' base latency + the backbone's, if any: swap the base for the segment's.
-  model->set_lat_factor_cb([link, base_latency_s](double size, const s4u::Host* src, const s4u::Host* dst,
-                                                  const std::vector<s4u::Link*>& links,
-                                                  const std::unordered_set<s4u::NetZone*>&) {
+  model->set_lat_factor_cb([link_of, base_latency_s](double size, const s4u::Host* src, const s4u::Host* dst,
+                                                     const std::vector<s4u::Link*>& links,
+                                                     const std::unordered_set<s4u::NetZone*>&) {
     if (src == dst) return 1.0;  // loopback: not the node link
     double route_s = 0;
     for (const auto* hop : links) route_s += hop->get_latency();
     if (!(route_s > 0)) return 1.0;
-    return (route_s - base_latency_s + link.latency_s_for(size)) / route_s;
+    return (route_s - base_latency_s + link_of(src, dst).latency_s_for(size)) / route_s;
   });
   // The flow runs at its bottleneck's bandwidth times this factor: make that the segment's bandwidth, still
   // capped by a backbone the topology names.
-  model->set_bw_factor_cb([link, backbone_bandwidth](double size, const s4u::Host* src, const s4u::Host* dst,
-                                                     const std::vector<s4u::Link*>& links,
-                                                     const std::unordered_set<s4u::NetZone*>&) {
+  model->set_bw_factor_cb([link_of, backbone_bandwidth](double size, const s4u::Host* src, const s4u::Host* dst,
+                                                        const std::vector<s4u::Link*>& links,
+                                                        const std::unordered_set<s4u::NetZone*>&) {
     if (src == dst || links.empty()) return 1.0;
     double bottleneck = links.front()->get_bandwidth();  // B/s, as every bandwidth here
     for (const auto* hop : links) bottleneck = std::min(bottleneck, hop->get_bandwidth());
-    double wanted = link.bandwidth_Bps_for(size);
+    double wanted = link_of(src, dst).bandwidth_Bps_for(size);
     if (backbone_bandwidth) wanted = std::min(wanted, *backbone_bandwidth);
     return wanted / bottleneck;
   });

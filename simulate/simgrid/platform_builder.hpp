@@ -28,6 +28,7 @@
 //
 // SimGrid's types stay out of this header (the simulate library links SimGrid privately).
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -142,7 +143,12 @@ std::vector<simgrid::s4u::Host*> build_platform(const platforms::Platform& platf
 // Engine::run(). SimGrid takes either a model's configured factors or callbacks, not both, and the callbacks
 // replace LV08's and SMPI's own size-dependent factors: the executor installs them under CM02 only, the pure
 // alpha-beta model the segments describe.
-void install_segment_factors(const platforms::Platform& platform);
+//
+// Where the platform has a shared chip with a loaded link (platforms::SharedChip::loaded_link) and `shares_cores`
+// is given, a message for which shares_cores(source host, destination host) holds as it starts costs the loaded
+// link's segment instead (World::transfer_shares_cores).
+using SharesCores = std::function<bool(const simgrid::s4u::Host*, const simgrid::s4u::Host*)>;
+void install_segment_factors(const platforms::Platform& platform, const SharesCores& shares_cores = {});
 
 // A flat alpha-beta star of `nodes` identical nodes, for tests and calibration: a message of n bytes between two
 // nodes costs latency_s + n / bandwidth_Bps, and a node computes `flops` FLOP/s. No memories, devices or noise.

@@ -394,5 +394,18 @@ TEST(MeasureThreadsPingPong, OnePointPerPowerOfTwo) {
   EXPECT_TRUE(contains(input_error([&] { threads_pingpong(options); }), "rounds must be at least 1"));
 }
 
+TEST(MeasureThreadsPingPong, BesideComputingRanksTheyStopWhenThePairEnds) {
+  ThreadsPingPongOptions options;
+  options.min_bytes = 8;
+  options.max_bytes = 64;
+  options.rounds = 1;
+  options.busy_ranks = 2;
+  const auto points = threads_pingpong(options);  // returns only once the computing threads stopped
+  ASSERT_EQ(points.size(), 4U);
+  for (const auto& point : points) EXPECT_GT(point.round_trip_s, 0);
+  options.busy_ranks = -1;
+  EXPECT_TRUE(contains(input_error([&] { threads_pingpong(options); }), "busy ranks must be >= 0"));
+}
+
 }  // namespace
 }  // namespace dsgd::measure

@@ -461,6 +461,53 @@ TEST(PlatformsLoader, SharedChipValidated) {
   rejection(json, {"/nodes/shared_chip/kernel_efficiency_alone/copy", "number without a source"});
 }
 
+// shared_chip() with a loaded link of two segments.
+Json shared_chip_with_loaded_link() {
+  Json json = shared_chip();
+  json[ptr("/nodes/shared_chip/loaded_link")] = {
+      {"name", "loaded"},
+      {"latency_s", 2e-5},
+      {"bandwidth_Bps", 1e9},
+      {"segments",
+       {{{"min_bytes", 0}, {"latency_s", 2e-5}, {"bandwidth_Bps", 2e9}, {"sources", {{"latency_s", "s0 alpha"}, {"bandwidth_Bps", "s0 beta"}, {"min_bytes", "s0 from"}}}},
+        {{"min_bytes", 65536}, {"latency_s", 1e-4}, {"bandwidth_Bps", 1e9}, {"sources", {{"latency_s", "s1 alpha"}, {"bandwidth_Bps", "s1 beta"}, {"min_bytes", "s1 from"}}}}}},
+      {"sources", {{"latency_s", "loaded alpha"}, {"bandwidth_Bps", "loaded beta"}}}};
+  return json;
+}
+
+TEST(PlatformsLoader, SharedChipLoadedLinkRoundTrips) {
+  const Platform platform = parse_platform(shared_chip_with_loaded_link(), "test.json");
+  const auto& loaded = platform.nodes.shared_chip->loaded_link;
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->name, "loaded");
+  EXPECT_DOUBLE_EQ(loaded->latency_s_for(100), 2e-5);
+  EXPECT_DOUBLE_EQ(loaded->bandwidth_Bps_for(1e6), 1e9);
+  EXPECT_EQ(loaded->sources.at("bandwidth_Bps"), "loaded beta");
+  EXPECT_FALSE(parse_platform(shared_chip(), "test.json").nodes.shared_chip->loaded_link.has_value()) << "optional";
+  const Json once = to_json(platform);
+  EXPECT_EQ(once[ptr("/nodes/shared_chip/loaded_link")], shared_chip_with_loaded_link()[ptr("/nodes/shared_chip/loaded_link")]);
+  EXPECT_EQ(to_json(parse_platform(once, "again.json")), once);
+  EXPECT_FALSE(to_json(parse_platform(shared_chip(), "test.json"))[ptr("/nodes/shared_chip")].contains("loaded_link"));
+}
+
+TEST(PlatformsLoader, SharedChipLoadedLinkValidated) {
+  Json json = shared_chip_with_loaded_link();
+  json[ptr("/nodes/shared_chip/loaded_link/segments/1/bandwidth_Bps")] = 0;
+  rejection(json, {"/nodes/shared_chip/loaded_link/segments/1/bandwidth_Bps"});
+
+  json = shared_chip_with_loaded_link();
+  json[ptr("/nodes/shared_chip/loaded_link/sources")].erase("latency_s");
+  rejection(json, {"/nodes/shared_chip/loaded_link/latency_s", "number without a source"});
+
+  json = shared_chip_with_loaded_link();
+  json[ptr("/nodes/shared_chip/loaded_link/segments/1/min_bytes")] = 0;
+  rejection(json, {"/nodes/shared_chip/loaded_link/segments/1/min_bytes", "ascending"});
+
+  json = shared_chip_with_loaded_link();
+  json[ptr("/nodes/shared_chip/loaded_link/bandwidth")] = 1e9;  // a misspelt bandwidth_Bps
+  rejection(json, {"/nodes/shared_chip/loaded_link", "unknown field 'bandwidth'"});
+}
+
 TEST(PlatformsLoader, SharedChipOnlyOnNodesThatAreCores) {
   // A node with devices (and a PCIe tree), and a KNL node with its mesh: their ranks are not single cores.
   for (const auto* name : {"m40-cluster", "cori-knl"}) {

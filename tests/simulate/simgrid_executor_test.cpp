@@ -674,6 +674,45 @@ TEST(SimgridSharedChip, AWaitingRankTakesItsShareOfACore) {
   expect_span(run.span(1), 0, 1.25 * testing::kBusyS);
 }
 
+// A chip of 3 ranks on `cores` cores whose loaded link is far slower than its network link (1 us, 1 GB/s).
+platforms::Platform chip_with_loaded_link(int cores) {
+  auto platform = testing::shared_chip_platform(3, 3, cores);
+  platforms::Link loaded;
+  loaded.name = "loaded";
+  loaded.latency_s = 1e-3;
+  loaded.bandwidth_Bps = 1e8;
+  loaded.sources["latency_s"] = "test";
+  loaded.sources["bandwidth_Bps"] = "test";
+  platform.nodes.shared_chip->loaded_link = loaded;
+  return platform;
+}
+
+TEST(SimgridSharedChip, AMessageBesideComputingRanksCostsTheLoadedLink) {
+  // Rank 1 sends to rank 2 at time 0, while rank 0 computes (its step registered first: actors start in rank
+  // order) or does nothing. On 2 cores the computing rank leaves the pair a single core: the loaded link. With 3
+  // cores, or nobody computing, the network link.
+  constexpr std::size_t kBytes = 10000000;
+  const auto body = [](bool compute_beside) {
+    return [compute_beside](Comm& comm, const std::function<void()>& compute) {
+      if (comm.rank() == 0 && compute_beside) compute();
+      if (comm.rank() == 1) comm.send(2, 0, nullptr, kBytes, Category::kNetwork);
+      if (comm.rank() == 2) comm.recv(1, 0, nullptr, kBytes, Category::kNetwork);
+    };
+  };
+  const double loaded_s = 1e-3 + static_cast<double>(kBytes) / 1e8;
+  const double network_s = testing::kChipLatency_s + static_cast<double>(kBytes) / testing::kChipBandwidth_Bps;
+  const auto received_s = [&](int cores, bool compute_beside) {
+    return run_on_chip(chip_with_loaded_link(cores), 3, body(compute_beside)).result.per_rank[2][Category::kNetwork];
+  };
+  EXPECT_NEAR(received_s(2, true), loaded_s, 1e-9);
+  EXPECT_NEAR(received_s(2, false), network_s, 1e-9);
+  EXPECT_NEAR(received_s(3, true), network_s, 1e-9);
+  // Without a loaded link: the network link beside computing ranks too.
+  auto plain = chip_with_loaded_link(2);
+  plain.nodes.shared_chip->loaded_link.reset();
+  EXPECT_NEAR(run_on_chip(plain, 3, body(true)).result.per_rank[2][Category::kNetwork], network_s, 1e-9);
+}
+
 TEST(SimgridSharedChip, ChipsDoNotLoadEachOther) {
   // Two chips of two nodes: ranks 0 and 2 compute on different chips, their neighbours idle.
   const auto run =

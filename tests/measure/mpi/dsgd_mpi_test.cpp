@@ -128,8 +128,29 @@ TEST(MeasureMpiLaunch, CalibrateWritesAPlatformThatLoads) {
     EXPECT_LE(chip.waiting_share, 1.0);
     EXPECT_TRUE(contains(chip.sources.at("waiting_share"), "MPI ranks waited")) << chip.sources.at("waiting_share");
     EXPECT_FALSE(chip.alone.by_class.empty());
+    // Measured beside cores - 1 computing ranks.
+    ASSERT_TRUE(chip.loaded_link.has_value());
+    EXPECT_GT(chip.loaded_link->bandwidth_Bps, 1e6);
+    EXPECT_TRUE(contains(chip.loaded_link->sources.at("bandwidth_Bps"), "more rank"))
+        << chip.loaded_link->sources.at("bandwidth_Bps");
   }
   fs::remove_all(out.parent_path());
+}
+
+TEST(MeasureMpiLaunch, PingpongBesideComputingRanksEnds) {
+  // Ranks 2 and 3 compute until rank 0 tells them the ping-pong is over: the run must end, and say so.
+  const auto file = scratch("busy-pingpong.json");
+  const auto result = run_process(mpirun_command(4, {kWorker, "pingpong", "--busy", "--max-bytes", "4096", "--rounds",
+                                                     "1", "--results", file.string()}),
+                                  std::chrono::seconds(120));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto results = reports::read_results(file);
+  ASSERT_FALSE(results.benchmarks.empty());
+  for (const auto& entry : results.benchmarks) {
+    EXPECT_EQ(entry.counters.at("computing_ranks"), 2.0) << entry.name;
+    EXPECT_GT(entry.counters.at("round_trip_s"), 0.0) << entry.name;
+  }
+  fs::remove_all(file.parent_path());
 }
 
 TEST(MeasureMpiLaunch, WaitingWritesTheShareOfACoreRankZeroTook) {
