@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <numeric>
 
 #include "core/error.hpp"
 #include "measure/threads/executor.hpp"
@@ -69,7 +70,12 @@ std::vector<PingPongPoint> threads_pingpong(const ThreadsPingPongOptions& option
     }
   });
   std::vector<PingPongPoint> points;
-  for (std::size_t s = 0; s < sizes.size(); ++s) points.push_back({static_cast<double>(sizes[s]), median(samples[s])});
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    const auto& kept = samples[s];
+    const double round_trip = options.mean ? std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size())
+                                           : median(kept);
+    points.push_back({static_cast<double>(sizes[s]), round_trip});
+  }
   return points;
 }
 

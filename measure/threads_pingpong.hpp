@@ -17,9 +17,11 @@ struct ThreadsPingPongOptions {
   // Threads beside the pair that compute while it ping-pongs: the link as a transfer beside computing ranks sees
   // it (platforms::SharedChip::loaded_link).
   int busy_ranks = 0;
+  // Each size's mean round trip instead of its median: the mean counts the samples a preempted thread stretched.
+  bool mean = false;
 };
 
-// One point per size: the median round trip over the rounds, each round the mean of enough trips to last about a
+// One point per size: the median (or mean) round trip over the rounds, each round the mean of enough trips to last about a
 // millisecond. Throws InputError for bad options.
 std::vector<PingPongPoint> threads_pingpong(const ThreadsPingPongOptions& options);
 

@@ -403,6 +403,8 @@ TEST(MeasureThreadsPingPong, BesideComputingRanksTheyStopWhenThePairEnds) {
   const auto points = threads_pingpong(options);  // returns only once the computing threads stopped
   ASSERT_EQ(points.size(), 4U);
   for (const auto& point : points) EXPECT_GT(point.round_trip_s, 0);
+  options.mean = true;
+  for (const auto& point : threads_pingpong(options)) EXPECT_GT(point.round_trip_s, 0);
   options.busy_ranks = -1;
   EXPECT_TRUE(contains(input_error([&] { threads_pingpong(options); }), "busy ranks must be >= 0"));
 }

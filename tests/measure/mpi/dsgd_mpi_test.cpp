@@ -149,6 +149,9 @@ TEST(MeasureMpiLaunch, PingpongBesideComputingRanksEnds) {
   for (const auto& entry : results.benchmarks) {
     EXPECT_EQ(entry.counters.at("computing_ranks"), 2.0) << entry.name;
     EXPECT_GT(entry.counters.at("round_trip_s"), 0.0) << entry.name;
+    // The mean lies between the fastest and the slowest sample.
+    EXPECT_GE(entry.counters.at("round_trip_mean_s"), entry.counters.at("round_trip_min_s")) << entry.name;
+    EXPECT_LE(entry.counters.at("round_trip_mean_s"), entry.counters.at("round_trip_max_s")) << entry.name;
   }
   fs::remove_all(file.parent_path());
 }
