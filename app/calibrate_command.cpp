@@ -170,6 +170,15 @@ WaitingShares calibrate_waiting(Context& context, const CalibrateOptions& option
   return shares;
 }
 
+// The threads ping-pong over the options' sizes.
+measure::ThreadsPingPongOptions threads_pingpong_options(const CalibrateOptions& options) {
+  measure::ThreadsPingPongOptions pingpong;
+  pingpong.min_bytes = options.min_bytes;
+  pingpong.max_bytes = options.max_bytes;
+  pingpong.rounds = options.rounds;
+  return pingpong;
+}
+
 // dsgd-mpi's ping-pong over the options' sizes on `ranks` ranks, those beside the pair computing if `busy`.
 WorkerLaunch pingpong_launch(const CalibrateOptions& options, const std::string& what, int ranks, bool busy) {
   WorkerLaunch launch;
@@ -198,40 +207,36 @@ struct LoadedLinks {
   std::optional<platforms::Link> threads;
 };
 
-LoadedLinks calibrate_loaded_links(Context& context, const CalibrateOptions& options, measure::CalibrationInput mpi,
-                                   measure::CalibrationInput threads, measure::FitWeighting weighting) {
+LoadedLinks calibrate_loaded_links(Context& context, const CalibrateOptions& options,
+                                   const measure::CalibrationInput& mpi, const measure::CalibrationInput& threads,
+                                   measure::FitWeighting weighting) {
   const int busy_ranks = measure::read_cpu_facts().physical_cores - 1;
   if (busy_ranks < 1) return {};
   const std::string beside = " while " + std::to_string(busy_ranks) + " more rank" + (busy_ranks > 1 ? "s" : "") +
                              " computed (a busy loop), mean round trips";
   context.err << "calibrate: the ping-pongs" << beside << std::endl;
-  const auto launch = pingpong_launch(options, "the loaded ping-pong", busy_ranks + 2, true);
-  const auto outcome = run_worker(launch, context);
+  // The link of `input`'s executor fitted to `points`, printed as `executor`'s.
+  const auto loaded_link = [&](measure::CalibrationInput input, const std::vector<measure::PingPongPoint>& points,
+                               const std::string& executor) {
+    input.ranks = busy_ranks + 2;
+    input.benchmark += beside;
+    input.link_name += "-loaded";
+    input.segments = measure::fit_alpha_beta(points, options.boundaries, weighting);
+    context.out << executor << " ping-pong" << beside << ":\n";
+    print_fit(context.out, points, input.segments, options.weighting);
+    return measure::calibrated_link(input);
+  };
   // The mean, not the median: beside computing ranks the operating system now and then preempts one of the pair
   // for a time slice (on this project's 2-core VM a 1 MiB round trip: median 0.21 ms, slowest 1.1 ms), and the
   // training's messages pay those too.
-  const auto points = pingpong_points(outcome.results, outcome.results_path.string(), true);
-  mpi.ranks = launch.ranks;
-  mpi.benchmark += beside;
-  mpi.link_name += "-loaded";
-  mpi.segments = measure::fit_alpha_beta(points, options.boundaries, weighting);
-  context.out << "MPI ping-pong" << beside << ":\n";
-  print_fit(context.out, points, mpi.segments, options.weighting);
-
-  measure::ThreadsPingPongOptions pingpong;
-  pingpong.min_bytes = options.min_bytes;
-  pingpong.max_bytes = options.max_bytes;
-  pingpong.rounds = options.rounds;
+  const auto outcome = run_worker(pingpong_launch(options, "the loaded ping-pong", busy_ranks + 2, true), context);
+  LoadedLinks links;
+  links.mpi = loaded_link(mpi, pingpong_points(outcome.results, outcome.results_path.string(), true), "MPI");
+  auto pingpong = threads_pingpong_options(options);
   pingpong.busy_ranks = busy_ranks;
   pingpong.mean = true;
-  const auto thread_points = measure::threads_pingpong(pingpong);
-  threads.ranks = busy_ranks + 2;
-  threads.benchmark += beside;
-  threads.link_name += "-loaded";
-  threads.segments = measure::fit_alpha_beta(thread_points, options.boundaries, weighting);
-  context.out << "threads ping-pong" << beside << ":\n";
-  print_fit(context.out, thread_points, threads.segments, options.weighting);
-  return {measure::calibrated_link(mpi), measure::calibrated_link(threads)};
+  links.threads = loaded_link(threads, measure::threads_pingpong(pingpong), "threads");
+  return links;
 }
 
 // Writes `platform` with the kernel timings and the chip's measured waiting share (and loaded link, if measured;
@@ -310,11 +315,7 @@ void calibrate(Context& context, const CalibrateOptions& options) {
 
   // The threads executor's messages: the same fit on an in-process ping-pong.
   context.err << "calibrate: threads ping-pong" << std::endl;
-  measure::ThreadsPingPongOptions threads;
-  threads.min_bytes = options.min_bytes;
-  threads.max_bytes = options.max_bytes;
-  threads.rounds = options.rounds;
-  const auto thread_points = measure::threads_pingpong(threads);
+  const auto thread_points = measure::threads_pingpong(threads_pingpong_options(options));
   const auto thread_segments = measure::fit_alpha_beta(thread_points, options.boundaries, weighting);
   measure::CalibrationInput threads_input = input;
   threads_input.name = options.name + "-threads";

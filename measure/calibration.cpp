@@ -1,6 +1,7 @@
 #include "measure/calibration.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -145,6 +146,11 @@ double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t middle = values.size() / 2;
   return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+double mean(const std::vector<double>& values) {
+  if (values.empty()) throw InputError("mean of no values");
+  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
 }
 
 std::string bytes_text(double bytes) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <numeric>
 
 #include "core/error.hpp"
 #include "measure/threads/executor.hpp"
@@ -71,10 +70,7 @@ std::vector<PingPongPoint> threads_pingpong(const ThreadsPingPongOptions& option
   });
   std::vector<PingPongPoint> points;
   for (std::size_t s = 0; s < sizes.size(); ++s) {
-    const auto& kept = samples[s];
-    const double round_trip = options.mean ? std::accumulate(kept.begin(), kept.end(), 0.0) / static_cast<double>(kept.size())
-                                           : median(kept);
-    points.push_back({static_cast<double>(sizes[s]), round_trip});
+    points.push_back({static_cast<double>(sizes[s]), options.mean ? mean(samples[s]) : median(samples[s])});
   }
   return points;
 }

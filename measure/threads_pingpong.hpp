@@ -21,8 +21,8 @@ struct ThreadsPingPongOptions {
   bool mean = false;
 };
 
-// One point per size: the median (or mean) round trip over the rounds, each round the mean of enough trips to last about a
-// millisecond. Throws InputError for bad options.
+// One point per size: the median (or mean) round trip over the rounds, each round the mean of enough trips to last
+// about a millisecond. Throws InputError for bad options.
 std::vector<PingPongPoint> threads_pingpong(const ThreadsPingPongOptions& options);
 
 }  // namespace dsgd::measure

@@ -187,7 +187,8 @@ struct Link {
 // calibrated machine: one host per rank). The cores share the chip's boost clock, caches and memory bandwidth, so a
 // core computes faster while the others are idle: at `alone`, against the CPU's kernel_efficiency with every core
 // busy. A rank that is not computing (waiting for a message) still takes `waiting_share` of a core: dsgd's MPI
-// ranks poll for a millisecond and then sleep between polls, threads sleep. With the chip's load k = computing ranks + waiting_share x its other ranks, a step takes
+// ranks poll for a millisecond and then sleep between polls, threads sleep. With the chip's load
+// k = computing ranks + waiting_share x its other ranks, a step takes
 //   alone time + (busy time - alone time) x (min(k, cores) - 1) / (cores - 1),   times k / cores beyond the cores
 // (more ranks than cores take turns). simulate/compute_cost.hpp computes it; the SimGrid levels apply it.
 //
@@ -220,7 +221,6 @@ struct Nodes {
 };
 
 // --- network --------------------------------------------------------------------------------------------------
-
 
 // Every node on its own link to one switch (SimGrid's flat cluster).
 struct StarTopology {
