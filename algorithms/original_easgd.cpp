@@ -5,8 +5,6 @@
 // Seed 000's Original EASGD* (Table 3, Fig 11) is the version without that overlap: a worker computes only in its
 // turn, which the master gives it by a message, so only one worker works at a time.
 
-#include <algorithm>
-
 #include "algorithms/entries.hpp"
 #include "algorithms/parameter_server.hpp"
 
@@ -34,13 +32,10 @@ class OriginalEasgd final : public Algorithm {
           serve_in_turns(trainer, centre, options);
           continue;
         }
-        // buffer_ is the reply: the centre before each worker's move.
-        round_robin_gather(trainer.comm(), trainer.master(), {buffer_.data(), n}, /*reply=*/true,
-                           [&](int, std::span<const float> worker) {
-                             trainer.on_data([&] { std::copy_n(centre, n, buffer_.begin()); });
-                             pull_centre(trainer, centre, worker.data());
-                           },
-                           options);
+        // The reply is the centre itself, sent before each worker's move (the gather replies, then calls back).
+        round_robin_gather(
+            trainer.comm(), trainer.master(), {centre, n}, /*reply=*/true,
+            [&](int, std::span<const float> worker) { pull_centre(trainer, centre, worker.data()); }, options);
       }
       return;
     }
@@ -52,9 +47,10 @@ class OriginalEasgd final : public Algorithm {
       trainer.compute_gradient();
       trainer.sgd_step(*sgd_);
       if ((trainer.iterations() % trainer.hyper().period) != 0) continue;
-      // Sent, then overwritten by the centre.
-      trainer.on_data([&] { std::copy_n(trainer.parameters(), n, buffer_.begin()); });
-      round_robin_gather(trainer.comm(), trainer.master(), {buffer_.data(), n}, /*reply=*/true, {}, options);
+      // A worker's half of the gather with a reply is a push and a pull: the weights go from where they live,
+      // the centre comes back into buffer_.
+      parameter_server_exchange(trainer.comm(), trainer.master(), trainer.parameter_floats(), {buffer_.data(), n},
+                                options);
       elastic_move(trainer, trainer.parameters(), buffer_.data(), Category::kGpuUpdate);
     }
   }

@@ -31,8 +31,8 @@ constexpr CollectiveOptions kServerTraffic{Category::kCpuGpuPara, kFirstCollecti
 
 // The master's side of a round: serves every worker's pushes of the round, first come first served.
 void serve_round(Trainer& trainer, std::int64_t iterations, const PushHandler& handler) {
-  const std::size_t n = trainer.parameter_count();
-  serve_parameter_server(trainer.comm(), n, n, pushes_per_round(trainer, iterations), handler, kServerTraffic);
+  serve_parameter_server(trainer.comm(), trainer.parameter_count(), pushes_per_round(trainer, iterations), handler,
+                         kServerTraffic);
 }
 
 // A worker's side of one exchange: pushes `push`, receives the master's reply into `pull`.
@@ -56,12 +56,15 @@ GradientServer::GradientServer(Trainer& trainer, float server_momentum) {
 void GradientServer::run_round(Trainer& trainer, std::int64_t iterations) {
   const std::size_t n = trainer.parameter_count();
   if (trainer.is_master()) {
-    serve_round(trainer, iterations, [&](int, std::span<const float> pushed, std::span<float> reply) {
-      trainer.elementwise(static_cast<double>(n), Category::kCpuUpdate,
-                          [&] { std::copy(pushed.begin(), pushed.end(), trainer.gradients()); });
-      trainer.sgd_step(*sgd_, Category::kCpuUpdate);
-      trainer.on_data([&] { std::copy_n(trainer.parameters(), reply.size(), reply.begin()); });
-    });
+    // The reply is the master's weights after the step, sent from where they live.
+    serve_round(trainer, iterations,
+                {[&](int, std::span<const float> pushed) {
+                   trainer.elementwise(static_cast<double>(n), Category::kCpuUpdate,
+                                       [&] { std::copy(pushed.begin(), pushed.end(), trainer.gradients()); });
+                   trainer.sgd_step(*sgd_, Category::kCpuUpdate);
+                   return trainer.parameter_floats();
+                 },
+                 {}});
     return;
   }
   const int period = trainer.hyper().period;
@@ -88,11 +91,12 @@ ElasticServer::ElasticServer(Trainer& trainer, float worker_momentum) : centre_(
 
 void ElasticServer::run_round(Trainer& trainer, std::int64_t iterations) {
   if (trainer.is_master()) {
-    // The master's parameters are the centre W~; the reply is the centre before this push's move.
-    serve_round(trainer, iterations, [&](int, std::span<const float> pushed, std::span<float> reply) {
-      trainer.on_data([&] { std::copy_n(trainer.parameters(), reply.size(), reply.begin()); });
-      pull_centre(trainer, trainer.parameters(), pushed.data());
-    });
+    // The master's parameters are the centre W~. The reply is the centre before this push's move, so it is sent
+    // first and moved after: the worker does not wait for the move.
+    serve_round(
+        trainer, iterations,
+        {[&](int, std::span<const float>) { return trainer.parameter_floats(); },
+         [&](int, std::span<const float> pushed) { pull_centre(trainer, trainer.parameters(), pushed.data()); }});
     return;
   }
   for (std::int64_t i = 0; i < iterations; ++i) {

@@ -309,20 +309,20 @@ void round_robin_gather(Comm& comm, int master, Floats buffer, bool reply, const
   for (int worker = 0; worker < comm.size(); ++worker) {
     if (worker == master) continue;
     recv(comm, worker, incoming.floats(), options);
-    on_receive(worker, incoming.floats().span());
     if (reply) send(comm, worker, buffer, options);
+    on_receive(worker, incoming.floats().span());
   }
 }
 
-void serve_parameter_server(Comm& comm, std::size_t push_count, std::size_t reply_count, std::size_t requests,
-                            const PushHandler& handler, const CollectiveOptions& options) {
+void serve_parameter_server(Comm& comm, std::size_t push_count, std::size_t requests, const PushHandler& handler,
+                            const CollectiveOptions& options) {
+  DSGD_ENFORCE(static_cast<bool>(handler.reply), "parameter server without a reply handler");
   Scratch pushed(comm, push_count);
-  Scratch reply(comm, reply_count);
   for (std::size_t served = 0; served < requests; ++served) {
     const Status status = comm.recv(kAnySource, options.tag, pushed.floats().data, push_count * sizeof(float),
                                     options.category);
-    handler(status.source, pushed.floats().span(), reply.floats().span());
-    send(comm, status.source, reply.floats(), options);
+    send(comm, status.source, handler.reply(status.source, pushed.floats().span()), options);
+    if (handler.after_reply) handler.after_reply(status.source, pushed.floats().span());
   }
 }
 

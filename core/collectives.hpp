@@ -52,19 +52,26 @@ void reduce(Comm& comm, Floats buffer, int root, const CollectiveOptions& option
 void allreduce(Comm& comm, Floats buffer, AllreduceAlgorithm algorithm, const CollectiveOptions& options = {});
 
 // Original EASGD's pattern: the master talks to one worker at a time, in rank order. Each worker sends `buffer`
-// to the master; the master calls on_receive(worker, received) (an empty span without payloads) and, if `reply`,
-// sends its `buffer` back after the call, which the worker receives into its `buffer`.
+// to the master; the master, if `reply`, sends its `buffer` back, which the worker receives into its `buffer`,
+// and then calls on_receive(worker, received) (an empty span without payloads). The handler runs after the
+// reply so that the worker does not wait for it, and so that the reply can be the master's live state (EASGD's
+// centre before the move) without a copy.
 using ReceiveHandler = std::function<void(int worker, std::span<const float> received)>;
 void round_robin_gather(Comm& comm, int master, Floats buffer, bool reply, const ReceiveHandler& on_receive,
                         const CollectiveOptions& options = {});
 
 // A parameter server, first come first served (ps-lite's KVServer with a pluggable request handle): the server
-// serves `requests` pushes of `push_count` floats from any workers in arrival order, answering each with
-// `reply_count` floats that the handler fills (spans are empty without payloads). Async SGD, Async EASGD and
-// momentum differ only in the handler.
-using PushHandler = std::function<void(int worker, std::span<const float> pushed, std::span<float> reply)>;
-void serve_parameter_server(Comm& comm, std::size_t push_count, std::size_t reply_count, std::size_t requests,
-                            const PushHandler& handler, const CollectiveOptions& options = {});
+// serves `requests` pushes of `push_count` floats from any workers in arrival order. For each, handler.reply
+// runs first and names the floats to answer with: a buffer the server keeps, its weights say, sent as they are
+// (data null without payloads), so no copy is made. Then handler.after_reply, if set, runs once the answer is
+// sent: work the worker need not wait for, like EASGD's move of the centre. Pushed spans are empty without
+// payloads. Async SGD, Async EASGD and momentum differ only in the handler.
+struct PushHandler {
+  std::function<Floats(int worker, std::span<const float> pushed)> reply;
+  std::function<void(int worker, std::span<const float> pushed)> after_reply;
+};
+void serve_parameter_server(Comm& comm, std::size_t push_count, std::size_t requests, const PushHandler& handler,
+                            const CollectiveOptions& options = {});
 // The worker side: pushes `push` and receives the server's reply into `pull`.
 void parameter_server_exchange(Comm& comm, int server, Floats push, Floats pull,
                                const CollectiveOptions& options = {});

@@ -75,6 +75,12 @@ inline void check_collectives(Comm& comm, std::size_t count) {
     expect_values(comm, "allreduce " + std::string(to_string(algorithm)), buffer.storage, sums);
   }
 
+  // The master's handler adds 1 to its buffer after each reply, the way EASGD moves its centre, so worker w is
+  // answered with the master's inputs + (w - 1): the reply goes before the handler runs.
+  const auto plus = [](std::vector<float> values, int added) {
+    for (auto& value : values) value += static_cast<float>(added);
+    return values;
+  };
   for (const bool reply : {false, true}) {
     const int master = 0;
     TestBuffer buffer(comm, inputs(rank, count));
@@ -85,6 +91,7 @@ inline void check_collectives(Comm& comm, std::size_t count) {
           order.push_back(worker);
           expect_values(comm, "round-robin gather from " + std::to_string(worker),
                         std::vector<float>(received.begin(), received.end()), inputs(worker, count));
+          for (auto& value : buffer.storage) value += 1.0F;
         },
         next(Category::kCpuGpuPara));
     if (rank == master) {
@@ -94,26 +101,33 @@ inline void check_collectives(Comm& comm, std::size_t count) {
         }
       }
     }
-    const bool got_reply = reply && rank != master;
-    expect_values(comm, std::string("round-robin gather") + (reply ? " reply" : ""), buffer.storage,
-                  inputs(got_reply ? master : rank, count));
+    if (rank == master) {
+      expect_values(comm, "round-robin gather: the master's buffer after its handlers", buffer.storage,
+                    plus(inputs(master, count), size - 1));
+    } else {
+      expect_values(comm, std::string("round-robin gather") + (reply ? " reply" : ""), buffer.storage,
+                    reply ? plus(inputs(master, count), rank - 1) : inputs(rank, count));
+    }
   }
 
-  // Parameter server on rank 0; each worker pushes twice and gets back twice what it pushed.
+  // Parameter server on rank 0; each worker pushes twice and gets back twice what it pushed. The reply is sent
+  // from the server's own buffer, which after_reply then spoils: a worker seeing it was answered too late.
   if (size > 1) {
     constexpr int kRounds = 2;
     const CollectiveOptions options = next(Category::kCpuGpuPara);
     if (rank == 0) {
       std::vector<double> total(count, 0.0);
-      serve_parameter_server(
-          comm, count, count, static_cast<std::size_t>(kRounds * (size - 1)),
-          [&](int, std::span<const float> pushed, std::span<float> reply) {
+      TestBuffer answer(comm, std::vector<float>(count, 0.0F));
+      const PushHandler handler{
+          [&](int, std::span<const float> pushed) {
             for (std::size_t i = 0; i < pushed.size(); ++i) {
               total[i] += pushed[i];
-              reply[i] = 2 * pushed[i];
+              answer.storage[i] = 2 * pushed[i];
             }
+            return answer.floats();
           },
-          options);
+          [&](int, std::span<const float>) { std::fill(answer.storage.begin(), answer.storage.end(), -1.0F); }};
+      serve_parameter_server(comm, count, static_cast<std::size_t>(kRounds * (size - 1)), handler, options);
       if (comm.has_payload()) {
         for (std::size_t i = 0; i < count; ++i) {
           const double expected = kRounds * (static_cast<double>(sums[i]) - input_value(0, i));

@@ -65,7 +65,7 @@ std::vector<Collective> collectives() {
        [](Comm& comm, std::size_t count) {
          const auto requests = static_cast<std::size_t>(kPushesPerWorker * (comm.size() - 1));
          if (comm.rank() == 0) {
-           serve_parameter_server(comm, count, count, requests, [](int, std::span<const float>, std::span<float>) {});
+           serve_parameter_server(comm, count, requests, {[count](int, std::span<const float>) { return Floats{nullptr, count}; }, {}});
          } else {
            for (int push = 0; push < kPushesPerWorker; ++push) {
              parameter_server_exchange(comm, 0, {nullptr, count}, {nullptr, count});

@@ -138,7 +138,7 @@ TEST(FlowFidelity, LaterJoinerDelaysTheCollective) {
 TEST(FlowFidelity, NonCollectiveMessagesStayMessages) {
   const auto result = simulate(flat_platform(3, kLatency, kBandwidth, 1e12), 3, Fidelity::kFlow, [](Comm& comm) {
     if (comm.rank() == 0) {
-      serve_parameter_server(comm, 100, 100, 2, [](int, std::span<const float>, std::span<float>) {});
+      serve_parameter_server(comm, 100, 2, {[](int, std::span<const float>) { return Floats{nullptr, 100}; }, {}});
     } else {
       parameter_server_exchange(comm, 0, {nullptr, 100}, {nullptr, 100});
     }
