@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <thread>
 
+#include <sched.h>
+#include <sys/prctl.h>
+
 namespace dsgd::measure::mpi {
 
 namespace {
@@ -32,9 +35,27 @@ int to_count(std::size_t count, int rank, const char* what, const char* unit) {
 // stays runnable: measured on this project's 2-core VM, a rank that yielded while two others computed took 0.24-0.37
 // of a core from them, one that sleeps 50 us between polls 0.015. A wait that outlasted the spin waits for
 // computation, not for a transfer, so the up to ~0.1 ms a sleep adds to it is small beside it.
+//
+// With more ranks on the node than CPUs to run them, even the spin is harmful: a rank spinning for its message holds
+// a core that the very rank it waits for may need. Measured there (3 ranks on 2 cores, async-measgd and async-easgd,
+// 2026-11-23): a master-worker exchange of 1.7 MB took 2.5 ms on MPI against 0.85-1.0 ms on threads, whose waits
+// sleep on a condition variable. So an oversubscribed rank sleeps from its first unsuccessful polls, like Open MPI's
+// mpi_yield_when_idle, which it also turns on when oversubscribed.
 constexpr int kPollsPerClockCheck = 16;
 constexpr double kSpinBeforeSleep_s = 1e-3;
 constexpr auto kSleepBetweenPolls = std::chrono::microseconds(50);
+// The timer slack a waiting rank asks for. Linux lets a sleep overrun by the thread's slack, 50 us by default: on this
+// project's VM a 50 us sleep took 142 us (median of 2000) with it and 88 us with 1 us.
+constexpr unsigned long kTimerSlack_ns = 1000;
+
+// CPUs this process may run on (its affinity mask); 0 if unknown.
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  return CPU_COUNT(&set);
+}
+
 // How long a timed-out request gets to acknowledge its cancellation before it is freed unfinished (receives cancel
 // at once; Open MPI's ob1 never cancels a send, which may still be delivered later).
 constexpr double kCancelGrace_s = 0.1;
@@ -225,8 +246,8 @@ template <typename Done>
 bool MpiComm::poll(Done&& done) {
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
-  const auto sleep_after =
-      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(kSpinBeforeSleep_s));
+  const auto sleep_after = start + std::chrono::duration_cast<Clock::duration>(
+                                       std::chrono::duration<double>(oversubscribed_ ? 0.0 : kSpinBeforeSleep_s));
   for (long polls = 1;; ++polls) {
     // Matching queued receives on every wait is what MPI's progress does for posted receives: a rank waiting for
     // its send still takes in the messages sent to it, so exchanges cannot deadlock.
@@ -344,6 +365,14 @@ MpiComm::MpiComm(MPI_Comm parent, const WorldOptions& options) : timeout_s_(opti
     int found = 0;
     MPI_Comm_get_attr(comm_, MPI_TAG_UB, &value, &found);
     if (found && value != nullptr) tag_upper_bound_ = *static_cast<int*>(value);
+    // Ranks sharing this node (its shared-memory communicator) against the CPUs they may use.
+    MPI_Comm node = MPI_COMM_NULL;
+    check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), rank_, "MPI_Comm_split_type");
+    MPI_Comm_size(node, &node_ranks_);
+    MPI_Comm_free(&node);
+    const int cpus = usable_cpus();
+    oversubscribed_ = cpus > 0 && node_ranks_ > cpus;
+    ::prctl(PR_SET_TIMERSLACK, kTimerSlack_ns);
     barrier(Category::kWait);
     start_ = MPI_Wtime();
   } catch (...) {

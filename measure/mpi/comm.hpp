@@ -92,6 +92,10 @@ class MpiComm final : public Comm {
 
   MPI_Comm handle() const { return comm_; }
   double timeout_s() const { return timeout_s_; }
+  // More ranks on this node than CPUs to run them: waits then sleep between polls from the start instead of
+  // spinning first (comm.cpp says why).
+  bool oversubscribed() const { return oversubscribed_; }
+  int node_ranks() const { return node_ranks_; }
 
  private:
   struct PostedReceive;
@@ -110,6 +114,8 @@ class MpiComm final : public Comm {
   double timeout_s_ = 60;
   double start_ = 0;  // MPI_Wtime at the constructor's barrier
   bool abandoned_ = false;
+  int node_ranks_ = 1;
+  bool oversubscribed_ = false;
   std::deque<std::shared_ptr<PostedReceive>> unmatched_;  // receives without a message yet, in posting order
   std::vector<std::shared_ptr<SharedWindow>> windows_;
 };

@@ -5,6 +5,7 @@
 // test's stray messages cannot match the next test's.
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <sched.h>
 
 #include <chrono>
 #include <numeric>
@@ -84,6 +85,17 @@ TEST(MeasureMpiComm, IdentityClockAndCompute) {
   EXPECT_TRUE(ran);
   EXPECT_GE(comm.breakdown()[Category::kCpuUpdate], 0.004);
   EXPECT_GE(comm.now_s() - before, 0.004);
+  comm.barrier();
+}
+
+TEST(MeasureMpiComm, KnowsWhenItsNodeIsOversubscribed) {
+  // mpirun starts every rank on this one machine; with more of them than CPUs, waits must not spin.
+  MpiComm comm(MPI_COMM_WORLD, options());
+  EXPECT_EQ(comm.node_ranks(), comm.size());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  EXPECT_EQ(comm.oversubscribed(), comm.size() > CPU_COUNT(&set));
   comm.barrier();
 }
 
