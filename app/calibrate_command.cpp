@@ -15,6 +15,7 @@
 #include "measure/calibration.hpp"
 #include "measure/kernel_calibration.hpp"
 #include "measure/mpi/launch.hpp"
+#include "measure/pingpong_buffers.hpp"
 #include "measure/threads_pingpong.hpp"
 #include "measure/waiting_share.hpp"
 #include "platforms/catalog.hpp"
@@ -35,6 +36,8 @@ struct CalibrateOptions {
   double min_bytes = 8;
   double max_bytes = 64.0 * 1024 * 1024;
   int rounds = 15;
+  // Messages from cold buffers, as training's exchanges between forward/backward passes (measure/pingpong_buffers.hpp).
+  double pool_bytes = static_cast<double>(measure::cold_pool_bytes());
   std::vector<double> boundaries{measure::kDefaultSegmentBoundaries.begin(),  // why these: measure/calibration.hpp
                                  measure::kDefaultSegmentBoundaries.end()};
   int nodes = 0;
@@ -176,6 +179,7 @@ measure::ThreadsPingPongOptions threads_pingpong_options(const CalibrateOptions&
   pingpong.min_bytes = options.min_bytes;
   pingpong.max_bytes = options.max_bytes;
   pingpong.rounds = options.rounds;
+  pingpong.pool_bytes = static_cast<std::size_t>(options.pool_bytes);
   return pingpong;
 }
 
@@ -193,6 +197,8 @@ WorkerLaunch pingpong_launch(const CalibrateOptions& options, const std::string&
                     number_text(options.max_bytes),
                     "--rounds",
                     std::to_string(options.rounds),
+                    "--pool-bytes",
+                    number_text(options.pool_bytes),
                     "--quiet"};
   if (busy) launch.program.push_back("--busy");
   launch.timeout_s = options.timeout_s;
@@ -271,6 +277,7 @@ void calibrate(Context& context, const CalibrateOptions& options) {
                      std::to_string(options.ranks));
   }
   if (options.nodes < 0) throw InputError("calibrate: --nodes must be positive");
+  if (!(options.pool_bytes >= 0)) throw InputError("calibrate: --pool-bytes must be >= 0");
   const auto weighting =
       options.weighting == "absolute" ? measure::FitWeighting::kAbsolute : measure::FitWeighting::kRelative;
   if (options.weighting != "absolute" && options.weighting != "relative") {
@@ -302,7 +309,8 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   input.date = results.provenance.date;
   for (const auto& entry : results.benchmarks) {
     if (const auto transport = entry.labels.find("transport"); transport != entry.labels.end()) {
-      input.transport = transport->second;
+      input.transport = transport->second + ", messages " +
+                        measure::pingpong_buffers_text(static_cast<std::size_t>(options.pool_bytes));
       break;
     }
   }
@@ -322,7 +330,8 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   threads_input.ranks = 2;
   threads_input.benchmark = "threads ping-pong";
   threads_input.link_name = "threads-in-process";
-  threads_input.transport = "dsgd's threads executor: a copy between buffers and a wake-up, in one process";
+  threads_input.transport = "dsgd's threads executor: a copy between buffers and a wake-up, in one process; messages " +
+                            measure::pingpong_buffers_text(static_cast<std::size_t>(options.pool_bytes));
   threads_input.segments = thread_segments;
   context.out << "threads ping-pong:\n";
   print_fit(context.out, thread_points, thread_segments, options.weighting);
@@ -350,6 +359,11 @@ void register_calibrate_command(CLI::App& app, Context& context) {
   command->add_option("--min-bytes", options->min_bytes, "Smallest ping-pong message")->capture_default_str();
   command->add_option("--max-bytes", options->max_bytes, "Largest ping-pong message")->capture_default_str();
   command->add_option("--rounds", options->rounds, "Timed sweeps over all sizes")->capture_default_str();
+  command
+      ->add_option("--pool-bytes", options->pool_bytes,
+                   "Ping-pong buffers cycled through, so messages start cold in memory as training's do (default: "
+                   "twice the last-level cache; 0: one warm buffer)")
+      ->capture_default_str();
   command->add_option("--boundaries", *boundaries, "Segment boundaries in bytes (a fit per segment)")
       ->delimiter(',')
       ->capture_default_str();

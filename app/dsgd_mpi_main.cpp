@@ -28,6 +28,7 @@
 #include "measure/host_info.hpp"
 #include "measure/mpi/comm.hpp"
 #include "measure/mpi/executor.hpp"
+#include "measure/pingpong_buffers.hpp"
 #include "measure/waiting_share.hpp"
 #include "reports/results.hpp"
 
@@ -96,6 +97,9 @@ struct PingPongOptions {
   // Ranks 2 and up compute while 0 and 1 ping-pong (instead of idling): the link as a transfer beside computing
   // ranks sees it, on a machine with more ranks than cores (platforms::SharedChip::loaded_link).
   bool busy = false;
+  // 0: one buffer, warm in cache (the classic ping-pong); else buffers cycled through this many bytes, each message
+  // starting from memory as training's exchanges do (measure/pingpong_buffers.hpp).
+  double pool_bytes = 0;
   // Where the time per byte changes here: Open MPI's eager protocol up to 4040 B, rendezvous from 4048 B; above
   // 64 KiB the copy costs dominate; from 4 MiB messages no longer fit in the caches (2 MiB L2 per core, 32 MiB L3
   // shared by sender and receiver) and run at memory speed, the regime of large gradients.
@@ -144,7 +148,8 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     comm.recv(0, kStopTag, &stop, 1, Category::kWait);
     return;
   }
-  std::vector<std::byte> buffer(sizes.back(), std::byte{1});
+  if (!(options.pool_bytes >= 0)) throw dsgd::InputError("pingpong: --pool-bytes must be >= 0");
+  dsgd::measure::PingPongBuffers buffers(sizes.back(), static_cast<std::size_t>(options.pool_bytes));
   std::vector<std::vector<double>> samples(sizes.size());
   // Round 0 warms up (page faults, transport set-up) and is not kept. Rounds sweep all sizes, so drift over the
   // run affects every size alike instead of biasing the large ones.
@@ -155,14 +160,14 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
       if (rank == 0) {
         const double start = comm.now_s();
         for (int trip = 0; trip < trips; ++trip) {
-          comm.send(1, kTag, buffer.data(), bytes, Category::kNetwork);
-          comm.recv(1, kTag, buffer.data(), bytes, Category::kNetwork);
+          comm.send(1, kTag, buffers.next(bytes), bytes, Category::kNetwork);
+          comm.recv(1, kTag, buffers.next(bytes), bytes, Category::kNetwork);
         }
         if (round > 0) samples[s].push_back((comm.now_s() - start) / trips);
       } else if (rank == 1) {
         for (int trip = 0; trip < trips; ++trip) {
-          comm.recv(0, kTag, buffer.data(), bytes, Category::kNetwork);
-          comm.send(0, kTag, buffer.data(), bytes, Category::kNetwork);
+          comm.recv(0, kTag, buffers.next(bytes), bytes, Category::kNetwork);
+          comm.send(0, kTag, buffers.next(bytes), bytes, Category::kNetwork);
         }
       }
     }
@@ -201,6 +206,8 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     entry.counters["samples"] = static_cast<double>(samples[s].size());
     entry.labels["transport"] = dsgd::measure::mpi::mpi_library_version() + ", dsgd MpiComm send/recv";
     entry.counters["computing_ranks"] = options.busy ? comm.size() - 2 : 0;
+    entry.counters["pool_bytes"] = options.pool_bytes;
+    entry.labels["buffers"] = dsgd::measure::pingpong_buffers_text(static_cast<std::size_t>(options.pool_bytes));
     results.benchmarks.push_back(entry);
     points.push_back({bytes, round_trip});
     if (!options.quiet) {
@@ -477,6 +484,10 @@ int run(int argc, char** argv, int world_rank) {
   pingpong_command->add_option("--results", pingpong_options.results, "Write the results (JSON) here");
   pingpong_command->add_flag("--quiet", pingpong_options.quiet, "Print nothing but errors");
   pingpong_command->add_flag("--busy", pingpong_options.busy, "Ranks 2 and up compute meanwhile instead of idling");
+  pingpong_command
+      ->add_option("--pool-bytes", pingpong_options.pool_bytes,
+                   "Cycle through buffers of this many bytes, so messages start cold in memory (0: one warm buffer)")
+      ->capture_default_str();
   pingpong_command->add_option("--boundaries", boundaries, "Segment boundaries in bytes for the printed fit, e.g. 4096,65536");
 
   AllreduceOptions allreduce_options;

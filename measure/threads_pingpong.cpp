@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "core/error.hpp"
+#include "measure/pingpong_buffers.hpp"
 #include "measure/threads/executor.hpp"
 #include "measure/waiting_share.hpp"
 
@@ -48,7 +49,7 @@ std::vector<PingPongPoint> threads_pingpong(const ThreadsPingPongOptions& option
       std::atomic<bool>& over;
       ~Over() { over = true; }
     } stop{over};
-    std::vector<std::byte> buffer(sizes.back(), std::byte{1});
+    PingPongBuffers buffers(sizes.back(), options.pool_bytes);
     const int peer = 1 - comm.rank();
     // Round 0 warms up (page faults) and is not kept; rounds sweep all sizes so drift affects every size alike.
     for (int round = 0; round <= options.rounds; ++round) {
@@ -57,11 +58,11 @@ std::vector<PingPongPoint> threads_pingpong(const ThreadsPingPongOptions& option
         const double start = comm.now_s();
         for (int trip = 0; trip < trips; ++trip) {
           if (comm.rank() == 0) {
-            comm.send(peer, kTag, buffer.data(), sizes[s], Category::kNetwork);
-            comm.recv(peer, kTag, buffer.data(), sizes[s], Category::kNetwork);
+            comm.send(peer, kTag, buffers.next(sizes[s]), sizes[s], Category::kNetwork);
+            comm.recv(peer, kTag, buffers.next(sizes[s]), sizes[s], Category::kNetwork);
           } else {
-            comm.recv(peer, kTag, buffer.data(), sizes[s], Category::kNetwork);
-            comm.send(peer, kTag, buffer.data(), sizes[s], Category::kNetwork);
+            comm.recv(peer, kTag, buffers.next(sizes[s]), sizes[s], Category::kNetwork);
+            comm.send(peer, kTag, buffers.next(sizes[s]), sizes[s], Category::kNetwork);
           }
         }
         if (comm.rank() == 0 && round > 0) samples[s].push_back((comm.now_s() - start) / trips);

@@ -4,6 +4,7 @@
 // messages (a copy between buffers plus a wake-up of the receiving thread) and write the platform that predicts
 // threads runs.
 
+#include <cstddef>
 #include <vector>
 
 #include "measure/calibration.hpp"
@@ -19,6 +20,8 @@ struct ThreadsPingPongOptions {
   int busy_ranks = 0;
   // Each size's mean round trip instead of its median: the mean counts the samples a preempted thread stretched.
   bool mean = false;
+  // 0: one warm buffer per rank; else buffers cycled through this many bytes (measure/pingpong_buffers.hpp).
+  std::size_t pool_bytes = 0;
 };
 
 // One point per size: the median (or mean) round trip over the rounds, each round the mean of enough trips to last

@@ -409,5 +409,16 @@ TEST(MeasureThreadsPingPong, BesideComputingRanksTheyStopWhenThePairEnds) {
   EXPECT_TRUE(contains(input_error([&] { threads_pingpong(options); }), "busy ranks must be >= 0"));
 }
 
+TEST(MeasureThreadsPingPong, FromColdBuffers) {
+  ThreadsPingPongOptions options;
+  options.min_bytes = 1024;
+  options.max_bytes = 65536;
+  options.rounds = 1;
+  options.pool_bytes = std::size_t{1} << 20;
+  const auto points = threads_pingpong(options);
+  ASSERT_EQ(points.size(), 7U);
+  for (const auto& point : points) EXPECT_GT(point.round_trip_s, 0);
+}
+
 }  // namespace
 }  // namespace dsgd::measure

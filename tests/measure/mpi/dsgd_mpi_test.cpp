@@ -87,6 +87,8 @@ TEST(MeasureMpiLaunch, PingpongAndAllreduceWriteResults) {
     EXPECT_EQ(entry.executor, "mpi");
     EXPECT_GT(entry.counters.at("round_trip_s"), 0.0) << entry.name;
     EXPECT_GT(entry.counters.at("algbw_Bps"), 0.0) << entry.name;
+    EXPECT_EQ(entry.counters.at("pool_bytes"), 0.0) << entry.name;
+    EXPECT_EQ(entry.labels.at("buffers"), "from one warm buffer") << entry.name;
   }
 
   const auto allreduce_file = scratch("allreduce.json");
@@ -104,6 +106,25 @@ TEST(MeasureMpiLaunch, PingpongAndAllreduceWriteResults) {
   fs::remove_all(pingpong_file.parent_path());
 }
 
+TEST(MeasureMpiLaunch, PingpongFromColdBuffers) {
+  const auto file = scratch("cold-pingpong.json");
+  auto result = run_process(mpirun_command(2, {kWorker, "pingpong", "--max-bytes", "65536", "--rounds", "1",
+                                               "--pool-bytes", "1048576", "--results", file.string()}),
+                            std::chrono::seconds(120));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto results = reports::read_results(file);
+  ASSERT_FALSE(results.benchmarks.empty());
+  for (const auto& entry : results.benchmarks) {
+    EXPECT_EQ(entry.counters.at("pool_bytes"), 1048576.0) << entry.name;
+    EXPECT_EQ(entry.labels.at("buffers"), "from cold buffers (cycled through 1 MiB)") << entry.name;
+    EXPECT_GT(entry.counters.at("round_trip_s"), 0.0) << entry.name;
+  }
+  result = run_process(mpirun_command(2, {kWorker, "pingpong", "--pool-bytes", "-1"}), std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(contains(result.output, "--pool-bytes must be >= 0")) << result.output;
+  fs::remove_all(file.parent_path());
+}
+
 TEST(MeasureMpiLaunch, CalibrateWritesAPlatformThatLoads) {
   const auto out = scratch("this-machine.json");
   const auto kept = scratch("calibrate-pingpong.json");
@@ -118,6 +139,9 @@ TEST(MeasureMpiLaunch, CalibrateWritesAPlatformThatLoads) {
   EXPECT_GT(platform.network.link.latency_s, 0.0);
   EXPECT_LT(platform.network.link.latency_s, 1e-3);
   EXPECT_GT(platform.network.link.bandwidth_Bps, 1e7);
+  // Measured from cold buffers, as training's exchanges start, and the sources say so.
+  EXPECT_TRUE(contains(platform.network.link.sources.at("bandwidth_Bps"), "messages from cold buffers"))
+      << platform.network.link.sources.at("bandwidth_Bps");
   EXPECT_NO_THROW(reports::read_results(kept));
   // The chip the 4 hosts share: timed alone as well as all busy (on a machine of more than one core), and the share
   // of a core a waiting MPI rank took while the others computed.

@@ -1,0 +1,48 @@
+#pragma once
+// Where a ping-pong's messages come from and go to. The classic ping-pong sends one buffer back and forth, so every
+// message after the first finds its data in cache. Training does not: between two exchanges of the model a
+// forward/backward runs, and on this project's 2-core VM (32 MiB L3 shared with other tenants) the model is back in
+// memory by then. Measured there with dsgd-mpi pingpong, 2 MiB one way: 0.23-0.27 ms from one warm buffer,
+// 0.53-0.57 ms from buffers cycled through 96 MiB; the master-worker exchanges of training took 0.39-0.66 ms per
+// message. So `dsgd calibrate` measures its links from cold buffers, and says so in the platform's sources.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dsgd::measure {
+
+// Parses a sysfs cache size: "32768K", "2M", "1G" or plain bytes. nullopt if malformed.
+std::optional<std::size_t> parse_cache_size(std::string_view text);
+
+// The largest cache of CPU 0 in bytes (/sys/devices/system/cpu/cpu0/cache/index*/size); 0 if none can be read.
+// sysconf(_SC_LEVEL3_CACHE_SIZE) is not used: on this project's VM it reports 320 MiB for a 32 MiB L3.
+std::size_t last_level_cache_bytes();
+
+// The pool a cold ping-pong cycles through: twice the last-level cache, so each slot has been evicted by the others
+// before its next turn; 64 MiB where the cache size is unknown.
+std::size_t cold_pool_bytes();
+
+// A ping-pong's message buffers. Warm (pool_bytes 0): one buffer of `largest_bytes`, the same for every message.
+// Cold: page-aligned slots cycled through a region of at least pool_bytes (and at least two slots of the largest
+// message), each message taking the next slot for its size.
+class PingPongBuffers {
+ public:
+  PingPongBuffers(std::size_t largest_bytes, std::size_t pool_bytes);
+  // The buffer for the next message of `bytes` (at most largest_bytes). Throws InputError beyond it.
+  std::byte* next(std::size_t bytes);
+  bool cold() const { return cold_; }
+
+ private:
+  std::vector<std::byte> region_;
+  std::size_t largest_bytes_;
+  bool cold_;
+  std::size_t turn_ = 0;
+};
+
+// "from one warm buffer" or "from cold buffers (cycled through 64 MiB)", for sources and labels.
+std::string pingpong_buffers_text(std::size_t pool_bytes);
+
+}  // namespace dsgd::measure
