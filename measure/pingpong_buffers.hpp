@@ -3,7 +3,7 @@
 // message after the first finds its data in cache. Training does not: between two exchanges of the model a
 // forward/backward runs, and on this project's 2-core VM (32 MiB L3 shared with other tenants) the model is back in
 // memory by then. Measured there with dsgd-mpi pingpong, 2 MiB one way: 0.23-0.27 ms from one warm buffer,
-// 0.53-0.57 ms from buffers cycled through 96 MiB; the master-worker exchanges of training took 0.39-0.66 ms per
+// 0.53-0.57 ms from buffers cycled through 96 MiB; the master-worker exchanges of training took 0.38-0.66 ms per
 // message. So `dsgd calibrate` measures its links from cold buffers, and says so in the platform's sources.
 
 #include <cstddef>
