@@ -296,6 +296,9 @@ void calibrate(Context& context, const CalibrateOptions& options) {
     return;
   }
 
+  // Which buffers both ping-pongs sent from, for the links' sources.
+  const std::string buffers =
+      "messages " + measure::pingpong_buffers_text(static_cast<std::size_t>(options.pool_bytes));
   auto launch = pingpong_launch(options, "the ping-pong", options.ranks, false);
   launch.results = options.results;  // kept if given
   const auto outcome = run_worker(launch, context);
@@ -309,8 +312,7 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   input.date = results.provenance.date;
   for (const auto& entry : results.benchmarks) {
     if (const auto transport = entry.labels.find("transport"); transport != entry.labels.end()) {
-      input.transport = transport->second + ", messages " +
-                        measure::pingpong_buffers_text(static_cast<std::size_t>(options.pool_bytes));
+      input.transport = transport->second + ", " + buffers;
       break;
     }
   }
@@ -330,8 +332,7 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   threads_input.ranks = 2;
   threads_input.benchmark = "threads ping-pong";
   threads_input.link_name = "threads-in-process";
-  threads_input.transport = "dsgd's threads executor: a copy between buffers and a wake-up, in one process; messages " +
-                            measure::pingpong_buffers_text(static_cast<std::size_t>(options.pool_bytes));
+  threads_input.transport = "dsgd's threads executor: a copy between buffers and a wake-up, in one process; " + buffers;
   threads_input.segments = thread_segments;
   context.out << "threads ping-pong:\n";
   print_fit(context.out, thread_points, thread_segments, options.weighting);

@@ -120,12 +120,6 @@ std::vector<std::size_t> pingpong_sizes(const PingPongOptions& options) {
   return sizes;
 }
 
-// Round trips per sample: about a millisecond's worth for small messages, one for large ones. A function of the
-// size only, so both ranks agree without talking.
-int trips_per_sample(std::size_t bytes) {
-  return static_cast<int>(std::clamp<std::size_t>((std::size_t{1} << 22) / std::max<std::size_t>(bytes, 4096), 1, 1000));
-}
-
 void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& command) {
   if (comm.size() < 2) throw dsgd::InputError("pingpong needs at least 2 ranks (mpirun -np 2), got " +
                                               std::to_string(comm.size()));
@@ -135,7 +129,6 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
   }
   const auto sizes = pingpong_sizes(options);
   const int rank = comm.rank();
-  constexpr dsgd::Tag kTag = 1;
   constexpr dsgd::Tag kStopTag = 2;
   if (options.busy && rank >= 2) {
     // Compute in millisecond slices until rank 0 says the ping-pong is over (a probe between slices).
@@ -156,20 +149,11 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
   for (int round = 0; round <= options.rounds; ++round) {
     for (std::size_t s = 0; s < sizes.size(); ++s) {
       const std::size_t bytes = sizes[s];
-      const int trips = trips_per_sample(bytes);
-      if (rank == 0) {
-        const double start = comm.now_s();
-        for (int trip = 0; trip < trips; ++trip) {
-          comm.send(1, kTag, buffers.next(bytes), bytes, Category::kNetwork);
-          comm.recv(1, kTag, buffers.next(bytes), bytes, Category::kNetwork);
-        }
-        if (round > 0) samples[s].push_back((comm.now_s() - start) / trips);
-      } else if (rank == 1) {
-        for (int trip = 0; trip < trips; ++trip) {
-          comm.recv(0, kTag, buffers.next(bytes), bytes, Category::kNetwork);
-          comm.send(0, kTag, buffers.next(bytes), bytes, Category::kNetwork);
-        }
-      }
+      const int trips = dsgd::measure::trips_per_sample(bytes);
+      if (rank > 1) continue;
+      const double start = comm.now_s();
+      dsgd::measure::pingpong_trips(comm, buffers, bytes, trips);
+      if (rank == 0 && round > 0) samples[s].push_back((comm.now_s() - start) / trips);
     }
     if (!options.busy) comm.barrier();  // idle ranks wait one round at a time, well inside the timeout
   }
@@ -187,7 +171,7 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     const double bytes = static_cast<double>(sizes[s]);
     dsgd::reports::Entry entry;
     entry.name = "pingpong/" + std::to_string(sizes[s]);
-    entry.iterations = static_cast<std::int64_t>(samples[s].size()) * trips_per_sample(sizes[s]);
+    entry.iterations = static_cast<std::int64_t>(samples[s].size()) * dsgd::measure::trips_per_sample(sizes[s]);
     entry.real_time = round_trip;
     entry.cpu_time = round_trip;
     entry.executor = "mpi";

@@ -72,6 +72,25 @@ std::byte* PingPongBuffers::next(std::size_t bytes) {
   return region_.data() + (turn_++ % slots) * slot;
 }
 
+int trips_per_sample(std::size_t bytes) {
+  return static_cast<int>(
+      std::clamp<std::size_t>((std::size_t{1} << 22) / std::max<std::size_t>(bytes, 4096), 1, 1000));
+}
+
+void pingpong_trips(Comm& comm, PingPongBuffers& buffers, std::size_t bytes, int trips) {
+  constexpr Tag kTag = 1;
+  const int peer = 1 - comm.rank();
+  for (int trip = 0; trip < trips; ++trip) {
+    if (comm.rank() == 0) {
+      comm.send(peer, kTag, buffers.next(bytes), bytes, Category::kNetwork);
+      comm.recv(peer, kTag, buffers.next(bytes), bytes, Category::kNetwork);
+    } else {
+      comm.recv(peer, kTag, buffers.next(bytes), bytes, Category::kNetwork);
+      comm.send(peer, kTag, buffers.next(bytes), bytes, Category::kNetwork);
+    }
+  }
+}
+
 std::string pingpong_buffers_text(std::size_t pool_bytes) {
   if (pool_bytes == 0) return "from one warm buffer";
   return "from cold buffers (cycled through " + bytes_text(static_cast<double>(pool_bytes)) + ")";

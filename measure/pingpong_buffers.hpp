@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/comm.hpp"
+
 namespace dsgd::measure {
 
 // Parses a sysfs cache size: "32768K", "2M", "1G" or plain bytes. nullopt if malformed.
@@ -41,6 +43,14 @@ class PingPongBuffers {
   bool cold_;
   std::size_t turn_ = 0;
 };
+
+// Round trips per sample of a ping-pong: about a millisecond's worth for small messages, one for large ones. A
+// function of the size only, so both ranks agree without talking (dsgd-mpi's and the threads ping-pong).
+int trips_per_sample(std::size_t bytes);
+
+// `trips` round trips of `bytes` between ranks 0 (which sends first) and 1 of `comm`, each message from and into
+// the next of `buffers`; charged to network. Other ranks must not call it.
+void pingpong_trips(Comm& comm, PingPongBuffers& buffers, std::size_t bytes, int trips);
 
 // "from one warm buffer" or "from cold buffers (cycled through 64 MiB)", for sources and labels.
 std::string pingpong_buffers_text(std::size_t pool_bytes);
