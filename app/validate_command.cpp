@@ -314,6 +314,7 @@ void validate(Context& context, const ValidateOptions& options) {
       scaling.hyper = cli.run.hyper;
       scaling.workers = {cli.run.workers};
       scaling.iterations = cli.run.budget.iterations;
+      scaling.round_iterations = cli.run.budget.eval_every;
       scaling.fidelity = simulate::Fidelity::kMessage;
       auto platform = mpi ? mpi_platform : threads_platform;
       if (best.kernels) platform = with_kernel_timings(std::move(platform), *best.kernels, where);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 
 #include "algorithms/runner.hpp"
 #include "core/model_zoo.hpp"
@@ -11,6 +12,10 @@ namespace dsgd::simulate {
 std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platform, const ScalingOptions& options) {
   if (options.workers.empty()) throw InputError("simulate: no world sizes given");
   if (options.iterations < 1) throw InputError("simulate: --iterations must be at least 1");
+  if (options.round_iterations < 0) {
+    throw InputError("simulate: iterations per round cannot be negative (0: one round): " +
+                     std::to_string(options.round_iterations));
+  }
   const auto& entry = algorithms::find_algorithm(options.algorithm);
   // The analytic level runs rank 0 as every rank's representative: right only when all ranks are alike workers.
   const bool symmetric = entry.info.synchronous && !entry.info.has_master;
@@ -27,7 +32,7 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     run.hyper = options.hyper;
     run.hyper.period = 1;
     run.budget.iterations = options.iterations;
-    run.budget.eval_every = options.iterations;
+    run.budget.eval_every = options.round_iterations > 0 ? options.round_iterations : options.iterations;
     algorithms::check_run_options(run);
 
     SimulationOptions simulation;

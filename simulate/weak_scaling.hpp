@@ -30,6 +30,10 @@ struct ScalingOptions {
   algorithms::Hyperparameters hyper;
   std::vector<int> workers;          // one simulation per entry, in order
   std::int64_t iterations = 3;       // per worker and simulation
+  // Iterations per worker between the runner's round ends (where every rank meets to sum the losses, as before a
+  // native run's test evaluation); 0: one round. A native run measured in rounds is predicted in the same rounds:
+  // each round end waits for the slowest worker, which a single round averages away.
+  std::int64_t round_iterations = 0;
   int ranks_per_node = 0;            // PlacementOptions::ranks_per_node
   Fidelity fidelity = Fidelity::kAuto;
   std::uint64_t noise_seed = 1;

@@ -34,6 +34,20 @@ ScalingOptions knl_options(std::vector<int> workers) {
   return options;
 }
 
+// 8 workers of an asynchronous algorithm without a master, a node each (each its own noise), for 20 iterations: the
+// workers meet only at the end of a round.
+ScalingOptions asynchronous_options() {
+  ScalingOptions options = knl_options({8});
+  options.algorithm.clear();
+  for (const auto& entry : algorithms::algorithm_catalog()) {
+    if (!entry.info.synchronous && !entry.info.has_master) options.algorithm = entry.info.name;
+  }
+  if (options.algorithm.empty()) throw InternalError("the catalog has no asynchronous algorithm without a master");
+  options.iterations = 20;
+  options.ranks_per_node = 1;
+  return options;
+}
+
 TEST(WeakScaling, KnlPointsRecordTheirSizesAndLevel) {
   const auto platform = platforms::catalog_platform("cori-knl");
   const auto points = simulate_weak_scaling(platform, knl_options({4, 8}));
@@ -70,14 +84,7 @@ TEST(WeakScaling, NoiseMakesTheSlowestNodeSetThePaceAndRepeats) {
 // slowest worker's whole round: independent draws per step average out over the round's iterations, a node that
 // stays slow for the round does not.
 TEST(WeakScaling, PersistentNoiseMakesARoundWaitForTheSlowestWorker) {
-  ScalingOptions options = knl_options({8});
-  options.algorithm.clear();
-  for (const auto& entry : algorithms::algorithm_catalog()) {
-    if (!entry.info.synchronous && !entry.info.has_master) options.algorithm = entry.info.name;
-  }
-  ASSERT_FALSE(options.algorithm.empty()) << "the catalog has no asynchronous algorithm without a master";
-  options.iterations = 20;
-  options.ranks_per_node = 1;  // a node per worker: each its own noise
+  const ScalingOptions options = asynchronous_options();
   auto platform = platforms::catalog_platform("cori-knl");
   platform.noise.distribution = platforms::NoiseDistribution::kLognormal;
   platform.noise.spread = 0.2;
@@ -93,6 +100,29 @@ TEST(WeakScaling, PersistentNoiseMakesARoundWaitForTheSlowestWorker) {
   EXPECT_GT(once, simulate_weak_scaling(platforms::catalog_platform("cori-knl"), analytic).front().seconds_per_iteration)
       << "each step waits for the slowest of 16 nodes";
   EXPECT_EQ(simulate_weak_scaling(platform, analytic).front().seconds_per_iteration, once);
+}
+
+// A run measured in rounds (validate's, a test evaluation after each) is predicted in the same rounds: each round end
+// waits for the slowest worker, and the more rounds, the more such waits, where one round lets the workers' noise
+// average out over the whole run.
+TEST(WeakScaling, RoundEndsWaitForTheSlowestWorker) {
+  ScalingOptions options = asynchronous_options();
+  auto platform = platforms::catalog_platform("cori-knl");
+  platform.nodes.cpu.efficiency.by_class["conv"] = 0.01;  // compute, not the network, sets the pace (as on a laptop)
+  const double quiet_once = simulate_weak_scaling(platform, options).front().seconds_per_iteration;
+  options.round_iterations = 2;
+  const double quiet_rounds = simulate_weak_scaling(platform, options).front().seconds_per_iteration;
+  EXPECT_GT(quiet_rounds, quiet_once) << "each round end adds the losses' allreduce";
+  platform.noise.distribution = platforms::NoiseDistribution::kLognormal;
+  platform.noise.spread = 0.2;
+  options.round_iterations = 0;
+  const double one_round = simulate_weak_scaling(platform, options).front().seconds_per_iteration;
+  options.round_iterations = 2;
+  const double ten_rounds = simulate_weak_scaling(platform, options).front().seconds_per_iteration;
+  EXPECT_GT(ten_rounds - one_round, 3 * (quiet_rounds - quiet_once)) << "and, with noise, a wait for the slowest";
+  options.round_iterations = -1;
+  EXPECT_NE(error_of<InputError>([&] { simulate_weak_scaling(platform, options); }).find("per round"),
+            std::string::npos);
 }
 
 TEST(WeakScaling, BadOptionsAreInputErrors) {
