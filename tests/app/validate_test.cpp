@@ -151,5 +151,55 @@ TEST_F(AppValidate, FileKernelsPredictWithThePlatformFilesTimings) {
             from_file.counters.at("predicted_s_per_iteration:for/backward") / 10);
 }
 
+TEST_F(AppValidate, RetimedKernelsKeepTheFilesNoise) {
+  write_platforms();
+  dsgd::testing::write_synthetic_idx_folder(dir_, 160, 40);
+  const auto path = dir_ / "platform-threads.json";
+  const auto file = dir_ / "validate.json";
+  const std::string algorithm = algorithms::algorithm_catalog().front().info.name;
+  ASSERT_EQ(algorithms::algorithm_catalog().front().info.synchronous, true) << "its workers wait for the slowest";
+  // The predicted exchange of a synchronous algorithm, where a worker waits for the slowest, with `noise` in the file
+  // and the kernels re-timed around the run (2 repetitions: a spread too short to measure a noise from).
+  const auto predicted_exchange_s = [&](const platforms::Noise& noise) {
+    auto platform = platforms::load_platform(path.string());
+    platform.noise = noise;
+    measure::write_platform_file(path, platform);
+    const auto result = dsgd({"validate",
+                              "--platform",
+                              (dir_ / "platform.json").string(),
+                              "--data",
+                              "idx:" + dir_.string(),
+                              "--algos",
+                              algorithm,
+                              "--executors",
+                              "threads",
+                              "--batch",
+                              "8",
+                              "--warmup",
+                              "2",
+                              "--iterations",
+                              "4",
+                              "--retries",
+                              "0",
+                              "--kernel-repetitions",
+                              "2",
+                              "--results",
+                              file.string()});
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    const auto entries = reports::read_results(file).benchmarks;
+    EXPECT_EQ(entries.size(), 1U);
+    if (entries.empty()) return 0.0;
+    EXPECT_TRUE(contains(entries.front().labels.at("prediction"), "noise of the file"));
+    return entries.front().counters.at("predicted_s_per_iteration:gpu-gpu para");
+  };
+  platforms::Noise noisy;
+  noisy.distribution = platforms::NoiseDistribution::kLognormal;
+  noisy.spread = 0.5;
+  noisy.sources["sigma"] = "this test";
+  const double quiet_s = predicted_exchange_s(platforms::Noise{});
+  const double noisy_s = predicted_exchange_s(noisy);
+  EXPECT_GT(noisy_s, quiet_s * 1.5) << "a sigma of 0.5 in the file makes the slowest worker the others wait for";
+}
+
 }  // namespace
 }  // namespace dsgd::app

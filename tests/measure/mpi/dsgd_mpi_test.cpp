@@ -129,7 +129,7 @@ TEST(MeasureMpiLaunch, CalibrateWritesAPlatformThatLoads) {
   const auto out = scratch("this-machine.json");
   const auto kept = scratch("calibrate-pingpong.json");
   const auto result = run_process({kDsgd, "calibrate", "--max-bytes", "1048576", "--rounds", "2", "--nodes", "4",
-                                   "--out", out.string(), "--results", kept.string()},
+                                   "--kernel-repetitions", "5", "--out", out.string(), "--results", kept.string()},
                                   std::chrono::seconds(180));
   ASSERT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(contains(result.output, "alpha")) << result.output;
