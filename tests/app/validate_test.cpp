@@ -49,6 +49,23 @@ class AppValidate : public dsgd::testing::ScratchDirTest {
       measure::write_platform_file(dir_ / (std::string(name) + ".json"), platform);
     }
   }
+
+  // One row of `dsgd validate`: the catalog's first algorithm on threads, a few iterations on the synthetic data
+  // (write_platforms and a synthetic idx folder first), with `extra` options; its results entry.
+  reports::Entry validate_one_row(const std::vector<std::string>& extra) {
+    const auto file = dir_ / "validate.json";
+    const std::string algorithm = algorithms::algorithm_catalog().front().info.name;
+    std::vector<std::string> args{"validate", "--platform", (dir_ / "platform.json").string(), "--data",
+                                  "idx:" + dir_.string(), "--algos", algorithm, "--executors", "threads",
+                                  "--batch", "8", "--warmup", "2", "--iterations", "4", "--retries", "0",
+                                  "--results", file.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto result = dsgd(args);
+    EXPECT_EQ(result.exit_code, 0) << result.output;
+    const auto entries = reports::read_results(file).benchmarks;
+    EXPECT_EQ(entries.size(), 1U);
+    return entries.empty() ? reports::Entry{} : entries.front();
+  }
 };
 
 TEST_F(AppValidate, BadOptionsAreOneLineErrors) {
@@ -129,24 +146,10 @@ TEST_F(AppValidate, FileKernelsPredictWithThePlatformFilesTimings) {
   platform.nodes.cpu.efficiency.by_class["conv"] = 1e-4;
   measure::write_platform_file(path, platform);
   dsgd::testing::write_synthetic_idx_folder(dir_, 160, 40);
-  const auto file = dir_ / "validate.json";
-  const std::string algorithm = algorithms::algorithm_catalog().front().info.name;
-  const auto run = [&](std::vector<std::string> extra) {
-    std::vector<std::string> args{"validate", "--platform", (dir_ / "platform.json").string(), "--data",
-                                  "idx:" + dir_.string(), "--algos", algorithm, "--executors", "threads",
-                                  "--batch", "8", "--warmup", "2", "--iterations", "4", "--retries", "0",
-                                  "--results", file.string()};
-    args.insert(args.end(), extra.begin(), extra.end());
-    const auto result = dsgd(args);
-    EXPECT_EQ(result.exit_code, 0) << result.output;
-    const auto entries = reports::read_results(file).benchmarks;
-    EXPECT_EQ(entries.size(), 1U);
-    return entries.empty() ? reports::Entry{} : entries.front();
-  };
-  const auto from_file = run({"--file-kernels"});
+  const auto from_file = validate_one_row({"--file-kernels"});
   EXPECT_EQ(from_file.counters.count("kernel_drift"), 0U);
   EXPECT_TRUE(contains(from_file.labels.at("prediction"), "kernels of the file"));
-  const auto retimed = run({"--kernel-repetitions", "2"});
+  const auto retimed = validate_one_row({"--kernel-repetitions", "2"});
   EXPECT_LT(retimed.counters.at("predicted_s_per_iteration:for/backward"),
             from_file.counters.at("predicted_s_per_iteration:for/backward") / 10);
 }
@@ -155,8 +158,6 @@ TEST_F(AppValidate, RetimedKernelsKeepTheFilesNoise) {
   write_platforms();
   dsgd::testing::write_synthetic_idx_folder(dir_, 160, 40);
   const auto path = dir_ / "platform-threads.json";
-  const auto file = dir_ / "validate.json";
-  const std::string algorithm = algorithms::algorithm_catalog().front().info.name;
   ASSERT_EQ(algorithms::algorithm_catalog().front().info.synchronous, true) << "its workers wait for the slowest";
   // The predicted exchange of a synchronous algorithm, where a worker waits for the slowest, with `noise` in the file
   // and the kernels re-timed around the run (2 repetitions: a spread too short to measure a noise from).
@@ -164,33 +165,9 @@ TEST_F(AppValidate, RetimedKernelsKeepTheFilesNoise) {
     auto platform = platforms::load_platform(path.string());
     platform.noise = noise;
     measure::write_platform_file(path, platform);
-    const auto result = dsgd({"validate",
-                              "--platform",
-                              (dir_ / "platform.json").string(),
-                              "--data",
-                              "idx:" + dir_.string(),
-                              "--algos",
-                              algorithm,
-                              "--executors",
-                              "threads",
-                              "--batch",
-                              "8",
-                              "--warmup",
-                              "2",
-                              "--iterations",
-                              "4",
-                              "--retries",
-                              "0",
-                              "--kernel-repetitions",
-                              "2",
-                              "--results",
-                              file.string()});
-    EXPECT_EQ(result.exit_code, 0) << result.output;
-    const auto entries = reports::read_results(file).benchmarks;
-    EXPECT_EQ(entries.size(), 1U);
-    if (entries.empty()) return 0.0;
-    EXPECT_TRUE(contains(entries.front().labels.at("prediction"), "noise of the file"));
-    return entries.front().counters.at("predicted_s_per_iteration:gpu-gpu para");
+    const auto entry = validate_one_row({"--kernel-repetitions", "2"});
+    EXPECT_TRUE(contains(entry.labels.at("prediction"), "noise of the file"));
+    return entry.counters.at("predicted_s_per_iteration:gpu-gpu para");
   };
   platforms::Noise noisy;
   noisy.distribution = platforms::NoiseDistribution::kLognormal;
