@@ -43,6 +43,8 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--eval-every", run.budget.eval_every, "Iterations per worker between test evaluations")
       ->capture_default_str();
   command.add_option("--threads", run.threads_per_rank, "CPU threads per rank")->capture_default_str();
+  command.add_option("--test-images", cli.test_images, "Evaluate on at most the first this many test images (0: all)")
+      ->capture_default_str();
 }
 
 std::vector<std::string> run_arguments(const RunCli& cli) {
@@ -54,7 +56,8 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       std::to_string(run.hyper.batch), "--period", std::to_string(run.hyper.period), "--seed",
       std::to_string(run.hyper.seed), "--iterations", std::to_string(run.budget.iterations), "--seconds",
       number(run.budget.seconds), "--target-accuracy", number(run.budget.target_accuracy), "--eval-every",
-      std::to_string(run.budget.eval_every), "--threads", std::to_string(run.threads_per_rank)};
+      std::to_string(run.budget.eval_every), "--threads", std::to_string(run.threads_per_rank), "--test-images",
+      std::to_string(cli.test_images)};
   if (run.hyper.per_layer) arguments.emplace_back("--per-layer");
   return arguments;
 }
@@ -66,6 +69,14 @@ algorithms::RunData load_run_data(const RunCli& cli) {
   if (!(input == model.input) || data.train.classes > model.classes) {
     throw InputError("run: model '" + cli.run.model + "' does not take the images or classes of dataset '" +
                      cli.dataset + "'");
+  }
+  if (cli.test_images < 0) {
+    throw InputError("run: --test-images must be >= 0 (0: all), not " + std::to_string(cli.test_images));
+  }
+  if (cli.test_images > 0 && static_cast<std::size_t>(cli.test_images) < data.test.size()) {
+    const auto images = static_cast<std::size_t>(cli.test_images);
+    data.test.images.resize(images * data.test.image_size());
+    data.test.labels.resize(images);
   }
   algorithms::RunData run_data;
   run_data.train = std::make_shared<const data::Dataset>(std::move(data.train));
@@ -109,6 +120,8 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
     entry.counters["test_loss"] = last.test_loss;
     entry.counters["train_loss"] = last.train_loss;
   }
+  // An accuracy on part of the test set is not comparable with one on all of it.
+  if (cli.test_images > 0) entry.counters["test_images_at_most"] = static_cast<double>(cli.test_images);
   entry.counters["images_per_second"] = result.images_per_second;
   if (result.time_to_target_s >= 0) entry.counters["time_to_target_s"] = result.time_to_target_s;
   // The breakdown of a worker (seed 000 Table 3 is per GPU): worker 0's rank; the master's, if any, apart.

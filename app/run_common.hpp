@@ -2,6 +2,7 @@
 // What `dsgd run` and `dsgd-mpi run` share: the command-line options of a training run, forwarding them to
 // dsgd-mpi, loading the data, and the results entry. Links neither SimGrid nor OpenMPI, so both executables can.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,9 @@ namespace dsgd::app {
 struct RunCli {
   algorithms::RunOptions run;
   std::string dataset = "fashion-mnist";
+  // Evaluate on at most the first this many test images; 0: all. A run that times its rounds but not its accuracy (dsgd
+  // validate) keeps the evaluation between rounds short with it.
+  std::int64_t test_images = 0;
   std::string results;  // write the results here when not empty
 };
 
@@ -23,7 +27,8 @@ struct RunCli {
 void add_run_options(CLI::App& command, RunCli& cli);
 // The same options as arguments, for `dsgd-mpi run` (without --results).
 std::vector<std::string> run_arguments(const RunCli& cli);
-// The training and test sets of cli.dataset, normalised; checks that the model takes them.
+// The training and test sets of cli.dataset, normalised, the test set cut to at most cli.test_images; checks that the
+// model takes them.
 algorithms::RunData load_run_data(const RunCli& cli);
 // entry.breakdown_s from `breakdown`: the categories that took any time.
 void set_breakdown(reports::Entry& entry, const Breakdown& breakdown);

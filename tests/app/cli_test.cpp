@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -248,6 +249,30 @@ TEST_F(AppRun, RunAndStudyWriteTrainingResults) {
   outcome = dsgd({"run", "--data", data, "--iterations", "0", "--target-accuracy", "0"});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, "no budget")) << outcome.err;
+}
+
+TEST_F(AppRun, TestImagesEvaluatesOnAPrefixOfTheTestSet) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 160, 100);
+  const std::string data = "idx:" + dir_.string();
+  const auto file = dir_ / "run.json";
+  const auto accuracy = [&](const std::string& test_images) {
+    const auto outcome =
+        dsgd({"run", "--workers", "1", "--data", data, "--batch", "16", "--iterations", "4", "--eval-every", "4",
+              "--target-accuracy", "0", "--test-images", test_images, "--results", file.string()});
+    EXPECT_EQ(outcome.code, 0) << outcome.err;
+    return reports::read_results(file).benchmarks.at(0);
+  };
+  // 7 images: an accuracy in sevenths, which out of 100 images only 0 and 1 are.
+  const auto seven = accuracy("7");
+  EXPECT_EQ(seven.counters.at("test_images_at_most"), 7);
+  const double sevenths = seven.counters.at("test_accuracy") * 7;
+  EXPECT_NEAR(sevenths, std::round(sevenths), 1e-6);
+  // More than the test set has: all of it, as 0 does.
+  EXPECT_EQ(accuracy("1000").counters.at("test_accuracy"), accuracy("0").counters.at("test_accuracy"));
+
+  const auto outcome = dsgd({"run", "--data", data, "--iterations", "4", "--test-images", "-1"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "--test-images must be >= 0")) << outcome.err;
 }
 
 }  // namespace

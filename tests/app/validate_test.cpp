@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "algorithms/algorithm.hpp"
 #include "app/cli.hpp"
@@ -50,17 +53,24 @@ class AppValidate : public dsgd::testing::ScratchDirTest {
     }
   }
 
-  // One row of `dsgd validate`: the catalog's first algorithm on threads, a few iterations on the synthetic data
-  // (write_platforms and a synthetic idx folder first), with `extra` options; its results entry.
+  // `dsgd validate` on the platforms of write_platforms and a synthetic idx folder, a few iterations of batch 8
+  // with no retries, and `extra` options.
+  ProcessResult validate(const std::vector<std::string>& extra) {
+    std::vector<std::string> args{"validate", "--platform", (dir_ / "platform.json").string(), "--data",
+                                  "idx:" + dir_.string(), "--batch", "8", "--warmup", "2", "--iterations", "4",
+                                  "--retries", "0"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return dsgd(args);
+  }
+
+  // One row of `dsgd validate` (one run): the catalog's first algorithm on threads, with `extra` options; its
+  // results entry.
   reports::Entry validate_one_row(const std::vector<std::string>& extra) {
     const auto file = dir_ / "validate.json";
-    const std::string algorithm = algorithms::algorithm_catalog().front().info.name;
-    std::vector<std::string> args{"validate", "--platform", (dir_ / "platform.json").string(), "--data",
-                                  "idx:" + dir_.string(), "--algos", algorithm, "--executors", "threads",
-                                  "--batch", "8", "--warmup", "2", "--iterations", "4", "--retries", "0",
-                                  "--results", file.string()};
+    std::vector<std::string> args{"--algos", algorithms::algorithm_catalog().front().info.name, "--executors",
+                                  "threads", "--repetitions", "1", "--results", file.string()};
     args.insert(args.end(), extra.begin(), extra.end());
-    const auto result = dsgd(args);
+    const auto result = validate(args);
     EXPECT_EQ(result.exit_code, 0) << result.output;
     const auto entries = reports::read_results(file).benchmarks;
     EXPECT_EQ(entries.size(), 1U);
@@ -81,6 +91,7 @@ TEST_F(AppValidate, BadOptionsAreOneLineErrors) {
   one_line_usage_error(dsgd({"validate", "--workers", "0"}), "--workers must be at least 1");
   one_line_usage_error(dsgd({"validate", "--drift", "0"}), "--drift must be > 0");
   one_line_usage_error(dsgd({"validate", "--kernel-repetitions", "0"}), "--kernel-repetitions must be at least 1");
+  one_line_usage_error(dsgd({"validate", "--repetitions", "0"}), "--repetitions must be at least 1");
   one_line_usage_error(dsgd({"validate", "--platform", (dir_ / "missing.json").string()}), "missing.json");
   write_platforms();
   std::filesystem::remove(dir_ / "platform-threads.json");
@@ -98,16 +109,17 @@ TEST_F(AppValidate, TableHasARowPerAlgorithmAndExecutor) {
     if (slot.empty()) slot = entry.info.name;
   }
   const auto file = dir_ / "validate.json";
-  const auto result = dsgd({"validate", "--platform", (dir_ / "platform.json").string(), "--data",
-                            "idx:" + dir_.string(), "--algos", without_master + "," + with_master, "--batch", "8",
-                            "--warmup", "2", "--iterations", "4", "--retries", "0", "--kernel-repetitions", "2",
-                            "--results", file.string()});
+  const auto result = validate({"--algos", without_master + "," + with_master, "--kernel-repetitions", "2",
+                                 "--repetitions", "3", "--results", file.string()});
   ASSERT_EQ(result.exit_code, 0) << result.output;
   std::istringstream lines(result.output);
   std::vector<std::string> rows;
   bool header = false;
   for (std::string line; std::getline(lines, line);) {
-    if (contains(line, "measured s/it") && contains(line, "predicted s/it") && contains(line, "error")) header = true;
+    if (contains(line, "measured s/it") && contains(line, "predicted s/it") && contains(line, "error") &&
+        contains(line, "spread")) {
+      header = true;
+    }
     if (line.rfind(without_master + " ", 0) == 0 || line.rfind(with_master + " ", 0) == 0) rows.push_back(line);
   }
   EXPECT_TRUE(header) << result.output;
@@ -124,16 +136,34 @@ TEST_F(AppValidate, TableHasARowPerAlgorithmAndExecutor) {
     EXPECT_GT(entry.counters.at("measured_s_per_iteration"), 0) << entry.name;
     EXPECT_GT(entry.counters.at("predicted_s_per_iteration"), 0) << entry.name;
     EXPECT_TRUE(entry.counters.count("error") == 1) << entry.name;
+    // Three runs, each predicted from the kernels timed around it: the row is the median run by error.
+    EXPECT_EQ(entry.counters.at("runs"), 3) << entry.name;
+    std::vector<std::pair<double, int>> errors;
+    for (int run = 0; run < 3; ++run) {
+      const std::string each = "repetition" + std::to_string(run) + "_";
+      const double measured = entry.counters.at(each + "measured_s_per_iteration");
+      const double predicted = entry.counters.at(each + "predicted_s_per_iteration");
+      EXPECT_GT(measured, 0) << entry.name;
+      errors.emplace_back((predicted - measured) / measured, run);
+    }
+    std::sort(errors.begin(), errors.end());
+    const std::string median = "repetition" + std::to_string(errors[1].second) + "_";
+    EXPECT_EQ(entry.counters.at("measured_s_per_iteration"), entry.counters.at(median + "measured_s_per_iteration"))
+        << entry.name;
+    EXPECT_EQ(entry.counters.at("predicted_s_per_iteration"), entry.counters.at(median + "predicted_s_per_iteration"))
+        << entry.name;
+    EXPECT_DOUBLE_EQ(entry.counters.at("error"), errors[1].first) << entry.name;
     EXPECT_GT(entry.counters.at("predicted_s_per_iteration:for/backward"), 0) << entry.name;
-    // The measured breakdown after the warm-up round, over --iterations 4: the whole run's less the first round's.
+    // The measured breakdown after the warm-up round, over --iterations 4 of the three runs: the runs' sum less
+    // their first rounds'.
     const double steady_s = entry.counters.at("measured_s_per_iteration:for/backward");
     EXPECT_GT(steady_s, 0) << entry.name;
-    EXPECT_NEAR(steady_s * 4,
+    EXPECT_NEAR(steady_s * 4 * 3,
                 entry.breakdown_s.at("for/backward") - entry.counters.at("first_round_s:for/backward"), 1e-9)
         << entry.name;
     EXPECT_GT(entry.counters.at("first_round_s:for/backward"), 0) << entry.name;
     EXPECT_EQ(entry.counters.count("kernel_drift"), 1U) << entry.name;
-    EXPECT_TRUE(contains(entry.labels.at("prediction"), "kernels timed before and after the run")) << entry.name;
+    EXPECT_TRUE(contains(entry.labels.at("prediction"), "kernels timed before and after each run")) << entry.name;
     EXPECT_EQ(entry.platform, "this-machine") << "the calibrated platform re-timed, under its own name";
   }
 }
