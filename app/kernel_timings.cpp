@@ -14,11 +14,12 @@ namespace {
 // Other programs' load (cores kept busy) above which the kernel timings are taken again.
 constexpr double kBusyCores = 0.25;
 
-measure::KernelCalibration time_copies(Context& context, measure::KernelBenchOptions bench, int copies, int retries,
-                                       bool print) {
+measure::KernelCalibration time_copies(Context& context, measure::KernelBenchOptions bench, int copies, bool turns,
+                                       int retries, bool print) {
   bench.concurrent = copies;
+  bench.turns = turns;
   context.err << "timing the kernel classes on " << bench.model << ", batch " << bench.batch << ", " << bench.threads
-              << " thread(s), " << bench.concurrent << " copies at once" << std::endl;
+              << " thread(s), " << bench.concurrent << (turns ? " copies in turn" : " copies at once") << std::endl;
   // The least disturbed of the measurements is kept, and its sources say how disturbed it was.
   auto disturbed = measure::least_disturbed(
       [&] { return measure::measure_kernels(bench); }, retries, kBusyCores, [&](double others) {
@@ -49,12 +50,14 @@ double KernelTimings::busy_seconds(const std::string& kernel_class) const {
 }
 
 // By default as many copies at once as this machine has cores, as a run with a rank per core keeps them busy; and
-// one copy alone, because a core whose neighbours idle runs faster (an algorithm whose workers take turns, or drift
-// apart, computes alone part of the time): the platform's shared chip carries both.
+// the same copies taking turns, because a core whose neighbours idle runs at another rate (an algorithm whose
+// workers take turns, or drift apart, computes alone part of the time): the platform's shared chip carries both.
+// In turns, not one copy repeating alone: a rank computing while the others wait finds their data in the shared
+// cache and its core just woken from idling, which one copy alone never does.
 KernelTimings time_kernel_classes(Context& context, measure::KernelBenchOptions bench, int retries, bool print) {
   const int copies = bench.concurrent > 0 ? bench.concurrent : std::max(1, measure::read_cpu_facts().physical_cores);
-  KernelTimings timings{time_copies(context, bench, copies, retries, print), std::nullopt};
-  if (copies > 1) timings.alone = time_copies(context, bench, 1, retries, print);
+  KernelTimings timings{time_copies(context, bench, copies, false, retries, print), std::nullopt};
+  if (copies > 1) timings.alone = time_copies(context, bench, copies, true, retries, print);
   return timings;
 }
 

@@ -40,24 +40,51 @@ struct Measured : KernelTiming {
   bool in_iteration = false;  // one of the iteration's kernels (time_iteration), not timed alone
 };
 
-// What one copy of the benchmark shares with the others: the barrier that keeps them in step.
+// What one copy of the benchmark shares with the others: the barrier that keeps them in step, and whose turn it is
+// when they take turns.
 struct Step {
   std::barrier<>* barrier = nullptr;  // null: a single copy
+  int copy = 0;
+  int turns = 0;  // 0: the copies compute at once; else their number, and each computes in its own turn
+
+  // `body` once in step with the other copies: all at once after a barrier, or in this copy's turn.
+  template <typename Body>
+  void run(Body&& body) const {
+    if (barrier == nullptr) {
+      body();
+      return;
+    }
+    if (turns == 0) {
+      barrier->arrive_and_wait();
+      body();
+      return;
+    }
+    for (int turn = 0; turn < turns; ++turn) {
+      barrier->arrive_and_wait();
+      if (turn == copy) body();
+    }
+  }
 };
 
 // `repetitions` timings of `body` after `warmup` untimed calls, started with the other copies (merged over the
-// copies afterwards).
+// copies afterwards); copies that take turns take one for each call.
 template <typename Body>
 std::vector<double> timed_samples(const KernelBenchOptions& options, const Step& step, Body&& body) {
-  if (step.barrier != nullptr) step.barrier->arrive_and_wait();
-  for (int i = 0; i < options.warmup; ++i) body();
   std::vector<double> samples;
   samples.reserve(static_cast<std::size_t>(options.repetitions));
-  for (int i = 0; i < options.repetitions; ++i) {
+  const auto timed = [&] {
     const auto start = Clock::now();
     body();
     samples.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  };
+  if (step.turns > 0) {
+    for (int i = 0; i < options.warmup; ++i) step.run(body);
+    for (int i = 0; i < options.repetitions; ++i) step.run(timed);
+    return samples;
   }
+  if (step.barrier != nullptr) step.barrier->arrive_and_wait();
+  for (int i = 0; i < options.warmup; ++i) body();
+  for (int i = 0; i < options.repetitions; ++i) timed();
   return samples;
 }
 
@@ -235,13 +262,14 @@ std::vector<Measured> time_iteration(const ModelSpec& model, const KernelBenchOp
                      }});
 
   for (int i = 0; i < options.warmup + options.repetitions; ++i) {
-    if (step.barrier != nullptr) step.barrier->arrive_and_wait();
-    for (auto& kernel : kernels) {
-      const auto start = Clock::now();
-      kernel.body();
-      const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      if (i >= options.warmup) kernel.timing.samples.push_back(seconds);
-    }
+    step.run([&] {
+      for (auto& kernel : kernels) {
+        const auto start = Clock::now();
+        kernel.body();
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        if (i >= options.warmup) kernel.timing.samples.push_back(seconds);
+      }
+    });
   }
   std::vector<Measured> timings;
   for (auto& kernel : kernels) timings.push_back(std::move(kernel.timing));
@@ -339,7 +367,10 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options) {
   for (std::size_t copy = 0; copy < copies.size(); ++copy) {
     threads.emplace_back([&, copy] {
       try {
-        copies[copy] = measure_copy(model, options, Step{options.concurrent > 1 ? &barrier : nullptr});
+        const bool several = options.concurrent > 1;
+        const Step step{several ? &barrier : nullptr, static_cast<int>(copy),
+                        several && options.turns ? options.concurrent : 0};
+        copies[copy] = measure_copy(model, options, step);
       } catch (...) {
         errors[copy] = std::current_exception();
         barrier.arrive_and_drop();
@@ -351,12 +382,18 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options) {
     if (error) std::rethrow_exception(error);
   }
 
+  const bool turns = options.concurrent > 1 && options.turns;
   KernelCalibration calibration;
   calibration.threads = options.threads;
-  calibration.concurrent = options.concurrent;
-  const std::string alongside = options.concurrent > 1 ? ", each of " + std::to_string(options.concurrent) +
-                                                             " copies at once on its own thread (all cores busy)"
-                                                       : "";
+  calibration.concurrent = turns ? 1 : options.concurrent;
+  std::string alongside;
+  if (turns) {
+    alongside = ", " + std::to_string(options.concurrent) +
+                " copies on their own threads taking turns (one computing, the others waiting at a barrier)";
+  } else if (options.concurrent > 1) {
+    alongside =
+        ", each of " + std::to_string(options.concurrent) + " copies at once on its own thread (all cores busy)";
+  }
   for (std::size_t k = 0; k < copies.front().size(); ++k) {
     KernelTiming merged = copies.front()[k];
     std::vector<double> samples;
@@ -372,7 +409,7 @@ KernelCalibration measure_kernels(const KernelBenchOptions& options) {
     for (const double sample : samples) sum_s += sample;
     if (!samples.empty()) merged.mean_s = sum_s / static_cast<double>(samples.size());
     if (copies.front()[k].in_iteration) calibration.iteration_s += merged.mean_s;
-    if (copies.size() > 1 && options.repetitions > 0) {
+    if (copies.size() > 1 && !turns && options.repetitions > 0) {
       double slowest = 0;
       for (std::size_t i = 0; i < copies.front()[k].samples.size(); ++i) {
         double longest = 0;

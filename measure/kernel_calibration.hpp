@@ -59,6 +59,11 @@ struct KernelBenchOptions {
   // kernel): the runs to predict keep every core busy, and a core's rate with its neighbours idle (more of the
   // shared cache and memory bandwidth, a higher boost clock) is not the rate it has then. 1: the kernel alone.
   int concurrent = 1;
+  // With concurrent > 1: the copies take turns instead, one computing while the others wait at the barrier, and
+  // the timings are those of a core computing alone (KernelCalibration::concurrent 1) as a rank of a run does while
+  // the others wait: its model's data pushed out of the shared cache by theirs, its core just woken from idling.
+  // On this project's VM that is 10-14% slower than one copy repeating alone (docs/validation.md).
+  bool turns = false;
   int repetitions = 30;                // timed, per kernel
   int warmup = 3;                      // untimed first repetitions (page faults, oneDNN primitive creation)
   std::size_t dataset_images = 60000;  // synthetic training set the batches are drawn from (Fashion-MNIST's size)

@@ -276,14 +276,19 @@ TEST(MeasureKernelCalibration, BadBenchmarkOptionsAreRejected) {
       contains(dsgd::testing::error_of<UnknownNameError>([&] { measure_kernels(options); }), "valid values are"));
 }
 
-TEST(MeasureKernelCalibration, TinyRealRunTimesEveryClassOfLenet) {
+// LeNet's microbenchmarks as small as they get: batch 2, 2 repetitions and no warm-up, 16 images; `copies` copies.
+KernelBenchOptions tiny_lenet(int copies) {
   KernelBenchOptions options;
   options.batch = 2;
   options.repetitions = 2;
   options.warmup = 0;
   options.dataset_images = 16;
-  options.concurrent = 2;
-  const auto calibration = measure_kernels(options);
+  options.concurrent = copies;
+  return options;
+}
+
+TEST(MeasureKernelCalibration, TinyRealRunTimesEveryClassOfLenet) {
+  const auto calibration = measure_kernels(tiny_lenet(2));
   std::vector<std::string> classes;
   for (const auto& kernel : calibration.kernels) {
     classes.push_back(kernel.kernel_class);
@@ -305,6 +310,25 @@ TEST(MeasureKernelCalibration, TinyRealRunTimesEveryClassOfLenet) {
   double iteration_s = calibration.memory.mean_s;
   for (const auto& kernel : calibration.kernels) iteration_s += kernel.kernel_class == "gemm" ? 0 : kernel.mean_s;
   EXPECT_NEAR(calibration.iteration_s, iteration_s, 1e-12 * iteration_s);
+}
+
+TEST(MeasureKernelCalibration, CopiesTakingTurnsAreATimingAlone) {
+  auto options = tiny_lenet(3);
+  options.turns = true;
+  const auto alone = measure_kernels(options);
+  EXPECT_EQ(alone.concurrent, 1) << "one copy computes at a time";
+  ASSERT_EQ(alone.kernels.size(), 4U);
+  for (const auto& kernel : alone.kernels) {
+    EXPECT_EQ(kernel.repetitions, 6) << "3 copies x 2 repetitions";
+    EXPECT_GT(kernel.median_s, 0) << kernel.kernel_class;
+    EXPECT_TRUE(contains(kernel.what, "3 copies on their own threads taking turns")) << kernel.what;
+    EXPECT_EQ(kernel.slowest_ratio, 0) << "no copies at once, no slowest of them";
+  }
+  // It is what a shared chip's rate alone is made of.
+  auto platform = synthetic_platform();
+  apply_kernel_calibration(platform, measure_kernels(tiny_lenet(1)), "test", &alone);
+  ASSERT_TRUE(platform.nodes.shared_chip.has_value());
+  EXPECT_TRUE(contains(platform.nodes.shared_chip->alone.sources.at("conv"), "taking turns"));
 }
 
 TEST(MeasureKernelCalibration, LogSpreadIsTheInterquartileRangeOfTheLogsOver1349) {
