@@ -97,6 +97,11 @@ struct PingPongOptions {
   // Ranks 2 and up compute while 0 and 1 ping-pong (instead of idling): the link as a transfer beside computing
   // ranks sees it, on a machine with more ranks than cores (platforms::SharedChip::loaded_link).
   bool busy = false;
+  // > 0: rank 0 computes this long before each round trip, one trip a sample, and times the round trip alone: a
+  // worker's exchange with a master that waited through the worker's forward/backward (with --busy, beside the
+  // other computing workers). Back-to-back round trips keep both ranks of the pair awake, which such a master may not
+  // be (docs/validation.md, "Several runs a row", has what it measured).
+  double think_s = 0;
   // 0: one buffer, warm in cache (the classic ping-pong); else buffers cycled through this many bytes, each message
   // starting from memory as training's exchanges do (measure/pingpong_buffers.hpp).
   double pool_bytes = 0;
@@ -142,15 +147,20 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     return;
   }
   if (!(options.pool_bytes >= 0)) throw dsgd::InputError("pingpong: --pool-bytes must be >= 0");
+  if (!(options.think_s >= 0)) throw dsgd::InputError("pingpong: --think must be >= 0 seconds");
   dsgd::measure::PingPongBuffers buffers(sizes.back(), static_cast<std::size_t>(options.pool_bytes));
   std::vector<std::vector<double>> samples(sizes.size());
+  const auto trips_of = [&](std::size_t bytes) {
+    return options.think_s > 0 ? 1 : dsgd::measure::trips_per_sample(bytes);
+  };
   // Round 0 warms up (page faults, transport set-up) and is not kept. Rounds sweep all sizes, so drift over the
   // run affects every size alike instead of biasing the large ones.
   for (int round = 0; round <= options.rounds; ++round) {
     for (std::size_t s = 0; s < sizes.size(); ++s) {
       const std::size_t bytes = sizes[s];
-      const int trips = dsgd::measure::trips_per_sample(bytes);
+      const int trips = trips_of(bytes);
       if (rank > 1) continue;
+      if (rank == 0 && options.think_s > 0) dsgd::measure::compute_for(options.think_s);
       const double start = comm.now_s();
       dsgd::measure::pingpong_trips(comm, buffers, bytes, trips);
       if (rank == 0 && round > 0) samples[s].push_back((comm.now_s() - start) / trips);
@@ -171,7 +181,7 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     const double bytes = static_cast<double>(sizes[s]);
     dsgd::reports::Entry entry;
     entry.name = "pingpong/" + std::to_string(sizes[s]);
-    entry.iterations = static_cast<std::int64_t>(samples[s].size()) * dsgd::measure::trips_per_sample(sizes[s]);
+    entry.iterations = static_cast<std::int64_t>(samples[s].size()) * trips_of(sizes[s]);
     entry.real_time = round_trip;
     entry.cpu_time = round_trip;
     entry.executor = "mpi";
@@ -190,6 +200,7 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     entry.counters["samples"] = static_cast<double>(samples[s].size());
     entry.labels["transport"] = dsgd::measure::mpi::mpi_library_version() + ", dsgd MpiComm send/recv";
     entry.counters["computing_ranks"] = options.busy ? comm.size() - 2 : 0;
+    entry.counters["think_s"] = options.think_s;
     entry.counters["pool_bytes"] = options.pool_bytes;
     entry.labels["buffers"] = dsgd::measure::pingpong_buffers_text(static_cast<std::size_t>(options.pool_bytes));
     results.benchmarks.push_back(entry);
@@ -468,6 +479,10 @@ int run(int argc, char** argv, int world_rank) {
   pingpong_command->add_option("--results", pingpong_options.results, "Write the results (JSON) here");
   pingpong_command->add_flag("--quiet", pingpong_options.quiet, "Print nothing but errors");
   pingpong_command->add_flag("--busy", pingpong_options.busy, "Ranks 2 and up compute meanwhile instead of idling");
+  pingpong_command
+      ->add_option("--think", pingpong_options.think_s,
+                   "Rank 0 computes this many seconds before each round trip (one a sample) while rank 1 waits")
+      ->capture_default_str();
   pingpong_command
       ->add_option("--pool-bytes", pingpong_options.pool_bytes,
                    "Cycle through buffers of this many bytes, so messages start cold in memory (0: one warm buffer)")

@@ -180,6 +180,26 @@ TEST(MeasureMpiLaunch, PingpongBesideComputingRanksEnds) {
   fs::remove_all(file.parent_path());
 }
 
+TEST(MeasureMpiLaunch, PingpongAfterThinkingTimesOneRoundTripASample) {
+  // Rank 0 computes 50 ms before each round trip while rank 1 waits: the samples time the round trips alone.
+  const auto file = scratch("think-pingpong.json");
+  auto result = run_process(mpirun_command(2, {kWorker, "pingpong", "--think", "0.05", "--min-bytes", "64",
+                                               "--max-bytes", "128", "--rounds", "2", "--results", file.string()}),
+                            std::chrono::seconds(120));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const auto results = reports::read_results(file);
+  ASSERT_EQ(results.benchmarks.size(), 2U) << "64 and 128 bytes";
+  for (const auto& entry : results.benchmarks) {
+    EXPECT_EQ(entry.counters.at("think_s"), 0.05) << entry.name;
+    EXPECT_EQ(entry.iterations, 2) << "one round trip in each of 2 rounds";
+    EXPECT_LT(entry.counters.at("round_trip_max_s"), 0.05) << "the thinking is not timed";
+  }
+  result = run_process(mpirun_command(2, {kWorker, "pingpong", "--think", "-1"}), std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(contains(result.output, "--think must be >= 0")) << result.output;
+  fs::remove_all(file.parent_path());
+}
+
 TEST(MeasureMpiLaunch, WaitingWritesTheShareOfACoreRankZeroTook) {
   const auto file = scratch("waiting.json");
   const auto result =
