@@ -40,6 +40,11 @@ measure::KernelCalibration time_copies(Context& context, measure::KernelBenchOpt
   return kernels;
 }
 
+// bench.concurrent, or one copy per physical core.
+int copies_of(const measure::KernelBenchOptions& bench) {
+  return bench.concurrent > 0 ? bench.concurrent : std::max(1, measure::read_cpu_facts().physical_cores);
+}
+
 }  // namespace
 
 double KernelTimings::busy_seconds(const std::string& kernel_class) const {
@@ -55,10 +60,15 @@ double KernelTimings::busy_seconds(const std::string& kernel_class) const {
 // In turns, not one copy repeating alone: a rank computing while the others wait finds their data in the shared
 // cache and its core just woken from idling, which one copy alone never does.
 KernelTimings time_kernel_classes(Context& context, measure::KernelBenchOptions bench, int retries, bool print) {
-  const int copies = bench.concurrent > 0 ? bench.concurrent : std::max(1, measure::read_cpu_facts().physical_cores);
+  const int copies = copies_of(bench);
   KernelTimings timings{time_copies(context, bench, copies, false, retries, print), std::nullopt};
   if (copies > 1) timings.alone = time_copies(context, bench, copies, true, retries, print);
   return timings;
+}
+
+measure::KernelCalibration time_busy_kernels(Context& context, measure::KernelBenchOptions bench, int retries,
+                                             bool print) {
+  return time_copies(context, bench, copies_of(bench), false, retries, print);
 }
 
 KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after) {
@@ -102,6 +112,31 @@ platforms::Platform with_kernel_timings(platforms::Platform platform, const Kern
     }
   }
   return platform;
+}
+
+platforms::Platform with_busy_timings(platforms::Platform platform, const measure::KernelCalibration& busy,
+                                      const std::string& where) {
+  if (!platform.nodes.shared_chip) return with_kernel_timings(std::move(platform), {busy, std::nullopt}, where);
+  // Both efficiencies are against the platform's one peak (or memory bandwidth, for "copy"), so the ratio of the
+  // times alone and busy is the busy efficiency over the alone one; a class the chip does not list runs alone as busy.
+  const auto& chip = *platform.nodes.shared_chip;
+  const auto& cpu = platform.nodes.cpu.efficiency;
+  measure::KernelCalibration alone = busy;
+  alone.concurrent = 1;
+  for (auto& timing : alone.kernels) {
+    const auto listed = chip.alone.by_class.find(timing.kernel_class);
+    const auto calibrated = cpu.by_class.find(timing.kernel_class);
+    if (listed == chip.alone.by_class.end() || calibrated == cpu.by_class.end()) continue;
+    const double ratio = calibrated->second / listed->second;
+    timing.median_s *= ratio;
+    timing.mean_s *= ratio;
+    char text[96];
+    std::snprintf(text, sizeof text, "; x %.4f for alone, the ratio of its times alone and busy in ", ratio);
+    const auto source = chip.alone.sources.find(timing.kernel_class);
+    timing.what +=
+        text + (source != chip.alone.sources.end() ? "(" + source->second + ")" : std::string("the platform"));
+  }
+  return with_kernel_timings(std::move(platform), {busy, std::move(alone)}, where);
 }
 
 }  // namespace dsgd::app

@@ -26,6 +26,10 @@ struct KernelTimings {
 // context.err; with `print`, the timings to context.out.
 KernelTimings time_kernel_classes(Context& context, measure::KernelBenchOptions bench, int retries, bool print);
 
+// The first half of time_kernel_classes: the copies at once only (every core busy), printed with `print`.
+measure::KernelCalibration time_busy_kernels(Context& context, measure::KernelBenchOptions bench, int retries,
+                                             bool print);
+
 // The mean of two timings of the same kernels, class by class (median_s, mean_s, spreads and persistence each the
 // mean of the two; the rest from `before`): the kernels as fast as they were on average over a run timed between them.
 KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after);
@@ -34,5 +38,12 @@ KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after);
 // waiting share and loaded link.
 platforms::Platform with_kernel_timings(platforms::Platform platform, const KernelTimings& timings,
                                         const std::string& where);
+
+// `platform` re-timed by `busy` only (the kernels with every core busy): where it has a shared chip, each class
+// alone takes its new busy time times the ratio of its times alone and busy in `platform` (dsgd calibrate's long
+// timing), so the chip moves with the machine's speed at the pace it was calibrated to. Otherwise as
+// with_kernel_timings without a timing alone.
+platforms::Platform with_busy_timings(platforms::Platform platform, const measure::KernelCalibration& busy,
+                                      const std::string& where);
 
 }  // namespace dsgd::app

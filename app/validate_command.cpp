@@ -230,7 +230,7 @@ struct Measured {
   reports::Entry entry;
   double seconds_per_iteration = 0;
   double others_cores = 0;                 // cores other programs kept busy during the run
-  std::optional<KernelTimings> kernels;  // the mean of the timings before and after; none with --file-kernels
+  std::optional<KernelTimings> kernels;    // the mean of the busy timings before and after; none with --file-kernels
   double drift = 0;                        // the forward/backward's time after over before, minus 1
 
   // How far the run is from undisturbed, in units of what is tolerated (<= 1: undisturbed).
@@ -251,17 +251,17 @@ Measured measure_row(Run&& run, const ValidateOptions& options, const RunCli& cl
   bench.model = cli.run.model;
   bench.batch = cli.run.hyper.batch;
   bench.repetitions = options.kernel_repetitions;
-  bench.concurrent = 0;  // one copy per core, and one alone: as dsgd calibrate times them
+  bench.concurrent = 0;  // one copy per core, as dsgd calibrate times them (the rate alone: with_busy_timings)
   const auto once = [&] {
     Measured measured;
     std::optional<KernelTimings> before;
-    if (!options.file_kernels) before = time_kernel_classes(context, bench, 0, false);
+    if (!options.file_kernels) before = KernelTimings{time_busy_kernels(context, bench, 0, false), std::nullopt};
     const auto start = measure::CpuClock::now();
     measured.entry = run();
     measured.others_cores = measure::CpuClock::now().others_cores_since(start);
     measured.seconds_per_iteration = steady_seconds_per_iteration(measured.entry);
     if (before) {
-      const auto after = time_kernel_classes(context, bench, 0, false);
+      const KernelTimings after{time_busy_kernels(context, bench, 0, false), std::nullopt};
       measured.drift = after.busy_seconds("conv") / before->busy_seconds("conv") - 1;
       measured.kernels = mean_of(*before, after);
     }
@@ -286,10 +286,12 @@ Measured measure_row(Run&& run, const ValidateOptions& options, const RunCli& cl
 platforms::Platform run_platform(platforms::Platform platform, const Measured& measured, const std::string& where,
                                  int ranks, int cores, std::string* note) {
   if (measured.kernels) {
-    // The rates from the timings around the run, the noise from the file's: 20 repetitions (a quarter of a
-    // second) cannot see a copy that is slower for seconds, which dsgd calibrate's window does.
+    // The rates from the timings around the run, the noise and the chip's ratio alone over busy from the file's:
+    // tens of repetitions cannot see a copy that is slower for seconds, which dsgd calibrate's window does, and
+    // their mean in turns moved by 16% between three timings minutes apart where the copies at once moved by 2.5%
+    // (docs/validation.md, "The rate alone from the file's ratio").
     auto noise = platform.noise;
-    platform = with_kernel_timings(std::move(platform), *measured.kernels, where);
+    platform = with_busy_timings(std::move(platform), measured.kernels->busy, where);
     platform.noise = std::move(noise);
   }
   return world_platform(std::move(platform), ranks, cores, note);

@@ -46,13 +46,18 @@ TEST(AppKernelTimings, MeanOfIsTheMeanClassByClass) {
   EXPECT_THROW(before.busy_seconds("gemm"), InternalError);
 }
 
-TEST(AppKernelTimings, ARetimedPlatformKeepsItsWaitingShare) {
+// A calibrated two-core platform, without kernel timings yet.
+platforms::Platform two_cores() {
   measure::CalibrationInput input;
   input.cpu = measure::parse_cpuinfo(
       "processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\ncpu MHz : 2000\nphysical id : 0\ncore id : 0\n"
       "flags : avx2 fma\n\nprocessor : 1\nphysical id : 0\ncore id : 1\n");
   input.segments = measure::fit_alpha_beta({{8, 2e-6}, {1024, 3e-6}, {1 << 20, 1e-3}}, {});
-  auto platform = measure::calibrated_platform(input);
+  return measure::calibrated_platform(input);
+}
+
+TEST(AppKernelTimings, ARetimedPlatformKeepsItsWaitingShare) {
+  auto platform = two_cores();
   const KernelTimings first{calibration(1.0, 1.0, 2), calibration(0.5, 1.0, 1)};
   platform = with_kernel_timings(platform, first, "here");
   ASSERT_TRUE(platform.nodes.shared_chip.has_value());
@@ -67,6 +72,29 @@ TEST(AppKernelTimings, ARetimedPlatformKeepsItsWaitingShare) {
   EXPECT_DOUBLE_EQ(retimed.nodes.cpu.efficiency.of("conv"), platform.nodes.cpu.efficiency.of("conv") / 2)
       << "twice the time: half the efficiency";
   EXPECT_DOUBLE_EQ(retimed.noise.spread, 0.02) << "the forward/backward's spread";
+}
+
+TEST(AppKernelTimings, BusyTimingsMoveTheRateAloneByTheFilesRatio) {
+  // Calibrated: conv twice as fast alone, elementwise as fast.
+  auto platform = with_kernel_timings(two_cores(), {calibration(1.0, 1.0, 2), calibration(0.5, 1.0, 1)}, "here");
+  ASSERT_TRUE(platform.nodes.shared_chip.has_value());
+  platform.nodes.shared_chip->waiting_share = 0.3;
+  platform.nodes.shared_chip->alone.by_class.erase("elementwise");  // a class the chip does not list
+
+  const auto retimed = with_busy_timings(platform, calibration(3.0, 1.0, 2), "here");
+  const auto& cpu = retimed.nodes.cpu.efficiency;
+  EXPECT_DOUBLE_EQ(cpu.of("conv"), platform.nodes.cpu.efficiency.of("conv") / 3) << "three times the time";
+  ASSERT_TRUE(retimed.nodes.shared_chip.has_value());
+  const auto& alone = retimed.nodes.shared_chip->alone;
+  EXPECT_DOUBLE_EQ(alone.of("conv"), 2 * cpu.of("conv")) << "still twice as fast alone";
+  EXPECT_DOUBLE_EQ(alone.of("elementwise"), cpu.of("elementwise")) << "not listed: alone as busy";
+  EXPECT_NE(alone.sources.at("conv").find("alone and busy"), std::string::npos) << alone.sources.at("conv");
+  EXPECT_DOUBLE_EQ(retimed.nodes.shared_chip->waiting_share, 0.3);
+
+  const auto no_chip =
+      with_busy_timings(with_kernel_timings(two_cores(), {calibration(1.0, 1.0, 2), std::nullopt}, "here"),
+                        calibration(2.0, 1.0, 2), "here");
+  EXPECT_FALSE(no_chip.nodes.shared_chip.has_value()) << "one core: nothing alone to scale";
 }
 
 }  // namespace
