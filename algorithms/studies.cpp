@@ -150,8 +150,8 @@ ScalingStudy table3() {
       "seed 000 gives no batch size for Table 3: 64 per GPU is assumed (its sec. 5.2 example).",
       "seed 000's iterations are those to 98.8% accuracy (Original EASGD* and EASGD need 5x more); Original EASGD*'s "
       "5,000 are one worker's turns each, so 1,250 per worker.",
-      "comm ratio: a worker's busy time (no wait) plus the master's cpu update, the communication categories' share; "
-      "the native easgd-variants table keeps the worker's wait in the total."};
+      "comm ratio: a worker's busy time (no wait) plus the master's cpu update, the communication categories' share, "
+      "as the native easgd-variants table computes it (core/breakdown.hpp)."};
   return study;
 }
 

@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "app/mpi_worker.hpp"
 #include "core/collectives.hpp"
+#include "core/stats.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
@@ -34,12 +35,6 @@ struct BenchOptions {
   std::string results;
   double timeout_s = 600;
 };
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 // nccl-tests' definitions: algbw = bytes / time; busbw = algbw * 2 (P - 1) / P for allreduce.
 // `fidelity`: the simulation level that produced `seconds`, or "measured".

@@ -24,6 +24,7 @@
 #include "algorithms/runner.hpp"
 #include "app/run_common.hpp"
 #include "core/collectives.hpp"
+#include "core/stats.hpp"
 #include "measure/calibration.hpp"
 #include "measure/host_info.hpp"
 #include "measure/mpi/comm.hpp"
@@ -194,7 +195,7 @@ void pingpong(MpiComm& comm, const PingPongOptions& options, const std::string& 
     entry.counters["round_trip_max_s"] = *std::max_element(samples[s].begin(), samples[s].end());
     // The mean counts the samples a preempted rank stretched, which the median leaves out: what a message costs on
     // average beside computing ranks (the loaded link is fitted to it).
-    entry.counters["round_trip_mean_s"] = dsgd::measure::mean(samples[s]);
+    entry.counters["round_trip_mean_s"] = dsgd::mean(samples[s]);
     entry.counters["one_way_s"] = round_trip / 2;
     entry.counters["algbw_Bps"] = bytes / (round_trip / 2);
     entry.counters["samples"] = static_cast<double>(samples[s].size());

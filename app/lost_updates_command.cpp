@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "app/commands.hpp"
+#include "core/format.hpp"
 #include "measure/lost_updates.hpp"
 #include "reports/table.hpp"
 
@@ -21,12 +22,6 @@ struct LostUpdatesOptions {
   std::string variant = "spread";
   std::string results;
 };
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
 
 reports::Entry lost_update_entry(const measure::LostUpdateRow& row) {
   const std::string variant(measure::to_string(row.variant));

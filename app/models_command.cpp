@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "app/commands.hpp"
+#include "core/format.hpp"
 #include "core/model_zoo.hpp"
 #include "reports/table.hpp"
 
@@ -12,12 +13,6 @@ namespace {
 
 std::string shape_text(const Shape& shape) {
   return std::to_string(shape.channels) + "×" + std::to_string(shape.height) + "×" + std::to_string(shape.width);
-}
-
-std::string fixed(double value, int digits) {
-  std::ostringstream out;
-  out << std::fixed << std::setprecision(digits) << value;
-  return out.str();
 }
 
 reports::Entry model_entry(const ModelSpec& model) {

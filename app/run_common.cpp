@@ -4,19 +4,10 @@
 #include <cstdio>
 
 #include "core/data/catalog.hpp"
+#include "core/format.hpp"
 #include "core/model_zoo.hpp"
 
 namespace dsgd::app {
-
-namespace {
-
-std::string number(double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.9g", value);
-  return text;
-}
-
-}  // namespace
 
 void add_run_options(CLI::App& command, RunCli& cli) {
   auto& run = cli.run;
@@ -51,11 +42,11 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
   const auto& run = cli.run;
   std::vector<std::string> arguments = {
       "--algo", run.algorithm, "--workers", std::to_string(run.workers), "--model", run.model, "--data", cli.dataset,
-      "--lr", number(run.hyper.learning_rate), "--momentum", number(run.hyper.momentum), "--weight-decay",
-      number(run.hyper.weight_decay), "--rho", number(run.hyper.elastic_rho), "--batch",
+      "--lr", significant(run.hyper.learning_rate, 9), "--momentum", significant(run.hyper.momentum, 9), "--weight-decay",
+      significant(run.hyper.weight_decay, 9), "--rho", significant(run.hyper.elastic_rho, 9), "--batch",
       std::to_string(run.hyper.batch), "--period", std::to_string(run.hyper.period), "--seed",
       std::to_string(run.hyper.seed), "--iterations", std::to_string(run.budget.iterations), "--seconds",
-      number(run.budget.seconds), "--target-accuracy", number(run.budget.target_accuracy), "--eval-every",
+      significant(run.budget.seconds, 9), "--target-accuracy", significant(run.budget.target_accuracy, 9), "--eval-every",
       std::to_string(run.budget.eval_every), "--threads", std::to_string(run.threads_per_rank), "--test-images",
       std::to_string(cli.test_images)};
   if (run.hyper.per_layer) arguments.emplace_back("--per-layer");
@@ -139,18 +130,15 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
       if (master.seconds[i] > 0) entry.counters["master_" + std::string(kCategoryNames[i]) + "_s"] = master.seconds[i];
     }
   }
-  // Seed 000 Table 3's shares: worker 0's time per category plus the master's cpu update, as fractions of their
-  // sum; the comm ratio is the share of the three communication categories.
+  // Seed 000 Table 3's shares, as the simulated studies compute them (core/breakdown.hpp).
   if (worker < result.per_rank.size()) {
-    Breakdown system = result.per_rank[worker];
-    if (result.info.has_master) system.add(Category::kCpuUpdate, result.per_rank[0][Category::kCpuUpdate]);
-    const double total = system.total();
-    if (total > 0) {
+    const Table3Shares table3 = table3_shares(result.per_rank, result.info.has_master);
+    if (table3.busy_s > 0) {
       for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
-        entry.counters["share:" + std::string(kCategoryNames[i])] = system.seconds[i] / total;
+        entry.counters["share:" + std::string(kCategoryNames[i])] = table3.shares.seconds[i];
       }
-      entry.counters["comm_ratio"] =
-          (system[Category::kGpuGpuPara] + system[Category::kCpuGpuData] + system[Category::kCpuGpuPara]) / total;
+      entry.counters["comm_ratio"] = table3.comm_ratio;
+      entry.counters["idle_share"] = table3.wait_s / (table3.busy_s + table3.wait_s);
     }
   }
   reports::Curve by_time{"test_accuracy", "time_s", "accuracy", {}};

@@ -87,8 +87,8 @@ reports::Results study_results(Context& context, const simulate::StudyOutcome& o
     entry.labels["kind"] = "point";
     entry.labels["case"] = row.case_label;
     entry.labels["size"] = row.size;
-    entry.labels["role"] = row.value_fitted ? "fitted" : "predicted";
-    entry.labels["time_role"] = row.time_fitted ? "fitted" : "predicted";
+    entry.labels["role"] = std::string(simulate::to_string(row.value_by));
+    entry.labels["time_role"] = std::string(simulate::to_string(row.time_by));
     entry.counters["workers"] = row.workers;
     entry.counters["nodes"] = row.nodes;
     entry.counters["seconds_per_iteration"] = row.seconds_per_iteration;

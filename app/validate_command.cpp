@@ -19,6 +19,7 @@
 #include "app/kernel_timings.hpp"
 #include "app/mpi_worker.hpp"
 #include "app/run_common.hpp"
+#include "core/stats.hpp"
 #include "measure/background_load.hpp"
 #include "measure/calibration.hpp"
 #include "measure/mpi/launch.hpp"
@@ -103,7 +104,7 @@ double steady_seconds_per_iteration(const reports::Entry& entry) {
     per_round.push_back((by_time->points[i].first - by_time->points[i - 1].first) /
                         (by_iteration->points[i].first - by_iteration->points[i - 1].first));
   }
-  return measure::median(std::move(per_round));
+  return median(std::move(per_round));
 }
 
 reports::Entry measure_threads(const RunCli& cli, const algorithms::RunData& data, double timeout_s) {

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <optional>
+#include <span>
 #include <string_view>
 
 namespace dsgd {
@@ -37,5 +38,28 @@ constexpr bool is_communication(Category category) {
   return category == Category::kGpuGpuPara || category == Category::kCpuGpuData ||
          category == Category::kCpuGpuPara || category == Category::kNetwork;
 }
+
+// Time per category, in the executor's seconds.
+struct Breakdown {
+  std::array<double, kCategoryNames.size()> seconds{};
+  void add(Category category, double s) { seconds[static_cast<std::size_t>(category)] += s; }
+  double operator[](Category category) const { return seconds[static_cast<std::size_t>(category)]; }
+  double total() const;
+};
+
+// Seed 000 Table 3's breakdown of one run, the one definition for measured runs, studies and simulations.
+struct Table3Shares {
+  Breakdown shares;       // each category's fraction of busy_s (wait: 0)
+  double comm_ratio = 0;  // the communication categories' fraction of busy_s
+  double busy_s = 0;      // the denominator: a worker's time without `wait`, plus the master's cpu update
+  double wait_s = 0;      // the worker's `wait`, left out of the shares (a run reports it beside them)
+};
+
+// The shares of a run whose ranks spent `per_rank`: the first worker's (rank 1 where rank 0 is a master, else rank
+// 0) time per category without `wait` -- seed 000 has no idle category, and blocking inside a transfer is charged
+// to the transfer -- plus the master's cpu update, as the seed reports one breakdown per method. The comm ratio
+// counts every communication category (is_communication: network too). All zero when nothing was busy. Throws
+// InternalError when per_rank holds no worker.
+Table3Shares table3_shares(std::span<const Breakdown> per_rank, bool has_master);
 
 }  // namespace dsgd

@@ -1,11 +1,8 @@
 #include "core/comm.hpp"
 
 #include <cstdio>
-#include <numeric>
 
 namespace dsgd {
-
-double Breakdown::total() const { return std::accumulate(seconds.begin(), seconds.end(), 0.0); }
 
 void Comm::check_peer(int peer, bool any_allowed, std::string_view operation) const {
   if (any_allowed && peer == kAnySource) return;

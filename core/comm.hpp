@@ -32,14 +32,6 @@ namespace dsgd {
 using Tag = std::int32_t;
 inline constexpr int kAnySource = -1;
 
-// Time per category, in the executor's seconds.
-struct Breakdown {
-  std::array<double, kCategoryNames.size()> seconds{};
-  void add(Category category, double s) { seconds[static_cast<std::size_t>(category)] += s; }
-  double operator[](Category category) const { return seconds[static_cast<std::size_t>(category)]; }
-  double total() const;
-};
-
 // A communication failed: a size mismatch, a rank out of range, a peer that died.
 class CommError : public Error {
  public:

@@ -141,18 +141,6 @@ std::vector<SegmentFit> fit_alpha_beta(const std::vector<PingPongPoint>& points,
   return fits;
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) throw InputError("median of no values");
-  std::sort(values.begin(), values.end());
-  const std::size_t middle = values.size() / 2;
-  return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
-}
-
-double mean(const std::vector<double>& values) {
-  if (values.empty()) throw InputError("mean of no values");
-  return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-}
-
 std::string bytes_text(double bytes) {
   if (!std::isfinite(bytes)) return "inf";
   static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};

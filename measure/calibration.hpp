@@ -69,12 +69,6 @@ std::vector<SegmentFit> fit_alpha_beta(const std::vector<PingPongPoint>& points,
                                        const std::vector<double>& boundaries_bytes,
                                        FitWeighting weighting = FitWeighting::kRelative);
 
-// The median of `values` (the mean of the middle two for an even count). Throws InputError when empty.
-double median(std::vector<double> values);
-
-// The arithmetic mean of `values`. Throws InputError when empty.
-double mean(const std::vector<double>& values);
-
 // "8 B", "4000 B", "4 KiB", "64 MiB": exact binary units where they divide evenly.
 std::string bytes_text(double bytes);
 

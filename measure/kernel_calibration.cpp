@@ -20,6 +20,7 @@
 #include "core/nn/backend.hpp"
 #include "core/nn/network.hpp"
 #include "core/nn/sgd.hpp"
+#include "core/stats.hpp"
 #include "measure/calibration.hpp"
 
 namespace dsgd::measure {

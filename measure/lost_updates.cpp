@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "measure/waiting_share.hpp"
 
 namespace dsgd::measure {
@@ -57,13 +58,6 @@ void add_ones(float* data, std::size_t floats, std::size_t start, std::int64_t p
     for (std::size_t i = start; i < floats; ++i) add_one(i);
     for (std::size_t i = 0; i < start; ++i) add_one(i);
   }
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  if (n == 0) return 0;
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
 }  // namespace

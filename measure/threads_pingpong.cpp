@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "core/error.hpp"
+#include "core/stats.hpp"
 #include "measure/pingpong_buffers.hpp"
 #include "measure/threads/executor.hpp"
 #include "measure/waiting_share.hpp"

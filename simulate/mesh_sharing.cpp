@@ -20,6 +20,8 @@
 
 #include "core/comm.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/stopwatch.hpp"
 #include "simulate/forked.hpp"
 
 namespace dsgd::simulate {
@@ -27,16 +29,6 @@ namespace dsgd::simulate {
 namespace s4u = simgrid::s4u;
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-std::string number(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
-  return text;
-}
 
 std::string shape_of(const MeshOptions& mesh) {
   return "mesh of " + std::to_string(mesh.cores) + " cores (" + std::to_string(mesh.columns) + " x " +
@@ -103,7 +95,7 @@ std::vector<double> run_forked(const std::string& what, double link_Bps, Transfe
   const bool timed_out = outcome.timed_out;
   const int status = outcome.status;
   const std::string& report = outcome.report;
-  if (timed_out) throw TimeoutError(what + " ran past its wall-time limit of " + number(wall_timeout_s) + " s");
+  if (timed_out) throw TimeoutError(what + " ran past its wall-time limit of " + significant(wall_timeout_s) + " s");
   if (WIFSIGNALED(status)) {
     throw InternalError(what + ": the simulation process died of signal " + std::to_string(WTERMSIG(status)));
   }
@@ -304,13 +296,13 @@ void check_mesh(const MeshOptions& mesh) {
                      " per stop need " + std::to_string(stops) + " stops, but columns x rows = " +
                      std::to_string(mesh.columns) + " x " + std::to_string(mesh.rows));
   }
-  if (!(mesh.clock_Hz > 0)) throw InputError("mesh: clock_Hz must be > 0, got " + number(mesh.clock_Hz));
+  if (!(mesh.clock_Hz > 0)) throw InputError("mesh: clock_Hz must be > 0, got " + significant(mesh.clock_Hz));
   if (!(mesh.link_bytes_per_cycle > 0)) {
-    throw InputError("mesh: link_bytes_per_cycle must be > 0, got " + number(mesh.link_bytes_per_cycle));
+    throw InputError("mesh: link_bytes_per_cycle must be > 0, got " + significant(mesh.link_bytes_per_cycle));
   }
-  if (!(mesh.hop_cycles >= 0)) throw InputError("mesh: hop_cycles must be >= 0, got " + number(mesh.hop_cycles));
+  if (!(mesh.hop_cycles >= 0)) throw InputError("mesh: hop_cycles must be >= 0, got " + significant(mesh.hop_cycles));
   if (!(mesh.local_cycles >= 0)) {
-    throw InputError("mesh: local_cycles must be >= 0, got " + number(mesh.local_cycles));
+    throw InputError("mesh: local_cycles must be >= 0, got " + significant(mesh.local_cycles));
   }
 }
 
@@ -343,7 +335,7 @@ std::vector<double> simulate_mesh_transfers(const MeshOptions& mesh, const std::
     if (transfer.from_core == transfer.to_core) {
       throw InputError(which + ": from and to are the same core " + std::to_string(transfer.from_core));
     }
-    if (!(transfer.start_s >= 0)) throw InputError(which + ": start_s must be >= 0, got " + number(transfer.start_s));
+    if (!(transfer.start_s >= 0)) throw InputError(which + ": start_s must be >= 0, got " + significant(transfer.start_s));
   }
   return run_forked("the transfers on the " + shape_of(mesh), mesh_link_Bps(mesh), model, 60, [&mesh, &transfers] {
     const std::vector<s4u::Host*> hosts = build_mesh(mesh);
@@ -366,7 +358,7 @@ std::vector<double> simulate_mesh_transfers(const MeshOptions& mesh, const std::
 void check_pattern(const SharingPattern& pattern) {
   if (pattern.rows < 1) throw InputError("sharing pattern: rows must be >= 1, got " + std::to_string(pattern.rows));
   if (!(pattern.nnz_per_row > 0)) {
-    throw InputError("sharing pattern: nnz_per_row must be > 0, got " + number(pattern.nnz_per_row));
+    throw InputError("sharing pattern: nnz_per_row must be > 0, got " + significant(pattern.nnz_per_row));
   }
   if (pattern.features < 1) {
     throw InputError("sharing pattern: features must be >= 1, got " + std::to_string(pattern.features));
@@ -380,21 +372,21 @@ void check_pattern(const SharingPattern& pattern) {
   }
   if (!(pattern.write_cycles_per_feature >= 0)) {
     throw InputError("sharing pattern: write_cycles_per_feature must be >= 0, got " +
-                     number(pattern.write_cycles_per_feature));
+                     significant(pattern.write_cycles_per_feature));
   }
 }
 
 double seconds_per_nnz(const CoreRate& rate, double clock_Hz) {
   if (!(rate.native_nnz_per_s > 0)) {
-    throw InputError("core rate: native_nnz_per_s must be > 0, got " + number(rate.native_nnz_per_s));
+    throw InputError("core rate: native_nnz_per_s must be > 0, got " + significant(rate.native_nnz_per_s));
   }
   if (!(rate.native_clock_Hz > 0)) {
-    throw InputError("core rate: native_clock_Hz must be > 0, got " + number(rate.native_clock_Hz));
+    throw InputError("core rate: native_clock_Hz must be > 0, got " + significant(rate.native_clock_Hz));
   }
   if (!(rate.in_order_penalty > 0)) {
-    throw InputError("core rate: in_order_penalty must be > 0, got " + number(rate.in_order_penalty));
+    throw InputError("core rate: in_order_penalty must be > 0, got " + significant(rate.in_order_penalty));
   }
-  if (!(clock_Hz > 0)) throw InputError("core rate: the simulated clock_Hz must be > 0, got " + number(clock_Hz));
+  if (!(clock_Hz > 0)) throw InputError("core rate: the simulated clock_Hz must be > 0, got " + significant(clock_Hz));
   // Cycles per non-zero measured here, the same cycles on the simulated core, times the in-order penalty.
   const double native_cycles_per_nnz = rate.native_clock_Hz / rate.native_nnz_per_s;
   return native_cycles_per_nnz * rate.in_order_penalty / clock_Hz;
@@ -405,7 +397,7 @@ MeshPass simulate_mesh_pass(const MeshOptions& mesh, const SharingPattern& patte
   check_mesh(mesh);
   check_pattern(pattern);
   if (!(seconds_per_nnz > 0)) {
-    throw InputError("mesh pass: seconds_per_nnz must be > 0, got " + number(seconds_per_nnz));
+    throw InputError("mesh pass: seconds_per_nnz must be > 0, got " + significant(seconds_per_nnz));
   }
   if (options.warmup_batches < 0 || options.measured_batches < 1 || options.cooldown_batches < 0) {
     throw InputError("mesh pass: needs warmup_batches >= 0, measured_batches >= 1, cooldown_batches >= 0, got " +
@@ -413,7 +405,7 @@ MeshPass simulate_mesh_pass(const MeshOptions& mesh, const SharingPattern& patte
                      std::to_string(options.cooldown_batches));
   }
   if (!(options.wall_timeout_s > 0)) {
-    throw InputError("mesh pass: wall_timeout_s must be > 0, got " + number(options.wall_timeout_s));
+    throw InputError("mesh pass: wall_timeout_s must be > 0, got " + significant(options.wall_timeout_s));
   }
 
   const int others = mesh.cores - 1;
@@ -493,19 +485,19 @@ MeshSpeedupStudy predict_mesh_speedup(const std::vector<MeshPoint>& points, cons
                                       const MeshSimulationOptions& options) {
   if (points.empty()) throw InputError("mesh speed-up: no chips to simulate");
   if (!(serial_passes_to_target > 0)) {
-    throw InputError("mesh speed-up: serial passes to target must be > 0, got " + number(serial_passes_to_target));
+    throw InputError("mesh speed-up: serial passes to target must be > 0, got " + significant(serial_passes_to_target));
   }
   check_pattern(pattern);
   const double clock_Hz = points.front().mesh.clock_Hz;
   for (const MeshPoint& point : points) {
     check_mesh(point.mesh);
     if (point.mesh.clock_Hz != clock_Hz) {
-      throw InputError("mesh speed-up: every chip needs the same clock (serial runs at it), got " + number(clock_Hz) +
-                       " and " + number(point.mesh.clock_Hz) + " Hz");
+      throw InputError("mesh speed-up: every chip needs the same clock (serial runs at it), got " + significant(clock_Hz) +
+                       " and " + significant(point.mesh.clock_Hz) + " Hz");
     }
     if (!(point.passes_to_target > 0)) {
       throw InputError("mesh speed-up: passes to target for " + std::to_string(point.mesh.cores) +
-                       " cores must be > 0, got " + number(point.passes_to_target));
+                       " cores must be > 0, got " + significant(point.passes_to_target));
     }
   }
 

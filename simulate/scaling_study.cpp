@@ -8,6 +8,8 @@
 
 #include "algorithms/algorithm.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/stopwatch.hpp"
 #include "simulate/weak_scaling.hpp"
 
 namespace dsgd::simulate {
@@ -24,14 +26,6 @@ using Clock = std::chrono::steady_clock;
 constexpr double kMaxNoiseSpread = 0.3;
 constexpr double kNoiseTolerance = 1e-3;
 constexpr int kNoiseGridPoints = 7;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
 
 bool is_percent(StudyMeasure measure) { return measure != StudyMeasure::kSpeedup; }
 
@@ -111,9 +105,9 @@ class StudyRunner {
     std::vector<double> values;
     for (const auto& point : points) {
       if (study_.measure == StudyMeasure::kCommRatio) {
-        Breakdown share;
-        values.push_back(comm_ratio(point.per_rank, has_master, &share));
-        if (shares) shares->push_back(share);
+        const Table3Shares table3 = table3_shares(point.per_rank, has_master);
+        values.push_back(table3.comm_ratio);
+        if (shares) shares->push_back(table3.shares);
       } else {
         values.push_back(points.front().seconds_per_iteration / point.seconds_per_iteration);
       }
@@ -185,21 +179,6 @@ std::vector<std::string> labels(const std::vector<ScalingStudyCase>& cases) {
 
 }  // namespace
 
-double comm_ratio(const std::vector<Breakdown>& per_rank, bool has_master, Breakdown* shares) {
-  const std::size_t worker = has_master ? 1 : 0;
-  if (worker >= per_rank.size()) throw InternalError("comm_ratio: a run without a worker's breakdown");
-  Breakdown busy = per_rank[worker];
-  busy.seconds[static_cast<std::size_t>(Category::kWait)] = 0;
-  if (has_master) busy.add(Category::kCpuUpdate, per_rank[0][Category::kCpuUpdate]);
-  const double total = busy.total();
-  double comm = 0;
-  for (std::size_t i = 0; i < busy.seconds.size(); ++i) {
-    if (is_communication(static_cast<Category>(i))) comm += busy.seconds[i];
-    if (shares) shares->seconds[i] = total > 0 ? busy.seconds[i] / total : 0;
-  }
-  return total > 0 ? comm / total : 0;
-}
-
 double minimise_1d(const std::function<double(double)>& loss, double lo, double hi, double tolerance, int grid_points) {
   DSGD_ENFORCE(hi > lo && grid_points >= 3 && tolerance > 0, "minimise_1d: a bad range or grid");
   double best_x = lo;
@@ -238,6 +217,29 @@ double minimise_1d(const std::function<double(double)>& loss, double lo, double 
     }
   }
   return best_x;
+}
+
+namespace {
+
+// The value's text with what determined it, unless the simulation alone did.
+std::string marked(std::string text, Determined by) {
+  if (by == Determined::kFitted) return text + " FITTED";
+  if (by == Determined::kByConstruction) return text + " BY CONSTRUCTION";
+  return text;
+}
+
+}  // namespace
+
+std::string_view to_string(Determined determined) {
+  switch (determined) {
+    case Determined::kPredicted:
+      return "predicted";
+    case Determined::kFitted:
+      return "fitted";
+    case Determined::kByConstruction:
+      return "by construction";
+  }
+  return "?";
 }
 
 std::optional<double> difference(const ScalingStudy& study, const StudyRow& row) {
@@ -343,8 +345,14 @@ StudyOutcome run_scaling_study(const platforms::Platform& platform, const Scalin
       if (i < c.published_seconds.size()) row.published_seconds = c.published_seconds[i];
       row.predicted = values[i];
       row.published = published[i];
-      row.value_fitted = noise_case == k;
-      row.time_fitted = time_fitted[k] && i == 0;
+      const bool target_time = time_fitted[k] && i == 0;
+      if (study.measure != StudyMeasure::kCommRatio && i == 0) {
+        row.value_by = Determined::kByConstruction;
+      } else if (noise_case == k || (study.measure == StudyMeasure::kCommRatio && target_time)) {
+        row.value_by = Determined::kFitted;
+      }
+      const bool ratio_of_fits = study.measure != StudyMeasure::kCommRatio && time_fitted[k] && noise_case == k;
+      if (target_time || ratio_of_fits) row.time_by = Determined::kFitted;
       if (i < shares.size()) row.shares = shares[i];
       outcome.rows.push_back(std::move(row));
     }
@@ -370,7 +378,7 @@ std::string format_study(const StudyOutcome& outcome) {
   if (outcome.fitted.empty()) text += "nothing fitted: every value below is predicted\n";
 
   const char* diff_unit = is_percent(measure) ? "diff pp" : "diff";
-  std::snprintf(line, sizeof line, "\n%-16s %-10s %-21s %-19s %-10s %8s %12s %-17s %10s %8s\n", "case", "size",
+  std::snprintf(line, sizeof line, "\n%-16s %-10s %-21s %-22s %-10s %8s %12s %-22s %10s %8s\n", "case", "size",
                 "algorithm", measure_name(measure), "published", diff_unit, "s/iteration", "time s", "published",
                 "diff %");
   text += line;
@@ -381,24 +389,26 @@ std::string format_study(const StudyOutcome& outcome) {
     const auto diff = difference(study, row);
     std::string time = "—";
     std::string time_diff = "—";
-    if (row.predicted_seconds) time = format("%.4g", *row.predicted_seconds) + (row.time_fitted ? " FITTED" : "");
+    if (row.predicted_seconds) time = marked(format("%.4g", *row.predicted_seconds), row.time_by);
     if (row.predicted_seconds && row.published_seconds) {
       const double percent = 100 * (*row.predicted_seconds / *row.published_seconds - 1);
       time_diff = format("%+.1f", percent);
-      if (!row.time_fitted && (!largest_time || std::abs(percent) > std::abs(largest_time_diff))) {
+      if (row.time_by == Determined::kPredicted &&
+          (!largest_time || std::abs(percent) > std::abs(largest_time_diff))) {
         largest_time = &row;
         largest_time_diff = percent;
       }
     }
-    const std::string value = format_value(measure, row.predicted) + (row.value_fitted ? " FITTED" : "");
-    std::snprintf(line, sizeof line, "%-16s %-10s %-21s %-19s %-10s %8s %12.5g %-17s %10s %8s\n",
+    const std::string value = marked(format_value(measure, row.predicted), row.value_by);
+    std::snprintf(line, sizeof line, "%-16s %-10s %-21s %-22s %-10s %8s %12.5g %-22s %10s %8s\n",
                   row.case_label.c_str(), row.size.c_str(), row.algorithm.c_str(), value.c_str(),
                   row.published ? format_value(measure, *row.published).c_str() : "—",
                   diff ? format(is_percent(measure) ? "%+.1f" : "%+.2f", *diff).c_str() : "—",
                   row.seconds_per_iteration, time.c_str(),
                   row.published_seconds ? format("%.4g", *row.published_seconds).c_str() : "—", time_diff.c_str());
     text += line;
-    if (diff && !row.value_fitted && (!largest || std::abs(*diff) > std::abs(*difference(study, *largest)))) {
+    if (diff && row.value_by == Determined::kPredicted &&
+        (!largest || std::abs(*diff) > std::abs(*difference(study, *largest)))) {
       largest = &row;
     }
   }

@@ -41,6 +41,13 @@ struct FittedValue {
   std::string fitted_on;  // what it was fitted on, in words
 };
 
+// What determined a value of a study row (DESIGN.md "Calibration, prediction, validation"): the simulation alone
+// (knobs fitted on other numbers included), a fit to this very published number, or the definition of the measure
+// (an efficiency or speed-up of the first size against itself is 1).
+enum class Determined { kPredicted, kFitted, kByConstruction };
+// "predicted", "fitted", "by construction".
+std::string_view to_string(Determined determined);
+
 // One (case, point) of the study.
 struct StudyRow {
   std::string case_label;
@@ -56,9 +63,14 @@ struct StudyRow {
   std::optional<double> published_seconds;
   double predicted = 0;  // the study's measure, a fraction
   std::optional<double> published;
-  bool value_fitted = false;  // the published value of this row was fitted on (its case is the noise case)
-  bool time_fitted = false;   // the published time of this row was fitted on (a compute fit's target)
-  Breakdown shares;           // fractions of the comm ratio's total (kCommRatio studies)
+  // The measure: fitted where the noise was fitted on the case's column, or where it is a comm ratio whose
+  // denominator the compute fit pinned (the fit's target time); by construction at the first size of an efficiency or
+  // speed-up.
+  Determined value_by = Determined::kPredicted;
+  // The time: fitted at a compute fit's target, and at every size of a case whose first time and efficiencies (or
+  // speed-ups) were both fitted (a time is then the first time over the efficiency).
+  Determined time_by = Determined::kPredicted;
+  Breakdown shares;  // table3_shares(...).shares of the point (kCommRatio studies)
 };
 
 struct StudyOutcome {
@@ -79,17 +91,13 @@ StudyOutcome run_scaling_study(const platforms::Platform& platform, const algori
                                const ScalingStudyOptions& options);
 
 // The outcome as a text table: predicted beside published with their difference, every fitted value marked
-// FITTED with what it was fitted on, the largest difference among predicted rows, wall times and the notes.
+// FITTED with what it was fitted on and every value fixed by definition BY CONSTRUCTION, the largest differences
+// among predicted values only, wall times and the notes.
 std::string format_study(const StudyOutcome& outcome);
 
 // The difference predicted - published in the measure's unit for display: percentage points for efficiencies and
 // comm ratios, times for speed-ups. nullopt without a published value.
 std::optional<double> difference(const algorithms::ScalingStudy& study, const StudyRow& row);
-
-// Seed 000 Table 3's comm ratio of one run: the share of the communication categories in a worker's busy time
-// (its breakdown without `wait`, seed 000 has no idle category) plus the master's cpu update where there is a
-// master. `shares` receives every category's share of that total.
-double comm_ratio(const std::vector<Breakdown>& per_rank, bool has_master, Breakdown* shares = nullptr);
 
 // The x in [lo, hi] minimising `loss`: a grid of `grid_points` and a golden-section search around the best, down
 // to `tolerance`. Deterministic; the loss need not be unimodal over [lo, hi], only near its grid minimum.

@@ -31,6 +31,7 @@
 #include "core/nn/network.hpp"
 #include "core/nn/random.hpp"
 #include "core/nn/sgd.hpp"
+#include "core/stopwatch.hpp"
 
 namespace {
 
@@ -38,14 +39,11 @@ using dsgd::LayerKind;
 using dsgd::LayerSpec;
 using dsgd::ModelSpec;
 using dsgd::Shape;
+using dsgd::seconds_since;
 using dsgd::nn::Backend;
 
 constexpr int kBatch = 64;
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 // Back-end memory filled with seeded values in [-1, 1).
 class Buffer {

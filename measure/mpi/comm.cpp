@@ -11,13 +11,13 @@
 #include <sched.h>
 #include <sys/prctl.h>
 
+#include "core/stopwatch.hpp"
+
 namespace dsgd::measure::mpi {
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 std::string rank_text(int rank) { return "rank " + std::to_string(rank); }
 

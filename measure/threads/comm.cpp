@@ -4,13 +4,11 @@
 #include <atomic>
 #include <cstring>
 
+#include "core/stopwatch.hpp"
+
 namespace dsgd::measure::threads {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 bool matches(const PostedReceive& receive, int source, Tag tag) {
   return receive.tag == tag && (receive.source == kAnySource || receive.source == source);

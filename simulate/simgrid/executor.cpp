@@ -15,6 +15,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <sstream>
 
+#include "core/stopwatch.hpp"
 #include "simulate/analytic/executor.hpp"
 #include "simulate/forked.hpp"
 #include "simulate/simgrid/comm.hpp"
@@ -28,10 +29,6 @@ namespace {
 
 // Set once this process has started SimGrid's engine (or was forked from one that had): no second engine can run.
 bool g_engine_started = false;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // --- running in this process ----------------------------------------------------------------------------------------
 

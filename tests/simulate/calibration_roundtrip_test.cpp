@@ -189,9 +189,9 @@ RealPingPong run_real_pingpong(const std::string& worker, const fs::path& result
   RealPingPong pingpong;
   for (const auto& entry : reports::read_results(results_file).benchmarks) {
     if (entry.name.rfind("pingpong/", 0) != 0) continue;
-    const double median = entry.counters.at("round_trip_s");
-    pingpong.points.push_back({entry.counters.at("bytes"), median});
-    pingpong.disturbance = std::max(pingpong.disturbance, median / entry.counters.at("round_trip_min_s"));
+    const double round_trip_s = entry.counters.at("round_trip_s");
+    pingpong.points.push_back({entry.counters.at("bytes"), round_trip_s});
+    pingpong.disturbance = std::max(pingpong.disturbance, round_trip_s / entry.counters.at("round_trip_min_s"));
   }
   std::sort(pingpong.points.begin(), pingpong.points.end(),
             [](const auto& a, const auto& b) { return a.bytes < b.bytes; });

@@ -87,8 +87,12 @@ TEST(ScalingStudy, NoiseFitRecoversTheSpreadThatMadeTheEfficiencies) {
   const auto& first = fitted.rows.front();
   ASSERT_TRUE(first.predicted_seconds && first.published_seconds);
   EXPECT_NEAR(*first.predicted_seconds, *first.published_seconds, 0.01 * *first.published_seconds);
-  EXPECT_TRUE(first.time_fitted);
-  EXPECT_TRUE(first.value_fitted) << "the noise case's values were fitted on";
+  EXPECT_EQ(first.time_by, Determined::kFitted);
+  EXPECT_EQ(first.value_by, Determined::kByConstruction) << "the first size's efficiency is 1 by definition";
+  for (std::size_t i = 1; i < fitted.rows.size(); ++i) {
+    EXPECT_EQ(fitted.rows[i].value_by, Determined::kFitted) << "the noise case's values were fitted on";
+    EXPECT_EQ(fitted.rows[i].time_by, Determined::kFitted) << "the fitted first time over fitted efficiencies";
+  }
 
   const std::string text = format_study(fitted);
   EXPECT_NE(text.find("FITTED conv efficiency, " + study.cases[0].label), std::string::npos) << text;
@@ -107,8 +111,18 @@ TEST(ScalingStudy, OneFittedValueIsNamedAndTheOtherCasesArePredicted) {
   ASSERT_EQ(outcome.rows.size(), study.cases.size() * study.points.size());
   for (std::size_t k = 0; k < outcome.rows.size(); ++k) {
     const auto& row = outcome.rows[k];
-    EXPECT_FALSE(row.value_fitted) << row.case_label << ": no comm ratio is fitted";
-    EXPECT_EQ(row.time_fitted, k == study.compute_fit_case) << row.case_label;
+    const bool target = k == study.compute_fit_case;
+    EXPECT_EQ(row.time_by, target ? Determined::kFitted : Determined::kPredicted) << row.case_label;
+    // The fit pins the target's time, the denominator of its comm ratio; the others' are predicted.
+    EXPECT_EQ(row.value_by, target ? Determined::kFitted : Determined::kPredicted) << row.case_label;
+    // The study's comm ratio is core/breakdown.hpp's: the communication categories' busy shares, wait left out.
+    double communication = 0;
+    for (std::size_t c = 0; c < kCategoryNames.size(); ++c) {
+      if (is_communication(static_cast<Category>(c))) communication += row.shares.seconds[c];
+    }
+    EXPECT_NEAR(row.predicted, communication, 1e-12) << row.case_label;
+    EXPECT_EQ(row.shares[Category::kWait], 0.0) << row.case_label;
+    EXPECT_NEAR(row.shares.total(), 1.0, 1e-12) << row.case_label;
     EXPECT_GT(row.predicted, 0.0) << row.case_label;
     EXPECT_LT(row.predicted, 1.0) << row.case_label;
     ASSERT_TRUE(difference(study, row)) << row.case_label;
@@ -126,11 +140,47 @@ TEST(ScalingStudy, AStudyWithoutFitsSaysSo) {
   const auto outcome = run_scaling_study(platforms::catalog_platform(study.platform), study, options);
   EXPECT_TRUE(outcome.fitted.empty());
   EXPECT_EQ(outcome.rows.front().predicted, 1.0);
+  EXPECT_EQ(outcome.rows.front().value_by, Determined::kByConstruction) << "one group's speed-up over itself";
+  for (std::size_t i = 1; i < outcome.rows.size(); ++i) EXPECT_EQ(outcome.rows[i].value_by, Determined::kPredicted);
   // Published speed-ups come from the published times to accuracy.
   ASSERT_TRUE(outcome.rows.back().published);
   const auto& seconds = study.cases.front().published_seconds;
   EXPECT_DOUBLE_EQ(*outcome.rows.back().published, seconds.front() / seconds.back());
   EXPECT_NE(format_study(outcome).find("nothing fitted"), std::string::npos);
+}
+
+// The largest differences are those of predicted values: a fitted or by-construction row with a larger one is
+// labelled in the table and left out of them.
+TEST(ScalingStudy, LargestDifferencesCountPredictedRowsOnly) {
+  StudyOutcome outcome;
+  outcome.study = catalog_study(algorithms::StudyMeasure::kEfficiency);
+  outcome.study.notes.clear();
+  auto row = [](const std::string& size, double predicted, Determined value_by, double seconds, Determined time_by) {
+    StudyRow r;
+    r.case_label = "Net";
+    r.size = size;
+    r.predicted = predicted;
+    r.published = 0.5;
+    r.value_by = value_by;
+    r.predicted_seconds = seconds;
+    r.published_seconds = 100;
+    r.time_by = time_by;
+    return r;
+  };
+  outcome.rows = {row("1 node", 1.0, Determined::kByConstruction, 300, Determined::kFitted),
+                  row("2 nodes", 0.9, Determined::kFitted, 250, Determined::kFitted),
+                  row("4 nodes", 0.6, Determined::kPredicted, 110, Determined::kPredicted),
+                  row("8 nodes", 0.45, Determined::kPredicted, 120, Determined::kPredicted)};
+  const std::string text = format_study(outcome);
+  EXPECT_NE(text.find("100.0% BY CONSTRUCTION"), std::string::npos) << text;
+  EXPECT_NE(text.find("90.0% FITTED"), std::string::npos) << text;
+  EXPECT_NE(text.find("300 FITTED"), std::string::npos) << text;
+  EXPECT_NE(text.find("largest efficiency difference among predicted rows: Net at 4 nodes, +10.00 pp"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("largest time difference among predicted rows: Net at 8 nodes, +20.0%"), std::string::npos)
+      << text;
+  EXPECT_EQ(to_string(Determined::kByConstruction), "by construction");
 }
 
 TEST(ScalingStudy, APublishedTimeFasterThanPeakIsAnInputError) {
@@ -141,24 +191,6 @@ TEST(ScalingStudy, APublishedTimeFasterThanPeakIsAnInputError) {
       testing::input_error([&] { run_scaling_study(platforms::catalog_platform(study.platform), study, {}); });
   EXPECT_NE(message.find(target.label + "'s published"), std::string::npos) << message;
   EXPECT_NE(message.find("faster than"), std::string::npos) << message;
-}
-
-TEST(ScalingStudy, CommRatioCountsABusyWorkerAndTheMastersUpdate) {
-  Breakdown master;
-  master.add(Category::kCpuUpdate, 1);
-  master.add(Category::kWait, 50);
-  Breakdown worker;
-  worker.add(Category::kCpuGpuPara, 2);
-  worker.add(Category::kCpuGpuData, 1);
-  worker.add(Category::kForwardBackward, 6);
-  worker.add(Category::kWait, 100);  // idle: left out
-  Breakdown shares;
-  // (2 + 1) communication of 2 + 1 + 6 busy + 1 of the master's update.
-  EXPECT_DOUBLE_EQ(comm_ratio({master, worker}, true, &shares), 3.0 / 10.0);
-  EXPECT_DOUBLE_EQ(shares[Category::kCpuUpdate], 0.1);
-  EXPECT_DOUBLE_EQ(shares[Category::kWait], 0.0);
-  // Without a master, rank 0 is the worker.
-  EXPECT_DOUBLE_EQ(comm_ratio({worker}, false), 3.0 / 9.0);
 }
 
 TEST(ScalingStudy, CatalogStudiesHavePublishedValuesForEveryPoint) {

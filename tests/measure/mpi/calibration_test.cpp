@@ -111,14 +111,6 @@ TEST(MeasureCalibration, BadInputsAreInputErrors) {
   EXPECT_THROW(fit_alpha_beta({{-8, 1e-6}, {16, 1e-6}}, {}), InputError);
 }
 
-TEST(MeasureCalibration, MedianAndMean) {
-  // One slow sample moves the mean, not the median.
-  EXPECT_DOUBLE_EQ(median({1, 1, 1, 9}), 1.0);
-  EXPECT_DOUBLE_EQ(mean({1, 1, 1, 9}), 3.0);
-  EXPECT_THROW(median({}), InputError);
-  EXPECT_THROW(mean({}), InputError);
-}
-
 TEST(MeasureCalibration, BytesText) {
   EXPECT_EQ(bytes_text(8), "8 B");
   EXPECT_EQ(bytes_text(4000), "4000 B");
