@@ -56,7 +56,7 @@ reports::Entry allreduce_entry(const std::string& executor, const std::string& a
   return entry;
 }
 
-// Median over rounds of the slowest rank's time, algorithms alternating within each round (this VM drifts).
+// Median over rounds of the slowest rank's time, algorithms alternating within each round (the machine drifts).
 void bench_threads(const BenchOptions& options, const std::vector<AllreduceAlgorithm>& algorithms,
                    reports::Results& results, Context& context) {
   for (const std::size_t floats : options.sizes) {

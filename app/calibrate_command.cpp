@@ -32,9 +32,9 @@ struct CalibrateOptions {
   std::string name = "this-machine";
   bool kernels_only = false;
   // 0 copies: one per physical core. The repetitions also give the platform's noise (how much the slowest copy
-  // lags, and for how long), and on this project's VM a copy runs slower for seconds at a time: 30 repetitions
-  // (0.4 s) measured the slowest of 2 copies 1.02 x the mean and no persistence; 600 (8 s), minutes later, 1.064
-  // and 0.53 (docs/validation.md). So the window is as long as the runs dsgd validate predicts, a few seconds.
+  // lags, and for how long), and a copy can run slower for seconds at a time, which a window of 30 repetitions
+  // (0.4 s) does not see (docs/validation.md "The noise's window"). So the window is as long as the runs dsgd
+  // validate predicts, a few seconds.
   measure::KernelBenchOptions kernels{.concurrent = 0, .repetitions = 400};
   int kernel_retries = 2;
   double min_bytes = 8;
@@ -237,8 +237,8 @@ LoadedLinks calibrate_loaded_links(Context& context, const CalibrateOptions& opt
     return measure::calibrated_link(input);
   };
   // The mean, not the median: beside computing ranks the operating system now and then preempts one of the pair
-  // for a time slice (on this project's 2-core VM a 1 MiB round trip: median 0.21 ms, slowest 1.1 ms), and the
-  // training's messages pay those too.
+  // for a time slice (a round trip's slowest several times its median: docs/validation-log.md), and the training's
+  // messages pay those too.
   const auto outcome = run_worker(pingpong_launch(options, "the loaded ping-pong", busy_ranks + 2, true), context);
   LoadedLinks links;
   links.mpi = loaded_link(mpi, pingpong_points(outcome.results, outcome.results_path.string(), true), "MPI");

@@ -101,7 +101,8 @@ struct PingPongOptions {
   // > 0: rank 0 computes this long before each round trip, one trip a sample, and times the round trip alone: a
   // worker's exchange with a master that waited through the worker's forward/backward (with --busy, beside the
   // other computing workers). Back-to-back round trips keep both ranks of the pair awake, which such a master may not
-  // be (docs/validation.md, "Several runs a row", has what it measured).
+  // be (docs/validation.md "Known limits"; what it measured: docs/validation-log.md "Several runs a row, and the rate
+  // alone in turns").
   double think_s = 0;
   // 0: one buffer, warm in cache (the classic ping-pong); else buffers cycled through this many bytes, each message
   // starting from memory as training's exchanges do (measure/pingpong_buffers.hpp).

@@ -50,9 +50,9 @@ struct ValidateOptions {
   bool file_kernels = false;
   double max_drift = 0.05;
   int kernel_repetitions = 20;
-  // Runs per row, each with its kernel timings and its prediction; the row is the median run by error. This VM's
-  // speed moves by 10-30% for seconds at a time (docs/validation.md), so one run of a second measures its phase as
-  // much as the algorithm, and a burst inside one run moves no median.
+  // Runs per row, each with its kernel timings and its prediction; the row is the median run by error. The machine's
+  // speed can move for seconds at a time, so one run of a second measures its phase as much as the algorithm, and a
+  // burst inside one run moves no median (docs/validation.md "Several runs per row").
   int repetitions = 3;
 };
 
@@ -242,8 +242,9 @@ struct Measured {
 
 // Measures a row by `run` (a run result entry): the kernels are timed right before and after it unless
 // --file-kernels, and the run is measured again (up to --retries times) while other programs kept more than --busy
-// cores busy or the forward/backward's time moved by more than --drift over it (this VM's speed wanders by up to
-// 25% within an hour). The least disturbed measurement is kept; its disturbance is reported beside it.
+// cores busy or the forward/backward's time moved by more than --drift over it (the machine's speed wanders; see
+// docs/validation.md "Kernels timed around each run"). The least disturbed measurement is kept, its disturbance
+// reported beside it.
 template <typename Run>
 Measured measure_row(Run&& run, const ValidateOptions& options, const RunCli& cli, const algorithms::RunData& data,
                      Context& context) {
@@ -288,9 +289,8 @@ platforms::Platform run_platform(platforms::Platform platform, const Measured& m
                                  int ranks, int cores, std::string* note) {
   if (measured.kernels) {
     // The rates from the timings around the run, the noise and the chip's ratio alone over busy from the file's:
-    // tens of repetitions cannot see a copy that is slower for seconds, which dsgd calibrate's window does, and
-    // their mean in turns moved by 16% between three timings minutes apart where the copies at once moved by 2.5%
-    // (docs/validation.md, "The rate alone from the file's ratio").
+    // tens of repetitions cannot see a copy that is slower for seconds, which dsgd calibrate's window does, nor time
+    // the copies in turns steadily (docs/validation.md, "The rate alone from the file's ratio").
     auto noise = platform.noise;
     platform = with_busy_timings(std::move(platform), measured.kernels->busy, where);
     platform.noise = std::move(noise);

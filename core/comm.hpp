@@ -4,7 +4,7 @@
 // steps, shared vectors -- and never which executor runs it. Three executors implement it with parallel file
 // layouts: measure/threads/, measure/mpi/ and simulate/simgrid/ (executor.hpp + comm.hpp in each).
 //
-// Semantics every executor keeps (tests/core/collectives_test.cpp and the executor tests hold them to it):
+// Semantics every executor keeps (the executor tests hold them to it, each running tests/core/collective_checks.hpp):
 //  * Messages between one (source, destination, tag) triple arrive in the order they were sent; a receive matches
 //    the first such message (MPI's non-overtaking rule). kAnySource matches any source, first come first served.
 //  * A message has a declared size in bytes. Its payload is optional: an executor without payloads (SimGrid in

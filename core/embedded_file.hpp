@@ -7,8 +7,8 @@
 namespace dsgd {
 
 struct EmbeddedFile {
-  std::string_view name;    // file name without folder and extension, e.g. "cori_knl"
-  std::string_view source;  // path in the repository, used in error messages, e.g. "platforms/catalog/cori_knl.json"
+  std::string_view name;    // file name without folder and extension, e.g. "cori-knl"
+  std::string_view source;  // path in the repository, used in error messages, e.g. "platforms/catalog/cori-knl.json"
   std::string_view text;    // the file's contents
 };
 

@@ -180,7 +180,7 @@ struct IterationKernel {
 //   memory       a memcpy of the parameter vector (what an exchange or a model copy moves)
 // Timing each kernel back to back instead would start it with the caches its own previous repetition left (a
 // LeNet's parameters and activations fit in L2/L3), while in training it starts with the caches the previous kernel
-// of the iteration left (docs/validation.md has the numbers).
+// of the iteration left (docs/validation.md "Iteration order"; the numbers: docs/validation-log.md).
 // With concurrent copies every repetition starts at a barrier, as a synchronous iteration does.
 std::vector<Measured> time_iteration(const ModelSpec& model, const KernelBenchOptions& options, nn::Backend& backend,
                                      std::mt19937_64& random, const Step& step) {

@@ -62,7 +62,7 @@ struct KernelBenchOptions {
   // With concurrent > 1: the copies take turns instead, one computing while the others wait at the barrier, and
   // the timings are those of a core computing alone (KernelCalibration::concurrent 1) as a rank of a run does while
   // the others wait: its model's data pushed out of the shared cache by theirs, its core just woken from idling.
-  // On this project's VM that is 10-14% slower than one copy repeating alone (docs/validation.md).
+  // That is slower than one copy repeating alone (docs/validation.md "Threads and cores").
   bool turns = false;
   int repetitions = 30;                // timed, per kernel
   int warmup = 3;                      // untimed first repetitions (page faults, oneDNN primitive creation)

@@ -37,7 +37,7 @@ std::vector<std::string> lost_update_variant_names();
 inline constexpr std::int64_t kMaxExactFloatSum = std::int64_t{1} << 24;
 
 // With additions_per_element = 0, K is chosen so that one run makes about this many additions (0.04 s of load and
-// store pairs, 0.15 s of fetch_adds on this 2-core VM), capped to keep T*K below kMaxExactFloatSum and at least 1:
+// store pairs, 0.15 s of fetch_adds on a 2-core VM), capped to keep T*K below kMaxExactFloatSum and at least 1:
 // runs much shorter than that would end before the threads overlap, since starting a thread takes tens of
 // microseconds.
 inline constexpr std::int64_t kAutoAdditionsPerRun = std::int64_t{1} << 26;

@@ -1,10 +1,9 @@
 #pragma once
 // Where a ping-pong's messages come from and go to. The classic ping-pong sends one buffer back and forth, so every
 // message after the first finds its data in cache. Training does not: between two exchanges of the model a
-// forward/backward runs, and on this project's 2-core VM (32 MiB L3 shared with other tenants) the model is back in
-// memory by then. Measured there with dsgd-mpi pingpong, 2 MiB one way: 0.23-0.27 ms from one warm buffer,
-// 0.53-0.57 ms from buffers cycled through 96 MiB; the master-worker exchanges of training took 0.38-0.66 ms per
-// message. So `dsgd calibrate` measures its links from cold buffers, and says so in the platform's sources.
+// forward/backward runs, and the model is back in memory by then: a 2 MiB message took about twice as long from
+// cold buffers as from a warm one (docs/validation.md "Cold buffers"). So `dsgd calibrate` measures its links from
+// cold buffers, and says so in the platform's sources.
 
 #include <cstddef>
 #include <optional>
@@ -20,7 +19,7 @@ namespace dsgd::measure {
 std::optional<std::size_t> parse_cache_size(std::string_view text);
 
 // The largest cache of CPU 0 in bytes (/sys/devices/system/cpu/cpu0/cache/index*/size); 0 if none can be read.
-// sysconf(_SC_LEVEL3_CACHE_SIZE) is not used: on this project's VM it reports 320 MiB for a 32 MiB L3.
+// sysconf(_SC_LEVEL3_CACHE_SIZE) is not used: a KVM guest's can be wrong (320 MiB reported for a 32 MiB L3).
 std::size_t last_level_cache_bytes();
 
 // The pool a cold ping-pong cycles through: twice the last-level cache, so each slot has been evicted by the others

@@ -32,20 +32,16 @@ int to_count(std::size_t count, int rank, const char* what, const char* unit) {
 
 // How often the wait loop looks at the clock, after how long it stops spinning, and how long it then sleeps between
 // polls. Ranks may outnumber cores here (a master and a worker per core), and a rank that spins or merely yields
-// stays runnable: measured on this project's 2-core VM, a rank that yielded while two others computed took 0.24-0.37
-// of a core from them, one that sleeps 50 us between polls 0.015. A wait that outlasted the spin waits for
-// computation, not for a transfer, so the up to ~0.1 ms a sleep adds to it is small beside it.
-//
-// With more ranks on the node than CPUs to run them, even the spin is harmful: a rank spinning for its message holds
-// a core that the very rank it waits for may need. Measured there (3 ranks on 2 cores, async-measgd and async-easgd,
-// 2026-11-23): a master-worker exchange of 1.7 MB took 2.5 ms on MPI against 0.85-1.0 ms on threads, whose waits
-// sleep on a condition variable. So an oversubscribed rank sleeps from its first unsuccessful polls, like Open MPI's
-// mpi_yield_when_idle, which it also turns on when oversubscribed.
+// stays runnable and takes CPU from the ranks computing; one that sleeps between polls takes almost none. A wait that
+// outlasted the spin waits for computation, not for a transfer, so the up to ~0.1 ms a sleep adds to it is small.
+// With more ranks on the node than CPUs, even the spin holds a core that the very rank it waits for may need, so an
+// oversubscribed rank sleeps from its first unsuccessful polls, like Open MPI's mpi_yield_when_idle, which it also
+// turns on when oversubscribed (docs/validation.md "More ranks than cores"; the measurements: docs/validation-log.md).
 constexpr int kPollsPerClockCheck = 16;
 constexpr double kSpinBeforeSleep_s = 1e-3;
 constexpr auto kSleepBetweenPolls = std::chrono::microseconds(50);
-// The timer slack a waiting rank asks for. Linux lets a sleep overrun by the thread's slack, 50 us by default: on this
-// project's VM a 50 us sleep took 142 us (median of 2000) with it and 88 us with 1 us.
+// The timer slack a waiting rank asks for. Linux lets a sleep overrun by the thread's slack, 50 us by default, which
+// made a 50 us sleep take about three times as long (docs/validation-log.md "Exchanges as training makes them").
 constexpr unsigned long kTimerSlack_ns = 1000;
 
 // CPUs this process may run on (its affinity mask); 0 if unknown.

@@ -14,7 +14,7 @@
 //    router, green to the router of the right blade, black to the right chassis, blue to the other group). The
 //    fabric's links all have the topology's link bandwidth and latency (several parallel links only add
 //    bandwidth, which never lowers the bottleneck).
-// tests/simulate/route_model_test.cpp holds these against SimGrid's message-level times.
+// tests/simulate/analytic/route_model_test.cpp holds these against SimGrid's message-level times.
 
 #include <vector>
 
