@@ -47,6 +47,15 @@ struct Breakdown {
   double total() const;
 };
 
+// One span of a rank's timeline: `duration_s` seconds charged to `category`, starting `start_s` after the run began
+// (the Chrome trace of reports/trace.hpp is written from these).
+struct TimelineSpan {
+  int rank = 0;
+  Category category = Category::kWait;
+  double start_s = 0;
+  double duration_s = 0;
+};
+
 // Seed 000 Table 3's breakdown of one run, the one definition for measured runs, studies and simulations.
 struct Table3Shares {
   Breakdown shares;       // each category's fraction of busy_s (wait: 0)

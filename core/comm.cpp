@@ -1,14 +1,35 @@
 #include "core/comm.hpp"
 
+#include <cmath>
 #include <cstdio>
 
+#include "core/stopwatch.hpp"
+
 namespace dsgd {
+
+void Comm::compute_on_wall_clock(const ComputeStep& step) {
+  const Stopwatch watch;
+  if (step.kernel) step.kernel();
+  charge(step.category, watch.elapsed_s());
+}
 
 void Comm::check_peer(int peer, bool any_allowed, std::string_view operation) const {
   if (any_allowed && peer == kAnySource) return;
   if (peer < 0 || peer >= size()) {
     throw CommError("rank " + std::to_string(rank()) + ": " + std::string(operation) + " rank " + std::to_string(peer) +
                     " is out of range [0, " + std::to_string(size()) + ")");
+  }
+}
+
+void check_world(const WorldOptions& world, std::string_view executor, bool simulated) {
+  const std::string prefix = std::string(executor) + " executor: ";
+  if (world.size < 1) throw InputError(prefix + "a world needs at least 1 rank, got " + std::to_string(world.size));
+  if (!(world.timeout_s > 0) || (!simulated && std::isinf(world.timeout_s))) {
+    throw InputError(prefix + "the timeout must be positive" + (simulated ? " (or infinite)" : " and finite") +
+                     ", got " + seconds_text(world.timeout_s) + " s");
+  }
+  if (!simulated && !world.payload) {
+    throw InputError(prefix + "size-only worlds (payload = false) exist only in simulation");
   }
 }
 

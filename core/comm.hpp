@@ -149,6 +149,8 @@ class Comm {
   virtual void charged(Category /*category*/, double /*seconds*/) {}
   // Throws CommError unless 0 <= peer < size() (or peer is kAnySource where `any_allowed`).
   void check_peer(int peer, bool any_allowed, std::string_view operation) const;
+  // compute() of the native executors: runs the step's kernel and charges its wall time to the step's category.
+  void compute_on_wall_clock(const ComputeStep& step);
 
  private:
   Breakdown breakdown_;
@@ -170,6 +172,11 @@ struct WorldOptions {
   double timeout_s = 60;  // for every blocking wait
   bool payload = true;    // simulation only: false runs size-only (no buffers, no kernels)
 };
+
+// Throws InputError unless `world` can run on `executor` ("threads", "mpi", "simgrid"), in one wording for all: at
+// least one rank; a timeout > 0, which only a simulation (`simulated`) may make infinite (no wait ends then but a
+// deadlock); payloads, unless simulated.
+void check_world(const WorldOptions& world, std::string_view executor, bool simulated);
 
 // The body of a worker: called once per rank, on its own thread / process / actor.
 using WorkerFunction = std::function<void(Comm&)>;

@@ -342,12 +342,7 @@ void check_mpi(int code, int rank, const std::string& what) {
 MpiComm::MpiComm(MPI_Comm parent, const WorldOptions& options) : timeout_s_(options.timeout_s) {
   int parent_rank = 0;
   MPI_Comm_rank(parent, &parent_rank);
-  if (!(options.timeout_s > 0)) {
-    throw InputError("mpi executor: the timeout must be positive, got " + std::to_string(options.timeout_s) + " s");
-  }
-  if (!options.payload) {
-    throw InputError("mpi executor: size-only worlds (payload = false) exist only in simulation");
-  }
+  check_world(options, "mpi", /*simulated=*/false);
   check_mpi(MPI_Comm_dup(parent, &comm_), parent_rank, "MPI_Comm_dup");
   try {
     check_mpi(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), parent_rank, "MPI_Comm_set_errhandler");
@@ -473,11 +468,7 @@ void MpiComm::wait_for(MPI_Request& request, MPI_Status& status, Category catego
 
 void MpiComm::throw_timeout(const std::string& what) const { throw TimeoutError(waited_text(rank_, timeout_s_, what)); }
 
-void MpiComm::compute(const ComputeStep& step) {
-  const auto start = Clock::now();
-  if (step.kernel) step.kernel();
-  charge(step.category, seconds_since(start));
-}
+void MpiComm::compute(const ComputeStep& step) { compute_on_wall_clock(step); }
 
 void MpiComm::barrier(Category category) {
   MPI_Request request = MPI_REQUEST_NULL;

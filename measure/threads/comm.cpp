@@ -10,10 +10,6 @@ namespace dsgd::measure::threads {
 
 namespace {
 
-bool matches(const PostedReceive& receive, int source, Tag tag) {
-  return receive.tag == tag && (receive.source == kAnySource || receive.source == source);
-}
-
 // Fills a posted receive from a message (or records the size mismatch for the receiver to throw).
 void deliver(PostedReceive& receive, int receiver, int source, Tag tag, const std::byte* data, std::size_t bytes) {
   receive.status = {source, tag, bytes};
@@ -57,7 +53,7 @@ class ReceiveRequest final : public Request {
     const bool ready = box.arrived.wait_until(lock, hub_.deadline(), [&] { return posted_->done || hub_.aborted(); });
     comm_.charge(category_, seconds_since(start));
     if (!posted_->done) {
-      box.posted.remove(posted_);
+      box.queues.withdraw(posted_);
       if (hub_.aborted()) {
         throw CommError("rank " + std::to_string(comm_.rank()) + " stopped waiting for a message from " +
                         peer_text(posted_->source) + ": " + hub_.abort_reason());
@@ -220,13 +216,10 @@ RequestPtr ThreadsComm::isend(int destination, Tag tag, const void* data, std::s
   Mailbox& box = hub_.mailbox(destination);
   {
     std::lock_guard lock(box.mutex);
-    const auto found = std::find_if(box.posted.begin(), box.posted.end(),
-                                    [&](const auto& posted) { return matches(*posted, rank_, tag); });
-    if (found != box.posted.end()) {
-      deliver(**found, destination, rank_, tag, bytes_in, bytes);
-      box.posted.erase(found);
+    if (const auto receive = box.queues.match_arrival({rank_, tag})) {
+      deliver(**receive, destination, rank_, tag, bytes_in, bytes);
     } else {
-      box.unexpected.push_back({rank_, tag, std::vector<std::byte>(bytes_in, bytes_in + bytes)});
+      box.queues.add_unexpected({rank_, tag}, std::vector<std::byte>(bytes_in, bytes_in + bytes));
     }
   }
   box.arrived.notify_all();
@@ -247,24 +240,17 @@ RequestPtr ThreadsComm::irecv(int source, Tag tag, void* data, std::size_t bytes
   Mailbox& box = hub_.mailbox(rank_);
   {
     std::lock_guard lock(box.mutex);
-    const auto found = std::find_if(box.unexpected.begin(), box.unexpected.end(), [&](const Message& message) {
-      return message.tag == tag && (source == kAnySource || message.source == source);
-    });
-    if (found != box.unexpected.end()) {
-      deliver(*posted, rank_, found->source, tag, found->payload.data(), found->payload.size());
-      box.unexpected.erase(found);
+    if (const auto arrived = box.queues.match_receive({source, tag})) {
+      const auto& [envelope, payload] = *arrived;
+      deliver(*posted, rank_, envelope.source, tag, payload.data(), payload.size());
     } else {
-      box.posted.push_back(posted);
+      box.queues.add_posted({source, tag}, posted);
     }
   }
   return std::make_unique<ReceiveRequest>(hub_, *this, std::move(posted), category);
 }
 
-void ThreadsComm::compute(const ComputeStep& step) {
-  const auto start = std::chrono::steady_clock::now();
-  if (step.kernel) step.kernel();
-  charge(step.category, seconds_since(start));
-}
+void ThreadsComm::compute(const ComputeStep& step) { compute_on_wall_clock(step); }
 
 std::shared_ptr<SharedVector> ThreadsComm::shared_vector(const std::string& name, std::size_t count,
                                                          std::span<const float> initial) {

@@ -1,10 +1,10 @@
 #pragma once
 // One worker's Comm in the threads executor, and the hub the workers of a world share.
 //
-// Matching follows MPI: a receive is posted to the receiver's mailbox; a send first looks for a posted receive
-// that matches (source or any, tag) in posting order, else queues as an unexpected message; a receive first looks
-// at unexpected messages in arrival order. So order between one (source, destination, tag) is kept. Sends are
-// eager: the payload is copied at once and the send completes, as MPI's eager protocol does for small messages.
+// Matching follows MPI (core/matching.hpp): a receive is posted to the receiver's mailbox; a send first looks for a
+// posted receive that accepts it, else queues as an unexpected message; a receive first looks at the unexpected
+// messages. Sends are eager: the payload is copied at once and the send completes, as MPI's eager protocol does for
+// small messages.
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/comm.hpp"
+#include "core/matching.hpp"
 
 namespace dsgd::measure::threads {
 
@@ -56,17 +57,11 @@ struct PostedReceive {
   std::string error;  // set instead of data on a size mismatch
 };
 
-struct Message {
-  int source = 0;
-  Tag tag = 0;
-  std::vector<std::byte> payload;
-};
-
 struct Mailbox {
   std::mutex mutex;
   std::condition_variable arrived;
-  std::deque<Message> unexpected;
-  std::list<std::shared_ptr<PostedReceive>> posted;
+  // Posted receives and unexpected messages' payloads.
+  MatchQueues<std::shared_ptr<PostedReceive>, std::vector<std::byte>> queues;
 };
 
 // The state the workers of one world share.

@@ -13,6 +13,7 @@
 #include <simgrid/s4u/Mailbox.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include "core/matching.hpp"
 #include "simulate/compute_cost.hpp"
 #include "simulate/simgrid/flows.hpp"
 
@@ -38,7 +39,6 @@ std::string message_text(Tag tag, std::size_t bytes) {
 struct ReceiveSlot {
   int source = kAnySource;
   std::unique_ptr<SimMessage> message;
-  bool accepts(const SimMessage& candidate) const { return source == kAnySource || source == candidate.source; }
 };
 
 }  // namespace
@@ -63,23 +63,21 @@ std::string describe(const Waiting& waiting) {
 
 class Inbox {
  public:
-  explicit Inbox(s4u::Mailbox* mailbox) : mailbox_(mailbox) {}
+  Inbox(s4u::Mailbox* mailbox, Tag tag) : mailbox_(mailbox), tag_(tag) {}
 
   // Matches `slot` from the stash if a stashed message accepts it, else queues it and makes sure one more SimGrid
   // receive is posted, so that the transfer can start as soon as a sender is there.
   void post(ReceiveSlot* slot) {
-    const auto stashed = std::find_if(stash_.begin(), stash_.end(), [&](const auto& m) { return slot->accepts(*m); });
-    if (stashed != stash_.end()) {
-      slot->message = std::move(*stashed);
-      stash_.erase(stashed);
+    if (auto stashed = queues_.match_receive({slot->source, tag_})) {
+      slot->message = std::move(stashed->second);
       return;
     }
-    posted_.push_back(slot);
+    queues_.add_posted({slot->source, tag_}, slot);
     top_up();
   }
 
   // Forgets an unmatched slot (its request is being destroyed while the actor unwinds).
-  void withdraw(const ReceiveSlot* slot) { std::erase(posted_, slot); }
+  void withdraw(ReceiveSlot* slot) { queues_.withdraw(slot); }
 
   // Takes arrivals, oldest SimGrid receive first, until `slot` is matched. Throws simgrid::TimeoutException once
   // `timeout` simulated seconds have passed (-1: never).
@@ -103,7 +101,7 @@ class Inbox {
 
   // Cancels SimGrid receives beyond those that posted slots need (left by withdrawn slots).
   void cancel_surplus() {
-    while (gets_.size() > posted_.size()) {
+    while (gets_.size() > queues_.posted_count()) {
       gets_.back()->activity->cancel();
       gets_.pop_back();
     }
@@ -117,18 +115,16 @@ class Inbox {
 
   // An arrival goes to the oldest posted slot that accepts it (MPI's matching order), else to the stash.
   void deliver(std::unique_ptr<SimMessage> message) {
-    const auto taker =
-        std::find_if(posted_.begin(), posted_.end(), [&](const ReceiveSlot* s) { return s->accepts(*message); });
-    if (taker == posted_.end()) {
-      stash_.push_back(std::move(message));
-      return;
+    const Envelope envelope{message->source, message->tag};
+    if (const auto taker = queues_.match_arrival(envelope)) {
+      (*taker)->message = std::move(message);
+    } else {
+      queues_.add_unexpected(envelope, std::move(message));
     }
-    (*taker)->message = std::move(message);
-    posted_.erase(taker);
   }
 
   void top_up() {
-    while (gets_.size() < posted_.size()) {
+    while (gets_.size() < queues_.posted_count()) {
       auto get = std::make_unique<Get>();
       get->activity = mailbox_->get_async<SimMessage>(&get->message);
       gets_.push_back(std::move(get));
@@ -136,9 +132,10 @@ class Inbox {
   }
 
   s4u::Mailbox* mailbox_;
-  std::deque<std::unique_ptr<SimMessage>> stash_;  // arrived, not yet asked for; arrival order
-  std::deque<std::unique_ptr<Get>> gets_;          // posted SimGrid receives; posting order
-  std::deque<ReceiveSlot*> posted_;                // unmatched slots; posting order
+  Tag tag_;
+  // Unmatched slots, and the stash: messages that arrived before a receive asked for them (core/matching.hpp).
+  MatchQueues<ReceiveSlot*, std::unique_ptr<SimMessage>> queues_;
+  std::deque<std::unique_ptr<Get>> gets_;  // posted SimGrid receives; posting order
 };
 
 // --- shared vectors ------------------------------------------------------------------------------------------
@@ -363,15 +360,13 @@ s4u::Mailbox* World::mailbox(int destination, Tag tag) {
 }
 
 void World::fail(int rank, std::exception_ptr error) {
-  if (first_error_) return;
-  first_error_ = std::move(error);
-  first_error_rank_ = rank;
+  if (!failure_.record(rank, std::move(error))) return;
   // The others would only time out waiting for this rank: end them now (they unwind; none records an error).
   s4u::Actor::kill_all();
 }
 
 void World::on_deadlock() {
-  if (first_error_) return;
+  if (failure_) return;
   std::string report = "deadlock: every remaining rank waits forever";
   int listed = 0;
   int unlisted = 0;
@@ -385,7 +380,7 @@ void World::on_deadlock() {
               describe(waiting_[rank]);
   }
   if (unlisted > 0) report += "; and " + std::to_string(unlisted) + " more";
-  first_error_ = std::make_exception_ptr(CommError(report));
+  failure_.record(-1, std::make_exception_ptr(CommError(report)));  // no one rank failed
 }
 
 void World::bury(std::unique_ptr<SimMessage> message) { graveyard_.push_back(std::move(message)); }
@@ -526,7 +521,7 @@ double SimgridComm::now_s() const { return s4u::Engine::get_clock(); }
 
 Inbox& SimgridComm::inbox(Tag tag) {
   if (const auto found = inboxes_.find(tag); found != inboxes_.end()) return *found->second;
-  auto inbox = std::make_unique<Inbox>(world_.mailbox(rank_, tag));
+  auto inbox = std::make_unique<Inbox>(world_.mailbox(rank_, tag), tag);
   return *inboxes_.emplace(tag, std::move(inbox)).first->second;
 }
 

@@ -6,10 +6,10 @@
 // bytes and, with payloads, a copy of the data taken at isend() -- whose simulated size is the declared bytes. The
 // transfer is a rendezvous, as MPI's protocol for large messages: it starts once the receiver has posted a receive
 // on that mailbox, and the send completes when the transfer does.
-// Matching keeps MPI's rules. A receiver posts one SimGrid receive per unmatched irecv() on the mailbox of its
-// (rank, tag) and takes arrivals oldest first: an arrival goes to the oldest posted receive that accepts its
-// source (kAnySource accepts any: first come, first served), else into a per-rank stash that later receives
-// search first. Mailboxes, stashes and posted receives are all FIFO, so messages of one (source, destination,
+// Matching keeps MPI's rules (core/matching.hpp). A receiver posts one SimGrid receive per unmatched irecv() on the
+// mailbox of its (rank, tag) and takes arrivals oldest first: an arrival goes to the oldest posted receive that
+// accepts its source (kAnySource accepts any: first come, first served), else into a per-rank stash that later
+// receives search first. Mailboxes, stashes and posted receives are all FIFO, so messages of one (source, destination,
 // tag) never overtake each other. A message that arrives while its receiver waits for another source has already
 // crossed the network: that is MPI's unexpected message, received eagerly.
 //
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "core/comm.hpp"
+#include "core/world.hpp"
 #include "platforms/platform.hpp"
 #include "simulate/compute_cost.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
@@ -52,14 +53,6 @@ struct ChipLoad;
 class Inbox;
 struct SimMessage;
 struct SharedVectors;
-
-// One span of a rank's timeline (the Chrome trace of reports/trace.hpp is written from these).
-struct TimelineSpan {
-  int rank = 0;
-  Category category = Category::kWait;
-  double start_s = 0;
-  double duration_s = 0;
-};
 
 // What a blocked rank waits for, kept so that a deadlock report can say who waited for whom.
 struct Waiting {
@@ -107,8 +100,7 @@ class World {
   // Records the first failure and kills every other actor so the simulation ends now (later failures are
   // consequences). Call from the failing actor, which then returns.
   void fail(int rank, std::exception_ptr error);
-  std::exception_ptr first_error() const { return first_error_; }
-  int first_error_rank() const { return first_error_rank_; }
+  const FirstFailure& failure() const { return failure_; }
 
   // What each rank is blocked on; the deadlock report lists them.
   void set_waiting(int rank, Waiting waiting) { waiting_[static_cast<std::size_t>(rank)] = std::move(waiting); }
@@ -143,8 +135,7 @@ class World {
   std::size_t timeline_dropped_ = 0;
   std::vector<std::unique_ptr<SimgridComm>> comms_;
   std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
-  std::exception_ptr first_error_;
-  int first_error_rank_ = -1;
+  FirstFailure failure_;
   std::vector<Waiting> waiting_;
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
   std::unique_ptr<SharedVectors> shared_;

@@ -114,7 +114,7 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   const auto run_start = std::chrono::steady_clock::now();
   engine->run();
   result.run_wall_s = seconds_since(run_start);
-  if (world.first_error()) std::rethrow_exception(world.first_error());
+  world.failure().rethrow_if_any();
 
   result.simulated_s = *std::max_element(end_s.begin(), end_s.end());
   result.per_rank.reserve(end_s.size());
@@ -310,10 +310,7 @@ SimulationResult simulate_forked(const platforms::Platform& platform, const Worl
 
 void check_request(const platforms::Platform& platform, const WorldOptions& world, const WorkerFunction& worker,
                    const SimulationOptions& options) {
-  if (world.size < 1) throw InputError("a simulated world needs at least 1 rank, got " + std::to_string(world.size));
-  if (!(world.timeout_s > 0)) {
-    throw InputError("WorldOptions::timeout_s must be > 0 (or infinite), got " + std::to_string(world.timeout_s));
-  }
+  check_world(world, "simgrid", /*simulated=*/true);
   const auto& models = network_model_names();
   if (std::find(models.begin(), models.end(), options.network_model) == models.end()) {
     throw UnknownNameError("SimGrid network model", options.network_model, models);
