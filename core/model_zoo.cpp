@@ -5,37 +5,19 @@
 #include <set>
 #include <utility>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace dsgd {
 
-std::string_view to_string(LayerKind kind) {
-  switch (kind) {
-    case LayerKind::kConvolution:
-      return "convolution";
-    case LayerKind::kMaxPool:
-      return "max_pool";
-    case LayerKind::kAveragePool:
-      return "average_pool";
-    case LayerKind::kReLU:
-      return "relu";
-    case LayerKind::kLocalResponseNorm:
-      return "local_response_norm";
-    case LayerKind::kBatchNorm:
-      return "batch_norm";
-    case LayerKind::kInnerProduct:
-      return "inner_product";
-    case LayerKind::kDropout:
-      return "dropout";
-    case LayerKind::kSoftmax:
-      return "softmax";
-    case LayerKind::kConcat:
-      return "concat";
-    case LayerKind::kEltwiseAdd:
-      return "eltwise_add";
-  }
-  return "unknown";
-}
+namespace {
+// Indexed by LayerKind: keep in declaration order.
+constexpr EnumNames<11> kLayerKindNames = {"convolution",         "max_pool",   "average_pool",  "relu",
+                                           "local_response_norm", "batch_norm", "inner_product", "dropout",
+                                           "softmax",             "concat",     "eltwise_add"};
+}  // namespace
+
+std::string_view to_string(LayerKind kind) { return name_of(kind, kLayerKindNames, "unknown"); }
 
 std::int64_t ModelSpec::parameters() const {
   std::int64_t total = 0;
