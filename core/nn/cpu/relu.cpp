@@ -13,9 +13,7 @@ using dnnl::memory;
 class Relu final : public CpuLayer {
  public:
   Relu(Context& context, const LayerSpec& spec, int batch) : CpuLayer(context, spec, batch) {
-    if (!(spec.input == spec.output) || spec.parameters != 0) {
-      throw InputError("relu '" + spec.name + "': output shape differs from input shape, or parameters given");
-    }
+    check_shape_preserving("relu", spec);
     ScopedThreads threads(context.threads);
     const dnnl::engine& engine = context.engine;
     const memory::desc data = nchw(batch, spec.input);
