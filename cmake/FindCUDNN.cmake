@@ -26,15 +26,5 @@ foreach(_cudnn_header cudnn_version.h cudnn.h)
   endif()
 endforeach()
 
-include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(CUDNN
-  REQUIRED_VARS CUDNN_LIBRARY CUDNN_INCLUDE_DIR
-  VERSION_VAR CUDNN_VERSION)
-
-if(CUDNN_FOUND AND NOT TARGET CUDNN::cudnn)
-  add_library(CUDNN::cudnn UNKNOWN IMPORTED)
-  set_target_properties(CUDNN::cudnn PROPERTIES
-    IMPORTED_LOCATION "${CUDNN_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
-endif()
-mark_as_advanced(CUDNN_INCLUDE_DIR CUDNN_LIBRARY)
+include(${CMAKE_CURRENT_LIST_DIR}/DsgdImportedLibrary.cmake)
+dsgd_imported_library(CUDNN CUDNN::cudnn)

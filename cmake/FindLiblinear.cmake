@@ -23,15 +23,5 @@ if(Liblinear_INCLUDE_DIR AND EXISTS "${Liblinear_INCLUDE_DIR}/linear.h")
   endif()
 endif()
 
-include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(Liblinear
-  REQUIRED_VARS Liblinear_LIBRARY Liblinear_INCLUDE_DIR
-  VERSION_VAR Liblinear_VERSION)
-
-if(Liblinear_FOUND AND NOT TARGET Liblinear::Liblinear)
-  add_library(Liblinear::Liblinear UNKNOWN IMPORTED)
-  set_target_properties(Liblinear::Liblinear PROPERTIES
-    IMPORTED_LOCATION "${Liblinear_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${Liblinear_INCLUDE_DIR}")
-endif()
-mark_as_advanced(Liblinear_INCLUDE_DIR Liblinear_LIBRARY)
+include(${CMAKE_CURRENT_LIST_DIR}/DsgdImportedLibrary.cmake)
+dsgd_imported_library(Liblinear Liblinear::Liblinear)

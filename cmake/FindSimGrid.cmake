@@ -17,15 +17,5 @@ if(NOT SimGrid_VERSION AND SimGrid_INCLUDE_DIR AND EXISTS "${SimGrid_INCLUDE_DIR
   set(SimGrid_VERSION "${_sg_major}.${_sg_minor}")
 endif()
 
-include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(SimGrid
-  REQUIRED_VARS SimGrid_LIBRARY SimGrid_INCLUDE_DIR
-  VERSION_VAR SimGrid_VERSION)
-
-if(SimGrid_FOUND AND NOT TARGET SimGrid::SimGrid)
-  add_library(SimGrid::SimGrid UNKNOWN IMPORTED)
-  set_target_properties(SimGrid::SimGrid PROPERTIES
-    IMPORTED_LOCATION "${SimGrid_LIBRARY}"
-    INTERFACE_INCLUDE_DIRECTORIES "${SimGrid_INCLUDE_DIR}")
-endif()
-mark_as_advanced(SimGrid_INCLUDE_DIR SimGrid_LIBRARY)
+include(${CMAKE_CURRENT_LIST_DIR}/DsgdImportedLibrary.cmake)
+dsgd_imported_library(SimGrid SimGrid::SimGrid)

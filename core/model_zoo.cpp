@@ -5,37 +5,19 @@
 #include <set>
 #include <utility>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 
 namespace dsgd {
 
-std::string_view to_string(LayerKind kind) {
-  switch (kind) {
-    case LayerKind::kConvolution:
-      return "convolution";
-    case LayerKind::kMaxPool:
-      return "max_pool";
-    case LayerKind::kAveragePool:
-      return "average_pool";
-    case LayerKind::kReLU:
-      return "relu";
-    case LayerKind::kLocalResponseNorm:
-      return "local_response_norm";
-    case LayerKind::kBatchNorm:
-      return "batch_norm";
-    case LayerKind::kInnerProduct:
-      return "inner_product";
-    case LayerKind::kDropout:
-      return "dropout";
-    case LayerKind::kSoftmax:
-      return "softmax";
-    case LayerKind::kConcat:
-      return "concat";
-    case LayerKind::kEltwiseAdd:
-      return "eltwise_add";
-  }
-  return "unknown";
-}
+namespace {
+// Indexed by LayerKind: keep in declaration order.
+constexpr EnumNames<11> kLayerKindNames = {"convolution",         "max_pool",   "average_pool",  "relu",
+                                           "local_response_norm", "batch_norm", "inner_product", "dropout",
+                                           "softmax",             "concat",     "eltwise_add"};
+}  // namespace
+
+std::string_view to_string(LayerKind kind) { return name_of(kind, kLayerKindNames, "unknown"); }
 
 std::int64_t ModelSpec::parameters() const {
   std::int64_t total = 0;
@@ -300,6 +282,25 @@ ModelSpec build_lenet() {
 
 // --- AlexNet-style networks ---------------------------------------------------------------------------------------
 
+// Both AlexNets from conv3 on: three 3x3 convolutions (conv4 and conv5 in `groups`, Caffe's two-GPU split), pool5,
+// two 4096-wide fully connected layers with dropout, and the classifier.
+void alexnet_conv3_to_prob(NetBuilder& b, std::int64_t groups, std::int64_t classes) {
+  b.conv("conv3", square(384, 3, 1, 1));
+  b.relu("relu3");
+  b.conv("conv4", square(384, 3, 1, 1, groups));
+  b.relu("relu4");
+  b.conv("conv5", square(256, 3, 1, 1, groups));
+  b.relu("relu5");
+  b.max_pool("pool5", 3, 2, 0, Rounding::kCeil);
+  for (const char* index : {"6", "7"}) {
+    b.inner_product(std::string("fc") + index, 4096);
+    b.relu(std::string("relu") + index);
+    b.dropout(std::string("drop") + index);
+  }
+  b.inner_product("fc8", classes);
+  b.softmax("prob");
+}
+
 // The 5 conv + 3 fc AlexNet of seed 000 §4.2, adapted to 32x32 CIFAR-10 (the seed gives no layer shapes).
 ModelSpec build_cifar10_alexnet() {
   const Shape input{3, 32, 32};
@@ -312,20 +313,7 @@ ModelSpec build_cifar10_alexnet() {
   b.relu("relu2");
   b.max_pool("pool2", 3, 2, 0, Rounding::kCeil);
   b.lrn("norm2");
-  b.conv("conv3", square(384, 3, 1, 1));
-  b.relu("relu3");
-  b.conv("conv4", square(384, 3, 1, 1));
-  b.relu("relu4");
-  b.conv("conv5", square(256, 3, 1, 1));
-  b.relu("relu5");
-  b.max_pool("pool5", 3, 2, 0, Rounding::kCeil);
-  for (const char* index : {"6", "7"}) {
-    b.inner_product(std::string("fc") + index, 4096);
-    b.relu(std::string("relu") + index);
-    b.dropout(std::string("drop") + index);
-  }
-  b.inner_product("fc8", 10);
-  b.softmax("prob");
+  alexnet_conv3_to_prob(b, 1, 10);
   return make_spec("AlexNet-style net for CIFAR-10 (seed 000 §4.2: 5 conv + 3 fc), designed here for 3x32x32", input,
                    10, std::move(b),
                    {0, std::nullopt,
@@ -345,20 +333,7 @@ ModelSpec build_alexnet() {
   b.relu("relu2");
   b.lrn("norm2");
   b.max_pool("pool2", 3, 2, 0, Rounding::kCeil);
-  b.conv("conv3", square(384, 3, 1, 1));
-  b.relu("relu3");
-  b.conv("conv4", square(384, 3, 1, 1, 2));
-  b.relu("relu4");
-  b.conv("conv5", square(256, 3, 1, 1, 2));
-  b.relu("relu5");
-  b.max_pool("pool5", 3, 2, 0, Rounding::kCeil);
-  for (const char* index : {"6", "7"}) {
-    b.inner_product(std::string("fc") + index, 4096);
-    b.relu(std::string("relu") + index);
-    b.dropout(std::string("drop") + index);
-  }
-  b.inner_product("fc8", 1000);
-  b.softmax("prob");
+  alexnet_conv3_to_prob(b, 2, 1000);
   return make_spec("AlexNet (Krizhevsky et al. 2012) as Caffe's bvlc_alexnet, 227x227, groups=2 in conv2/4/5", input,
                    1000, std::move(b),
                    {60965224, 724e6,

@@ -7,6 +7,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 #include "measure/waiting_share.hpp"
@@ -17,8 +18,7 @@ namespace {
 
 constexpr std::size_t kCacheLineBytes = 64;
 
-constexpr LostUpdateVariant kVariants[] = {LostUpdateVariant::kSpread, LostUpdateVariant::kHot,
-                                           LostUpdateVariant::kFetchAdd};
+constexpr EnumNames<3> kVariantNames = {"spread", "hot", "fetch-add"};  // LostUpdateVariant's order
 
 void check_run(int threads, std::size_t floats, std::int64_t additions_per_element) {
   if (threads < 1) throw InputError("lost updates: thread counts must be at least 1, got " + std::to_string(threads));
@@ -63,29 +63,16 @@ void add_ones(float* data, std::size_t floats, std::size_t start, std::int64_t p
 }  // namespace
 
 std::string_view to_string(LostUpdateVariant variant) {
-  switch (variant) {
-    case LostUpdateVariant::kSpread:
-      return "spread";
-    case LostUpdateVariant::kHot:
-      return "hot";
-    case LostUpdateVariant::kFetchAdd:
-      return "fetch-add";
-  }
-  throw InternalError("lost updates: unknown variant " + std::to_string(static_cast<int>(variant)));
+  const std::string_view name = name_of(variant, kVariantNames, {});
+  if (name.empty()) throw InternalError("lost updates: unknown variant " + std::to_string(static_cast<int>(variant)));
+  return name;
 }
 
 LostUpdateVariant lost_update_variant_from_string(std::string_view name) {
-  for (const auto variant : kVariants) {
-    if (to_string(variant) == name) return variant;
-  }
-  throw UnknownNameError("lost-update variant", name, lost_update_variant_names());
+  return from_name<LostUpdateVariant>("lost-update variant", name, kVariantNames);
 }
 
-std::vector<std::string> lost_update_variant_names() {
-  std::vector<std::string> names;
-  for (const auto variant : kVariants) names.emplace_back(to_string(variant));
-  return names;
-}
+std::vector<std::string> lost_update_variant_names() { return name_list(kVariantNames); }
 
 std::vector<std::size_t> default_lost_update_floats(LostUpdateVariant variant) {
   if (variant == LostUpdateVariant::kHot) return {kCacheLineBytes / sizeof(float)};

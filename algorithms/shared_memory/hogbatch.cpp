@@ -40,7 +40,8 @@ class HogBatch final : public Method {
     const detail::PassOrder order(data_->rows(), options_.seed, pass, options_.shuffle);
     detail::with_flag(staleness != nullptr, [&](auto record) {
       detail::with_flag(local_model_, [&](auto local) {
-        Worker<decltype(record)::value, decltype(local)::value> worker{*this, order, model.data(), step, staleness, {}};
+        using PassWorker = Worker<decltype(record)::value, decltype(local)::value>;
+        PassWorker worker{{*this, order, model.data(), step, staleness, {}}};
         detail::run_units(worker, options_.schedule, order.size(), static_cast<std::size_t>(hog_batch_), threads_, 1);
       });
     });
@@ -55,13 +56,7 @@ class HogBatch final : public Method {
 
  private:
   template <bool kRecord, bool kLocalModel>
-  struct Worker {
-    HogBatch& method;
-    const detail::PassOrder& order;
-    float* model = nullptr;
-    float step = 0;
-    StalenessRecorder* staleness = nullptr;
-    detail::StalenessClock clock;
+  struct Worker : detail::UnitWorker<HogBatch> {
 
     // Accumulate step x gradient of one sample into the thread's g.
     void sample(int thread, std::size_t position) {
@@ -112,32 +107,21 @@ class HogBatch final : public Method {
   std::vector<detail::PerThread<std::uint64_t>> read_at_;  // staleness clock before the latest sample's reads
 };
 
-std::unique_ptr<Method> make_hogbatch(const std::string& name, const MethodOptions& options, bool local_model) {
-  detail::check_options(name, options, /*multi_model=*/false);
-  return std::make_unique<HogBatch>(options, local_model);
-}
-
 }  // namespace
 
 MethodEntry hogbatch_entry() {
-  return {"hogbatch",
-          "Hogwild over batches: private dense gradient per thread, written to the shared model per batch "
-          "(Algorithm 3)",
-          BatchOption::kHogBatch,
-          /*parallel=*/true,
-          /*multi_model=*/false,
-          /*synchronous=*/false,
-          [](const MethodOptions& options) { return make_hogbatch("hogbatch", options, /*local_model=*/false); }};
+  return detail::checked_entry<HogBatch>(
+      {"hogbatch",
+       "Hogwild over batches: private dense gradient per thread, written to the shared model per batch (Algorithm 3)",
+       BatchOption::kHogBatch, /*parallel=*/true, /*multi_model=*/false, /*synchronous=*/false, {}},
+      /*local_model=*/false);
 }
 
 MethodEntry hogbatch_local_entry() {
-  return {"hogbatch-local",
-          "HogBatch computing on model - own pending gradient (improved staleness, Table II)",
-          BatchOption::kHogBatch,
-          /*parallel=*/true,
-          /*multi_model=*/false,
-          /*synchronous=*/false,
-          [](const MethodOptions& options) { return make_hogbatch("hogbatch-local", options, /*local_model=*/true); }};
+  return detail::checked_entry<HogBatch>(
+      {"hogbatch-local", "HogBatch computing on model - own pending gradient (improved staleness, Table II)",
+       BatchOption::kHogBatch, /*parallel=*/true, /*multi_model=*/false, /*synchronous=*/false, {}},
+      /*local_model=*/true);
 }
 
 }  // namespace dsgd::algorithms::shared_memory

@@ -33,7 +33,7 @@ class Hogwild final : public Method {
     detail::proximal_shrink(l2_weights_, step, shrink_);
     const detail::PassOrder order(data_->rows(), options_.seed, pass, options_.shuffle);
     detail::with_flag(staleness != nullptr, [&](auto record) {
-      Worker<decltype(record)::value> worker{*this, order, model.data(), step, staleness, {}};
+      Worker<decltype(record)::value> worker{{*this, order, model.data(), step, staleness, {}}};
       detail::run_units(worker, options_.schedule, order.size(), 1, threads_, kSamplesPerDeal);
     });
   }
@@ -51,13 +51,7 @@ class Hogwild final : public Method {
   };
 
   template <bool kRecord>
-  struct Worker {
-    Hogwild& method;
-    const detail::PassOrder& order;
-    float* model = nullptr;
-    float step = 0;
-    StalenessRecorder* staleness = nullptr;
-    detail::StalenessClock clock;
+  struct Worker : detail::UnitWorker<Hogwild> {
 
     void sample(int thread, std::size_t position) {
       Pending& pending = method.pending_[static_cast<std::size_t>(thread)].value;
@@ -98,16 +92,9 @@ class Hogwild final : public Method {
 }  // namespace
 
 MethodEntry hogwild_entry() {
-  return {"hogwild",
-          "threads apply per-sample sparse updates to one shared model without locks (Algorithm 2)",
-          BatchOption::kNone,
-          /*parallel=*/true,
-          /*multi_model=*/false,
-          /*synchronous=*/false,
-          [](const MethodOptions& options) -> std::unique_ptr<Method> {
-            detail::check_options("hogwild", options, /*multi_model=*/false);
-            return std::make_unique<Hogwild>(options);
-          }};
+  return detail::checked_entry<Hogwild>(
+      {"hogwild", "threads apply per-sample sparse updates to one shared model without locks (Algorithm 2)",
+       BatchOption::kNone, /*parallel=*/true, /*multi_model=*/false, /*synchronous=*/false, {}});
 }
 
 }  // namespace dsgd::algorithms::shared_memory

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -129,6 +130,30 @@ template <typename T>
 struct alignas(64) PerThread {
   T value{};
 };
+
+// What every unit worker of method M carries through a pass; a method's Worker derives from it and adds
+// sample(thread, position) and write(thread, samples) for run_units.
+template <typename M>
+struct UnitWorker {
+  M& method;
+  const PassOrder& order;
+  float* model = nullptr;
+  float step = 0;
+  StalenessRecorder* staleness = nullptr;
+  StalenessClock clock;
+};
+
+// The catalog entry for method class M: `entry`'s name, description and flags, and a `make` that checks the
+// options (check_options with the entry's name and multi_model flag) and then constructs M(options, args...).
+template <typename M, typename... Args>
+MethodEntry checked_entry(MethodEntry entry, Args... args) {
+  entry.make = [name = entry.name, multi_model = entry.multi_model,
+                args...](const MethodOptions& options) -> std::unique_ptr<Method> {
+    check_options(name, options, multi_model);
+    return std::make_unique<M>(options, args...);
+  };
+  return entry;
+}
 
 // Runs `count` positions of a pass as units of `unit` consecutive positions on `threads` threads: each unit is
 // worker.sample(thread, position) for its positions, then worker.write(thread, samples). kThreads deals units

@@ -150,16 +150,10 @@ class MiniBatch final : public Method {
 }  // namespace
 
 MethodEntry mini_batch_entry() {
-  return {"mini-batch",
-          "batches of S split across threads, private gradients, synchronous reduction, dense update (Algorithm 1)",
-          BatchOption::kBatch,
-          /*parallel=*/true,
-          /*multi_model=*/false,
-          /*synchronous=*/true,
-          [](const MethodOptions& options) -> std::unique_ptr<Method> {
-            detail::check_options("mini-batch", options, /*multi_model=*/false);
-            return std::make_unique<MiniBatch>(options);
-          }};
+  return detail::checked_entry<MiniBatch>(
+      {"mini-batch",
+       "batches of S split across threads, private gradients, synchronous reduction, dense update (Algorithm 1)",
+       BatchOption::kBatch, /*parallel=*/true, /*multi_model=*/false, /*synchronous=*/true, {}});
 }
 
 }  // namespace dsgd::algorithms::shared_memory

@@ -55,7 +55,7 @@ class MultiModelHogwild final : public Method {
     detail::proximal_shrink(l2_weights_, step, shrink_);
     const detail::PassOrder order(data_->rows(), options_.seed, pass, options_.shuffle);
     detail::with_flag(staleness != nullptr, [&](auto record) {
-      Worker<decltype(record)::value> worker{*this, order, model.data(), step, staleness, {}};
+      Worker<decltype(record)::value> worker{{*this, order, model.data(), step, staleness, {}}};
       detail::run_units(worker, options_.schedule, order.size(), 1, threads_, kSamplesPerDeal);
     });
   }
@@ -71,13 +71,7 @@ class MultiModelHogwild final : public Method {
   }
 
   template <bool kRecord>
-  struct Worker {
-    MultiModelHogwild& method;
-    const detail::PassOrder& order;
-    float* model = nullptr;
-    float step = 0;
-    StalenessRecorder* staleness = nullptr;
-    detail::StalenessClock clock;
+  struct Worker : detail::UnitWorker<MultiModelHogwild> {
 
     // Margins of all models, then each model's step x d(loss)/d(margin) (0 in the padding).
     void sample(int thread, std::size_t position) {
@@ -143,17 +137,10 @@ class MultiModelHogwild final : public Method {
 }  // namespace
 
 MethodEntry multi_model_hogwild_entry() {
-  return {"multi-model-hogwild",
-          "k models at once, Hogwild over samples, row-major features x models layout, SIMD across models "
-          "(Algorithm 5)",
-          BatchOption::kNone,
-          /*parallel=*/true,
-          /*multi_model=*/true,
-          /*synchronous=*/false,
-          [](const MethodOptions& options) -> std::unique_ptr<Method> {
-            detail::check_options("multi-model-hogwild", options, /*multi_model=*/true);
-            return std::make_unique<MultiModelHogwild>(options);
-          }};
+  return detail::checked_entry<MultiModelHogwild>(
+      {"multi-model-hogwild",
+       "k models at once, Hogwild over samples, row-major features x models layout, SIMD across models (Algorithm 5)",
+       BatchOption::kNone, /*parallel=*/true, /*multi_model=*/true, /*synchronous=*/false, {}});
 }
 
 }  // namespace dsgd::algorithms::shared_memory

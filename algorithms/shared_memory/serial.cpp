@@ -56,16 +56,9 @@ class Serial final : public Method {
 }  // namespace
 
 MethodEntry serial_entry() {
-  return {"serial",
-          "one thread, one sparse update per sample (seed 003's baseline)",
-          BatchOption::kNone,
-          /*parallel=*/false,
-          /*multi_model=*/false,
-          /*synchronous=*/true,
-          [](const MethodOptions& options) -> std::unique_ptr<Method> {
-            detail::check_options("serial", options, /*multi_model=*/false);
-            return std::make_unique<Serial>(options);
-          }};
+  return detail::checked_entry<Serial>(
+      {"serial", "one thread, one sparse update per sample (seed 003's baseline)",
+       BatchOption::kNone, /*parallel=*/false, /*multi_model=*/false, /*synchronous=*/true, {}});
 }
 
 }  // namespace dsgd::algorithms::shared_memory

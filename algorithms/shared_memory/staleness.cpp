@@ -1,51 +1,41 @@
 #include "algorithms/shared_memory/staleness.hpp"
 
+#include <array>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "core/error.hpp"
 
 namespace dsgd::algorithms::shared_memory {
 namespace {
 
-void check_sizes(int threads, int batch) {
+// Rows of one table in SharingScheme's order: serial, Hogwild, mini-batch, HogBatch.
+using StalenessRows = std::array<StalenessBounds, 4>;
+
+// T and B of the formulas, checked.
+std::pair<std::uint64_t, std::uint64_t> threads_and_batch(int threads, int batch) {
   if (threads < 1) throw InputError("staleness formula: threads must be at least 1, got " + std::to_string(threads));
   if (batch < 1) throw InputError("staleness formula: batch size must be at least 1, got " + std::to_string(batch));
+  return {static_cast<std::uint64_t>(threads), static_cast<std::uint64_t>(batch)};
+}
+
+StalenessBounds row_of(std::string_view table, SharingScheme scheme, const StalenessRows& rows) {
+  const auto index = static_cast<std::size_t>(scheme);
+  if (index >= rows.size()) throw InternalError(std::string(table) + ": unknown sharing scheme");
+  return rows[index];
 }
 
 }  // namespace
 
 StalenessBounds table1_staleness(SharingScheme scheme, int threads, int batch) {
-  check_sizes(threads, batch);
-  const auto t = static_cast<std::uint64_t>(threads);
-  const auto b = static_cast<std::uint64_t>(batch);
-  switch (scheme) {
-    case SharingScheme::kSerial:
-      return {0, 0};
-    case SharingScheme::kHogwild:
-      return {0, t - 1};
-    case SharingScheme::kMiniBatch:
-      return {b, b};
-    case SharingScheme::kHogBatch:
-      return {b, t * b};
-  }
-  throw InternalError("table1_staleness: unknown sharing scheme");
+  const auto [t, b] = threads_and_batch(threads, batch);
+  return row_of("table1_staleness", scheme, {{{0, 0}, {0, t - 1}, {b, b}, {b, t * b}}});
 }
 
 StalenessBounds table2_staleness(SharingScheme scheme, int threads, int batch) {
-  check_sizes(threads, batch);
-  const auto t = static_cast<std::uint64_t>(threads);
-  const auto b = static_cast<std::uint64_t>(batch);
-  switch (scheme) {
-    case SharingScheme::kSerial:
-      return {0, 0};
-    case SharingScheme::kHogwild:
-      return {0, t - 1};
-    case SharingScheme::kMiniBatch:
-      return {b - b / t, b - b / t};
-    case SharingScheme::kHogBatch:
-      return {0, t * b - b};
-  }
-  throw InternalError("table2_staleness: unknown sharing scheme");
+  const auto [t, b] = threads_and_batch(threads, batch);
+  return row_of("table2_staleness", scheme, {{{0, 0}, {0, t - 1}, {b - b / t, b - b / t}, {0, t * b - b}}});
 }
 
 StalenessRecorder::StalenessRecorder(int threads) {

@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "core/data/libsvm.hpp"
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/splitmix.hpp"
 
@@ -345,17 +346,8 @@ SparseDataset load_fashion_binary(std::string_view name, PresetSize size, const 
 }  // namespace
 
 std::string_view shape_name(SparseShape shape) {
-  switch (shape) {
-    case SparseShape::kText:
-      return "text";
-    case SparseShape::kBinary:
-      return "binary";
-    case SparseShape::kConnect4:
-      return "connect4";
-    case SparseShape::kCovtype:
-      return "covtype";
-  }
-  return "?";
+  static constexpr EnumNames<4> kNames = {"text", "binary", "connect4", "covtype"};  // SparseShape's order
+  return name_of(shape, kNames);
 }
 
 const std::vector<SparsePreset>& sparse_presets() {

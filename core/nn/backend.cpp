@@ -35,6 +35,13 @@ std::unique_ptr<Layer> create_layer_from(std::string_view backend, const LayerMa
                          ", which has no single-input layer here (only sequential models run layer by layer)");
 }
 
+void check_shape_preserving(std::string_view what, const LayerSpec& spec) {
+  if (!(spec.input == spec.output) || spec.parameters != 0) {
+    throw InputError(std::string(what) + " '" + spec.name +
+                     "': output shape differs from input shape, or parameters given");
+  }
+}
+
 std::vector<std::string> available_backends() {
   std::vector<std::string> names = {"cpu"};
 #if DSGD_WITH_CUDA

@@ -90,6 +90,19 @@ struct LayerMakers {
   Make convolution, pooling, relu, lrn, batch_norm, inner_product, dropout, softmax;
 };
 
+// For the layers that keep their input's shape and have no parameters (relu, softmax, dropout, LRN): throws
+// InputError "<what> '<name>': output shape differs from input shape, or parameters given" for any other spec.
+void check_shape_preserving(std::string_view what, const LayerSpec& spec);
+
+// A back end's makers from its layer constructors `make(context, spec, batch)`, given in LayerMakers' member order,
+// each bound to `context` (a std::ref or a shared pointer: the makers keep a copy).
+template <typename Context, typename... Make>
+LayerMakers bind_layer_makers(Context context, Make... make) {
+  static_assert(sizeof...(Make) == 8, "one constructor per member of LayerMakers");
+  return {LayerMakers::Make(
+      [context, make](const LayerSpec& spec, int batch) { return make(context, spec, batch); })...};
+}
+
 // The layer of `spec` from `makers` (pooling serves max and average). Throws InputError for batch < 1,
 // UnavailableError naming `backend` for concat and add.
 std::unique_ptr<Layer> create_layer_from(std::string_view backend, const LayerMakers& makers, const LayerSpec& spec,

@@ -48,6 +48,22 @@ class CoreDataCatalog : public dsgd::testing::ScratchDirTest {
 
 using dsgd::testing::error_of;
 
+// The mean and the mean square of `values`, summed in double.
+struct Moments {
+  double mean = 0;
+  double mean_square = 0;
+};
+Moments moments(const std::vector<float>& values) {
+  double sum = 0;
+  double sum_sq = 0;
+  for (const float v : values) {
+    sum += v;
+    sum_sq += static_cast<double>(v) * v;
+  }
+  const double n = static_cast<double>(values.size());
+  return {sum / n, sum_sq / n};
+}
+
 TEST_F(CoreDataCatalog, UnknownNameListsTheValidOnes) {
   EXPECT_EQ(error_of<UnknownNameError>([] { load_dataset("imagenet", Split::kTrain); }),
             "unknown dataset 'imagenet'; valid values are: fashion-mnist, mnist, idx:FOLDER, cifar10:FOLDER, a folder "
@@ -111,15 +127,9 @@ TEST_F(CoreDataCatalog, LoadNormalizedUsesTrainingStatistics) {
   write_idx_folder(dir_ / "d", true);
   const TrainTestData data = load_normalized("idx:" + (dir_ / "d").string());
   ASSERT_EQ(data.stats.mean.size(), 1U);
-  double sum = 0;
-  double sum_sq = 0;
-  for (const float v : data.train.images) {
-    sum += v;
-    sum_sq += static_cast<double>(v) * v;
-  }
-  const double n = static_cast<double>(data.train.images.size());
-  EXPECT_NEAR(sum / n, 0.0, 1e-6);
-  EXPECT_NEAR(sum_sq / n, 1.0, 1e-5);
+  const Moments pixels = moments(data.train.images);
+  EXPECT_NEAR(pixels.mean, 0.0, 1e-6);
+  EXPECT_NEAR(pixels.mean_square, 1.0, 1e-5);
 }
 
 // The real data from Debian's dataset-fashion-mnist, when installed (scripts/setup.sh installs it).
@@ -149,15 +159,9 @@ TEST(CoreDataFashionMnist, RealFilesLoad) {
   // torchvision users normalise with; after normalisation the training set has mean 0 and variance 1.
   EXPECT_NEAR(data.stats.mean[0], 0.2860, 5e-4);
   EXPECT_NEAR(data.stats.stddev[0], 0.3530, 5e-4);
-  double sum = 0;
-  double sum_sq = 0;
-  for (const float v : data.train.images) {
-    sum += v;
-    sum_sq += static_cast<double>(v) * v;
-  }
-  const double n = static_cast<double>(data.train.images.size());
-  EXPECT_NEAR(sum / n, 0.0, 1e-5);
-  EXPECT_NEAR(sum_sq / n - (sum / n) * (sum / n), 1.0, 1e-4);
+  const Moments pixels = moments(data.train.images);
+  EXPECT_NEAR(pixels.mean, 0.0, 1e-5);
+  EXPECT_NEAR(pixels.mean_square - pixels.mean * pixels.mean, 1.0, 1e-4);
 }
 
 }  // namespace

@@ -18,15 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class CoreDataCifar : public dsgd::testing::ScratchDirTest {
- protected:
-
-  fs::path write(const fs::path& name, const std::vector<std::uint8_t>& bytes) {
-    write_binary_file(dir_ / name, bytes);
-    return dir_ / name;
-  }
-
-};
+using CoreDataCifar = dsgd::testing::ScratchDirTest;  // a fresh folder per test, and write()
 
 // `labels.size()` records; pixel k of record r holds (r * 31 + k) mod 256, so every record and position differs.
 std::vector<std::uint8_t> cifar_records(const std::vector<std::uint8_t>& labels, std::size_t first_record = 0) {

@@ -17,16 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh folder per test, removed afterwards.
-class CoreDataIdx : public dsgd::testing::ScratchDirTest {
- protected:
-
-  fs::path write(const std::string& name, const std::vector<std::uint8_t>& bytes) {
-    write_binary_file(dir_ / name, bytes);
-    return dir_ / name;
-  }
-
-};
+using CoreDataIdx = dsgd::testing::ScratchDirTest;  // a fresh folder per test, and write()
 
 // Three 2 x 4 images whose pixels are all distinct (and include 0 and 255), labels 0..9.
 IdxImages small_images() {

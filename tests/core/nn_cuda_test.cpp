@@ -90,7 +90,9 @@ TEST(CoreNnCuda, WithADeviceTheBackEndDescribesItself) {
 
 // --- fixtures -----------------------------------------------------------------------------------------------------
 
-class CudaAndCpu : public ::testing::Test {
+// Both back ends, the test skipped where no CUDA device is present.
+template <typename Base>
+class WithCudaAndCpu : public Base {
  protected:
   void SetUp() override {
     if (!cuda_backend_available()) GTEST_SKIP() << "no CUDA device here";
@@ -101,6 +103,8 @@ class CudaAndCpu : public ::testing::Test {
   std::unique_ptr<Backend> cpu_;
   std::unique_ptr<Backend> cuda_;
 };
+
+using CudaAndCpu = WithCudaAndCpu<::testing::Test>;
 
 struct LayerResult {
   std::vector<float> out;
@@ -160,17 +164,7 @@ std::vector<LayerCase> layer_cases() {
   };
 }
 
-class CoreNnCudaLayers : public ::testing::TestWithParam<LayerCase> {
- protected:
-  void SetUp() override {
-    if (!cuda_backend_available()) GTEST_SKIP() << "no CUDA device here";
-    cpu_ = make_backend("cpu", options());
-    cuda_ = make_backend("cuda", options());
-  }
-
-  std::unique_ptr<Backend> cpu_;
-  std::unique_ptr<Backend> cuda_;
-};
+class CoreNnCudaLayers : public WithCudaAndCpu<::testing::TestWithParam<LayerCase>> {};
 
 TEST_P(CoreNnCudaLayers, ForwardAndBackwardMatchTheCpu) {
   const LayerCase& test_case = GetParam();

@@ -13,13 +13,20 @@ bool fashion_mnist_installed() {
   return std::filesystem::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz");
 }
 
+// A run of `iterations` on one thread: two OpenMP threads crawl when ctest runs other tests beside this one
+// (docs/nn.md).
+TrainOptions one_thread_run(int iterations, int eval_every) {
+  TrainOptions options;
+  options.iterations = iterations;
+  options.eval_every = eval_every;
+  options.threads = 1;
+  return options;
+}
+
 // A short convergence check on the real data (the >= 89% run is a benchmark: `dsgd train`, in the report).
 TEST(MeasureTraining, LenetLearnsFashionMnistInAFewHundredIterations) {
   if (!fashion_mnist_installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  TrainOptions options;
-  options.iterations = 300;
-  options.eval_every = 150;
-  options.threads = 1;  // two OpenMP threads crawl when ctest runs other tests beside this one (docs/nn.md)
+  const TrainOptions options = one_thread_run(300, 150);
   const TrainResult result = train(options);
   ASSERT_EQ(result.curve.size(), 2U);
   EXPECT_EQ(result.iterations, 300);
@@ -34,10 +41,7 @@ TEST(MeasureTraining, LenetLearnsFashionMnistInAFewHundredIterations) {
 
 TEST(MeasureTraining, SameSeedGivesTheSameCurve) {
   if (!fashion_mnist_installed()) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
-  TrainOptions options;
-  options.iterations = 40;
-  options.eval_every = 20;
-  options.threads = 1;  // two OpenMP threads crawl when ctest runs other tests beside this one (docs/nn.md)
+  const TrainOptions options = one_thread_run(40, 20);
   const TrainResult first = train(options);
   const TrainResult second = train(options);
   ASSERT_EQ(first.curve.size(), second.curve.size());

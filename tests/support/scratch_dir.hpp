@@ -5,8 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include "core/data/binary_file.hpp"
 
 namespace dsgd::testing {
 
@@ -20,6 +24,12 @@ class ScratchDirTest : public ::testing::Test {
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Writes `bytes` to `name` in the folder (creating subfolders) and returns its path.
+  std::filesystem::path write(const std::filesystem::path& name, const std::vector<std::uint8_t>& bytes) const {
+    data::write_binary_file(dir_ / name, bytes);
+    return dir_ / name;
+  }
 
   std::filesystem::path dir_;
 };

@@ -40,10 +40,7 @@ class BatchNorm final : public CpuLayer {
     training_ = dnnl::batch_normalization_forward(training_pd);
     inference_ = dnnl::batch_normalization_forward(inference_pd);
     backward_ = dnnl::batch_normalization_backward(backward_pd);
-    src_ = unbound_memory(data, engine);
-    dst_ = unbound_memory(data, engine);
-    diff_src_ = unbound_memory(data, engine);
-    diff_dst_ = unbound_memory(data, engine);
+    io_ = DataMemory(data, data, engine);
     scale_shift_ = unbound_memory(training_pd.weights_desc(), engine);
     diff_scale_shift_ = unbound_memory(backward_pd.diff_weights_desc(), engine);
     mean_ = memory(training_pd.mean_desc(), engine);
@@ -58,24 +55,16 @@ class BatchNorm final : public CpuLayer {
 
   void forward(const float* in, float* out, const float* params, bool training) override {
     ScopedThreads threads(context_.threads);
-    bind(src_, in);
-    bind(dst_, out);
+    bind(io_.src, in);
+    bind(io_.dst, out);
     bind(scale_shift_, params);
-    if (!training) {
-      inference_.execute(context_.stream, {{DNNL_ARG_SRC, src_},
-                                           {DNNL_ARG_DST, dst_},
-                                           {DNNL_ARG_SCALE_SHIFT, scale_shift_},
-                                           {DNNL_ARG_MEAN, running_mean_memory_},
-                                           {DNNL_ARG_VARIANCE, running_variance_memory_}});
-      context_.stream.wait();
-      return;
-    }
-    training_.execute(context_.stream, {{DNNL_ARG_SRC, src_},
-                                        {DNNL_ARG_DST, dst_},
-                                        {DNNL_ARG_SCALE_SHIFT, scale_shift_},
-                                        {DNNL_ARG_MEAN, mean_},
-                                        {DNNL_ARG_VARIANCE, variance_}});
-    context_.stream.wait();
+    // Training writes the batch's statistics into mean_ and variance_; evaluation reads the running ones.
+    run(training ? training_ : inference_, {{DNNL_ARG_SRC, io_.src},
+                                            {DNNL_ARG_DST, io_.dst},
+                                            {DNNL_ARG_SCALE_SHIFT, scale_shift_},
+                                            {DNNL_ARG_MEAN, training ? mean_ : running_mean_memory_},
+                                            {DNNL_ARG_VARIANCE, training ? variance_ : running_variance_memory_}});
+    if (!training) return;
     const auto* mean = static_cast<const float*>(mean_.get_data_handle());
     const auto* variance = static_cast<const float*>(variance_.get_data_handle());
     const double per_channel = static_cast<double>(batch_) * static_cast<double>(spec_.input.height * spec_.input.width);
@@ -89,31 +78,31 @@ class BatchNorm final : public CpuLayer {
   void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in, const float* params,
                 float* grad_params) override {
     ScopedThreads threads(context_.threads);
-    bind(src_, in);
-    bind(diff_dst_, grad_out);
+    bind(io_.src, in);
+    bind(io_.diff_dst, grad_out);
     bind(scale_shift_, params);
     bind(diff_scale_shift_, grad_params);
     // oneDNN always writes the input gradient; the first layer of a network gets a scratch buffer.
     if (grad_in != nullptr) {
-      bind(diff_src_, grad_in);
+      bind(io_.diff_src, grad_in);
     } else if (!scratch_diff_src_) {
-      scratch_diff_src_ = memory(src_.get_desc(), context_.engine);
+      scratch_diff_src_ = memory(io_.src.get_desc(), context_.engine);
     }
-    backward_.execute(context_.stream, {{DNNL_ARG_SRC, src_},
-                                        {DNNL_ARG_MEAN, mean_},
-                                        {DNNL_ARG_VARIANCE, variance_},
-                                        {DNNL_ARG_DIFF_DST, diff_dst_},
-                                        {DNNL_ARG_SCALE_SHIFT, scale_shift_},
-                                        {DNNL_ARG_DIFF_SRC, grad_in != nullptr ? diff_src_ : scratch_diff_src_},
-                                        {DNNL_ARG_DIFF_SCALE_SHIFT, diff_scale_shift_}});
-    context_.stream.wait();
+    run(backward_, {{DNNL_ARG_SRC, io_.src},
+                    {DNNL_ARG_MEAN, mean_},
+                    {DNNL_ARG_VARIANCE, variance_},
+                    {DNNL_ARG_DIFF_DST, io_.diff_dst},
+                    {DNNL_ARG_SCALE_SHIFT, scale_shift_},
+                    {DNNL_ARG_DIFF_SRC, grad_in != nullptr ? io_.diff_src : scratch_diff_src_},
+                    {DNNL_ARG_DIFF_SCALE_SHIFT, diff_scale_shift_}});
   }
 
  private:
   dnnl::batch_normalization_forward training_;
   dnnl::batch_normalization_forward inference_;
   dnnl::batch_normalization_backward backward_;
-  memory src_, dst_, diff_src_, diff_dst_, scale_shift_, diff_scale_shift_;
+  DataMemory io_;
+  memory scale_shift_, diff_scale_shift_;
   memory mean_, variance_;  // the last training batch's statistics, for backward
   memory scratch_diff_src_;
   std::vector<float> running_mean_, running_variance_;

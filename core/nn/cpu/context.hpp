@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
@@ -46,12 +47,25 @@ class CpuLayer : public Layer {
   std::size_t parameter_count() const override { return static_cast<std::size_t>(spec_.parameters); }
 
  protected:
+  // Runs `primitive` on the back end's stream and waits for it.
+  void run(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args) {
+    primitive.execute(context_.stream, args);
+    context_.stream.wait();
+  }
   std::int64_t in_elements() const { return batch_ * spec_.input.elements(); }
   std::int64_t out_elements() const { return batch_ * spec_.output.elements(); }
 
   Context& context_;
   LayerSpec spec_;
   int batch_;
+};
+
+// A primitive's data tensors, unbound (pointers set per call): src and diff_src over the input's descriptor, dst
+// and diff_dst over the output's.
+struct DataMemory {
+  DataMemory() = default;
+  DataMemory(const dnnl::memory::desc& input, const dnnl::memory::desc& output, const dnnl::engine& engine);
+  dnnl::memory src, dst, diff_src, diff_dst;
 };
 
 // NCHW descriptors of a layer's input and output for `batch` images.

@@ -8,8 +8,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <functional>
 #include <string>
+#include <utility>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/nn/cpu/context.hpp"
 
@@ -33,6 +36,12 @@ dnnl::memory::desc nchw(int batch, const Shape& shape) {
 dnnl::memory unbound_memory(const dnnl::memory::desc& md, const dnnl::engine& engine) {
   return dnnl::memory(md, engine, DNNL_MEMORY_NONE);
 }
+
+DataMemory::DataMemory(const dnnl::memory::desc& input, const dnnl::memory::desc& output, const dnnl::engine& engine)
+    : src(unbound_memory(input, engine)),
+      dst(unbound_memory(output, engine)),
+      diff_src(unbound_memory(input, engine)),
+      diff_dst(unbound_memory(output, engine)) {}
 
 void bind(dnnl::memory& memory, const float* data) {
   memory.set_data_handle(const_cast<float*>(data));  // NOLINT: oneDNN's handle is void* for inputs too
@@ -78,37 +87,24 @@ std::int64_t right_padding(const LayerSpec& spec, std::int64_t in, std::int64_t 
 namespace {
 
 std::string isa_name(dnnl::cpu_isa isa) {
-  switch (isa) {
-    case dnnl::cpu_isa::sse41:
-      return "sse41";
-    case dnnl::cpu_isa::avx:
-      return "avx";
-    case dnnl::cpu_isa::avx2:
-      return "avx2";
-    case dnnl::cpu_isa::avx512_core:
-      return "avx512_core";
-    case dnnl::cpu_isa::avx512_core_vnni:
-      return "avx512_core_vnni";
-    case dnnl::cpu_isa::avx512_core_bf16:
-      return "avx512_core_bf16";
-    case dnnl::cpu_isa::avx512_core_amx:
-      return "avx512_core_amx";
-    default:
-      return "isa " + std::to_string(static_cast<int>(isa));
+  using dnnl::cpu_isa;
+  static constexpr std::pair<cpu_isa, const char*> kNames[] = {
+      {cpu_isa::sse41, "sse41"},
+      {cpu_isa::avx, "avx"},
+      {cpu_isa::avx2, "avx2"},
+      {cpu_isa::avx512_core, "avx512_core"},
+      {cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
+      {cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+      {cpu_isa::avx512_core_amx, "avx512_core_amx"}};
+  for (const auto& [value, name] : kNames) {
+    if (value == isa) return name;
   }
+  return "isa " + std::to_string(static_cast<int>(isa));
 }
 
 std::string openblas_threading() {
-  switch (openblas_get_parallel()) {
-    case 0:
-      return "sequential";
-    case 1:
-      return "pthreads";
-    case 2:
-      return "OpenMP";
-    default:
-      return "unknown threading";
-  }
+  static constexpr EnumNames<3> kNames = {"sequential", "pthreads", "OpenMP"};  // openblas_get_parallel()'s 0, 1, 2
+  return std::string(name_of(openblas_get_parallel(), kNames, "unknown threading"));
 }
 
 class CpuBackend final : public Backend {
@@ -211,18 +207,10 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  // The layer constructors of this back end, each given its context.
-  LayerMakers layer_makers() {
-    const auto with_context = [this](auto make) {
-      return [this, make](const LayerSpec& spec, int batch) { return make(context_, spec, batch); };
-    };
-    return {with_context(make_convolution), with_context(make_pooling),       with_context(make_relu),
-            with_context(make_lrn),         with_context(make_batch_norm),    with_context(make_inner_product),
-            with_context(make_dropout),     with_context(make_softmax)};
-  }
-
   Context context_;
-  LayerMakers makers_ = layer_makers();  // after context_, which its functions use
+  // After context_, which the makers are bound to.
+  LayerMakers makers_ = bind_layer_makers(std::ref(context_), make_convolution, make_pooling, make_relu, make_lrn,
+                                          make_batch_norm, make_inner_product, make_dropout, make_softmax);
 };
 
 }  // namespace

@@ -20,9 +20,7 @@ class Dropout final : public CpuLayer {
  public:
   Dropout(Context& context, const LayerSpec& spec, int batch)
       : CpuLayer(context, spec, batch), stream_(mix64(context.seed) ^ name_hash(spec.name)) {
-    if (!(spec.input == spec.output) || spec.parameters != 0) {
-      throw InputError("dropout '" + spec.name + "': output shape differs from input shape, or parameters given");
-    }
+    check_shape_preserving("dropout", spec);
     mask_.assign(static_cast<std::size_t>(out_elements()), kKeepScale);
   }
 

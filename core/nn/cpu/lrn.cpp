@@ -25,10 +25,7 @@ constexpr float kK = 1.0f;
 class Lrn final : public CpuLayer {
  public:
   Lrn(Context& context, const LayerSpec& spec, int batch) : CpuLayer(context, spec, batch) {
-    if (!(spec.input == spec.output) || spec.parameters != 0) {
-      throw InputError("local response norm '" + spec.name +
-                       "': output shape differs from input shape, or parameters given");
-    }
+    check_shape_preserving("local response norm", spec);
     ScopedThreads threads(context.threads);
     const dnnl::engine& engine = context.engine;
     const memory::desc plain = nchw(batch, spec.input);

@@ -55,41 +55,39 @@ class Pooling final : public CpuLayer {
                                                              engine, forward_pd);
     forward_ = dnnl::pooling_forward(forward_pd);
     backward_ = dnnl::pooling_backward(backward_pd);
-    src_ = unbound_memory(src, engine);
-    dst_ = unbound_memory(dst, engine);
-    diff_src_ = unbound_memory(src, engine);
-    diff_dst_ = unbound_memory(dst, engine);
+    io_ = DataMemory(src, dst, engine);
     // Max pooling's arg-max, written by forward for backward; empty for average pooling.
     if (max_) workspace_ = memory(forward_pd.workspace_desc(), engine);
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
     ScopedThreads threads(context_.threads);
-    bind(src_, in);
-    bind(dst_, out);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}};
-    if (max_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
-    forward_.execute(context_.stream, args);
-    context_.stream.wait();
+    bind(io_.src, in);
+    bind(io_.dst, out);
+    run_with_workspace(forward_, {{DNNL_ARG_SRC, io_.src}, {DNNL_ARG_DST, io_.dst}});
   }
 
   void backward(const float* /*in*/, const float* /*out*/, const float* grad_out, float* grad_in,
                 const float* /*params*/, float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
     ScopedThreads threads(context_.threads);
-    bind(diff_dst_, grad_out);
-    bind(diff_src_, grad_in);
-    std::unordered_map<int, memory> args = {{DNNL_ARG_DIFF_DST, diff_dst_}, {DNNL_ARG_DIFF_SRC, diff_src_}};
-    if (max_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
-    backward_.execute(context_.stream, args);
-    context_.stream.wait();
+    bind(io_.diff_dst, grad_out);
+    bind(io_.diff_src, grad_in);
+    run_with_workspace(backward_, {{DNNL_ARG_DIFF_DST, io_.diff_dst}, {DNNL_ARG_DIFF_SRC, io_.diff_src}});
   }
 
  private:
+  // Max pooling's forward writes the arg-max that its backward reads.
+  void run_with_workspace(const dnnl::primitive& primitive, std::unordered_map<int, memory> args) {
+    if (max_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+    run(primitive, args);
+  }
+
   bool max_ = true;
   dnnl::pooling_forward forward_;
   dnnl::pooling_backward backward_;
-  memory src_, dst_, diff_src_, diff_dst_, workspace_;
+  DataMemory io_;
+  memory workspace_;
 };
 
 }  // namespace

@@ -13,9 +13,7 @@ using dnnl::memory;
 class Relu final : public CpuLayer {
  public:
   Relu(Context& context, const LayerSpec& spec, int batch) : CpuLayer(context, spec, batch) {
-    if (!(spec.input == spec.output) || spec.parameters != 0) {
-      throw InputError("relu '" + spec.name + "': output shape differs from input shape, or parameters given");
-    }
+    check_shape_preserving("relu", spec);
     ScopedThreads threads(context.threads);
     const dnnl::engine& engine = context.engine;
     const memory::desc data = nchw(batch, spec.input);
@@ -25,36 +23,30 @@ class Relu final : public CpuLayer {
                                                              engine, forward_pd);
     forward_ = dnnl::eltwise_forward(forward_pd);
     backward_ = dnnl::eltwise_backward(backward_pd);
-    src_ = unbound_memory(data, engine);
-    dst_ = unbound_memory(data, engine);
-    diff_src_ = unbound_memory(data, engine);
-    diff_dst_ = unbound_memory(data, engine);
+    io_ = DataMemory(data, data, engine);
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
     ScopedThreads threads(context_.threads);
-    bind(src_, in);
-    bind(dst_, out);
-    forward_.execute(context_.stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DST, dst_}});
-    context_.stream.wait();
+    bind(io_.src, in);
+    bind(io_.dst, out);
+    run(forward_, {{DNNL_ARG_SRC, io_.src}, {DNNL_ARG_DST, io_.dst}});
   }
 
   void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in,
                 const float* /*params*/, float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
     ScopedThreads threads(context_.threads);
-    bind(src_, in);
-    bind(diff_dst_, grad_out);
-    bind(diff_src_, grad_in);
-    backward_.execute(context_.stream, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_DIFF_DST, diff_dst_},
-                                        {DNNL_ARG_DIFF_SRC, diff_src_}});
-    context_.stream.wait();
+    bind(io_.src, in);
+    bind(io_.diff_dst, grad_out);
+    bind(io_.diff_src, grad_in);
+    run(backward_, {{DNNL_ARG_SRC, io_.src}, {DNNL_ARG_DIFF_DST, io_.diff_dst}, {DNNL_ARG_DIFF_SRC, io_.diff_src}});
   }
 
  private:
   dnnl::eltwise_forward forward_;
   dnnl::eltwise_backward backward_;
-  memory src_, dst_, diff_src_, diff_dst_;
+  DataMemory io_;
 };
 
 }  // namespace

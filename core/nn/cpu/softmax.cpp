@@ -15,9 +15,7 @@ namespace {
 class Softmax final : public CpuLayer {
  public:
   Softmax(Context& context, const LayerSpec& spec, int batch) : CpuLayer(context, spec, batch) {
-    if (!(spec.input == spec.output) || spec.parameters != 0) {
-      throw InputError("softmax '" + spec.name + "': output shape differs from input shape, or parameters given");
-    }
+    check_shape_preserving("softmax", spec);
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {

@@ -38,8 +38,7 @@ class BatchNorm final : public CudaLayer {
   }
 
   void forward(const float* in, float* out, const float* params, bool training) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     const float* scale = params;
     const float* shift = params + channels_;
     if (!training) {
@@ -59,8 +58,7 @@ class BatchNorm final : public CudaLayer {
 
   void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in, const float* params,
                 float* grad_params) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     // cuDNN always writes the input gradient; the first layer of a network gets a scratch buffer.
     if (grad_in == nullptr) {
       if (!scratch_grad_in_) scratch_grad_in_ = DeviceBuffer(ctx, in_count());

@@ -1,7 +1,9 @@
 #include "core/nn/cuda/context.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <utility>
 
@@ -12,57 +14,53 @@ namespace dsgd::nn::cuda {
 
 // --- status checks ---------------------------------------------------------------------------------------------------
 
+namespace {
+
+template <typename Status>
+bool is_one_of(Status status, std::initializer_list<Status> statuses) {
+  return std::find(statuses.begin(), statuses.end(), status) != statuses.end();
+}
+
+// The failure of `what`: UnavailableError when the library cannot run on this machine at all, Error otherwise.
+[[noreturn]] void fail(std::string_view what, const std::string& reason, bool unavailable) {
+  const std::string message = "cuda back end: " + std::string(what) + " failed: " + reason;
+  if (unavailable) throw UnavailableError(message);
+  throw Error(message);
+}
+
+}  // namespace
+
 void check(cudaError_t status, std::string_view what) {
   if (status == cudaSuccess) return;
   // Clear the error so that the next launch's cudaGetLastError() does not report it again (sticky errors, such as
   // a kernel's illegal address, stay anyway: the context is unusable after them).
   cudaGetLastError();
-  const std::string message = "cuda back end: " + std::string(what) + " failed: " + cudaGetErrorString(status) + " (" +
-                              cudaGetErrorName(status) + ")";
-  switch (status) {
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorSystemDriverMismatch:
-    case cudaErrorCompatNotSupportedOnDevice:
-    case cudaErrorNoKernelImageForDevice:
-      throw UnavailableError(message);
-    default:
-      throw Error(message);
-  }
+  fail(what, std::string(cudaGetErrorString(status)) + " (" + cudaGetErrorName(status) + ")",
+       is_one_of(status, {cudaErrorNoDevice, cudaErrorInsufficientDriver, cudaErrorDevicesUnavailable,
+                          cudaErrorSystemDriverMismatch, cudaErrorCompatNotSupportedOnDevice,
+                          cudaErrorNoKernelImageForDevice}));
 }
 
 void check(cudnnStatus_t status, std::string_view what) {
   if (status == CUDNN_STATUS_SUCCESS) return;
-  std::string message = "cuda back end: " + std::string(what) + " failed: " + cudnnGetErrorString(status);
+  std::string reason = cudnnGetErrorString(status);
   // cuDNN 9 keeps a more specific message for the last failure of the calling thread.
   char detail[512] = {};
   cudnnGetLastErrorString(detail, sizeof(detail));
-  if (detail[0] != '\0') message += std::string(" (") + detail + ")";
-  switch (status) {
-    // cuDNN cannot run here at all: a missing or mismatched library, driver or GPU architecture.
-    case CUDNN_STATUS_NOT_INITIALIZED:
-    case CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH:
-    case CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED:
-    case CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER:
-    case CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART:
-    case CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH:
-    case CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING:
-    case CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE:
-      throw UnavailableError(message);
-    default:
-      throw Error(message);
-  }
+  if (detail[0] != '\0') reason += std::string(" (") + detail + ")";
+  // Unavailable: cuDNN cannot run here at all (a missing or mismatched library, driver or GPU architecture).
+  fail(what, reason,
+       is_one_of(status, {CUDNN_STATUS_NOT_INITIALIZED, CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH,
+                          CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED, CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDA_DRIVER,
+                          CUDNN_STATUS_NOT_SUPPORTED_INCOMPATIBLE_CUDART, CUDNN_STATUS_NOT_SUPPORTED_ARCH_MISMATCH,
+                          CUDNN_STATUS_NOT_SUPPORTED_RUNTIME_PREREQUISITE_MISSING,
+                          CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE}));
 }
 
 void check(cublasStatus_t status, std::string_view what) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  if (status == CUBLAS_STATUS_NOT_INITIALIZED || status == CUBLAS_STATUS_ARCH_MISMATCH) {
-    throw UnavailableError("cuda back end: " + std::string(what) + " failed: " + cublasGetStatusString(status) + " (" +
-                           cublasGetStatusName(status) + ")");
-  }
-  throw Error("cuda back end: " + std::string(what) + " failed: " + cublasGetStatusString(status) + " (" +
-              cublasGetStatusName(status) + ")");
+  fail(what, std::string(cublasGetStatusString(status)) + " (" + cublasGetStatusName(status) + ")",
+       is_one_of(status, {CUBLAS_STATUS_NOT_INITIALIZED, CUBLAS_STATUS_ARCH_MISMATCH}));
 }
 
 // --- Context

@@ -159,6 +159,12 @@ class CudaLayer : public Layer {
   std::size_t parameter_count() const override { return static_cast<std::size_t>(spec_.parameters); }
 
  protected:
+  // The context, made current on the calling thread (every call that launches work starts with it).
+  Context& activated() const {
+    context_->activate();
+    return *context_;
+  }
+
   // check() for a call of this layer, naming the layer; the message is built only on failure (hot path).
   template <typename Status>
   void check_call(Status status, const char* function) const {

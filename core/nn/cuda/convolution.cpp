@@ -110,8 +110,7 @@ class Convolution final : public CudaLayer {
   }
 
   void forward(const float* in, float* out, const float* params, bool /*training*/) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     const float* x = x_stage_.in(in);
     const float* w = w_stage_.in(params);
     float* y = y_stage_.out(out);
@@ -127,8 +126,7 @@ class Convolution final : public CudaLayer {
 
   void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in, const float* params,
                 float* grad_params) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     const float* dy = dy_stage_.in(grad_out);
     const float* x = x_stage_.in(in);
     float* dw = dw_stage_.out(grad_params);

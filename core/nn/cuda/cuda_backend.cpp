@@ -76,20 +76,11 @@ class CudaBackend final : public Backend {
   }
 
   void copy_to_device(float* device, const float* host, std::size_t count) override {
-    if (count == 0) return;
-    context_->activate();
-    check(cudaMemcpyAsync(device, host, count * sizeof(float), cudaMemcpyHostToDevice, context_->stream()),
-          "cudaMemcpyAsync to the device");
-    // Blocking, so the caller may reuse `host` at once and knows the transfer is paid for when this returns.
-    context_->synchronize();
+    copy_across(device, host, count, cudaMemcpyHostToDevice, "cudaMemcpyAsync to the device");
   }
 
   void copy_to_host(float* host, const float* device, std::size_t count) override {
-    if (count == 0) return;
-    context_->activate();
-    check(cudaMemcpyAsync(host, device, count * sizeof(float), cudaMemcpyDeviceToHost, context_->stream()),
-          "cudaMemcpyAsync to the host");
-    context_->synchronize();
+    copy_across(host, device, count, cudaMemcpyDeviceToHost, "cudaMemcpyAsync to the host");
   }
 
   void copy(float* destination, const float* source, std::size_t count) override {
@@ -153,18 +144,20 @@ class CudaBackend final : public Backend {
   }
 
  private:
-  // The layer constructors of this back end, each given its context.
-  LayerMakers layer_makers() {
-    const auto with_context = [this](auto make) {
-      return [this, make](const LayerSpec& spec, int batch) { return make(context_, spec, batch); };
-    };
-    return {with_context(make_convolution), with_context(make_pooling),       with_context(make_relu),
-            with_context(make_lrn),         with_context(make_batch_norm),    with_context(make_inner_product),
-            with_context(make_dropout),     with_context(make_softmax)};
+  // A transfer between host and device. Blocking, so the caller may reuse its host buffer at once and knows the
+  // transfer is paid for when this returns.
+  void copy_across(float* destination, const float* source, std::size_t count, cudaMemcpyKind kind,
+                   std::string_view what) {
+    if (count == 0) return;
+    context_->activate();
+    check(cudaMemcpyAsync(destination, source, count * sizeof(float), kind, context_->stream()), what);
+    context_->synchronize();
   }
 
   std::shared_ptr<Context> context_;
-  LayerMakers makers_ = layer_makers();  // after context_, which its functions use
+  // After context_, which the makers are bound to.
+  LayerMakers makers_ = bind_layer_makers(context_, make_convolution, make_pooling, make_relu, make_lrn,
+                                          make_batch_norm, make_inner_product, make_dropout, make_softmax);
   std::string description_;
   DeviceBuffer row_results_;  // softmax_cross_entropy's per-row results; grows with the largest batch seen
 };

@@ -21,14 +21,11 @@ class Dropout final : public CudaLayer {
  public:
   Dropout(std::shared_ptr<Context> context, const LayerSpec& spec, int batch)
       : CudaLayer(std::move(context), spec, batch), stream_(mix64(context_->seed()) ^ name_hash(spec.name)) {
-    if (!(spec.input == spec.output) || spec.parameters != 0) {
-      throw InputError("dropout '" + spec.name + "': output shape differs from input shape, or parameters given");
-    }
+    check_shape_preserving("dropout", spec);
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool training) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     training_ = training;
     if (!training) {
       if (out != in) {
@@ -45,8 +42,7 @@ class Dropout final : public CudaLayer {
   void backward(const float* /*in*/, const float* /*out*/, const float* grad_out, float* grad_in,
                 const float* /*params*/, float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     if (!training_) {
       if (grad_in != grad_out) {
         check_call(

@@ -34,8 +34,7 @@ class InnerProduct final : public CudaLayer {
   }
 
   void forward(const float* in, float* out, const float* params, bool /*training*/) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     cublasHandle_t handle = ctx.cublas();
     // out^T (out x batch) = W (out x in) * in^T (in x batch); W is stored as the column-major in x out matrix W^T.
     check_call(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, outputs_, batch_, inputs_, &kOne, params, inputs_, in,
@@ -49,8 +48,7 @@ class InnerProduct final : public CudaLayer {
 
   void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in, const float* params,
                 float* grad_params) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     cublasHandle_t handle = ctx.cublas();
     // dW^T (in x out) = in^T (in x batch) * grad_out (batch x out), grad_out being the column-major out x batch
     // matrix grad_out^T, transposed.

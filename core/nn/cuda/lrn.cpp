@@ -19,17 +19,13 @@ constexpr double kK = 1.0;
 class Lrn final : public CudaLayer {
  public:
   Lrn(std::shared_ptr<Context> context, const LayerSpec& spec, int batch) : CudaLayer(std::move(context), spec, batch) {
-    if (!(spec.input == spec.output) || spec.parameters != 0) {
-      throw InputError("local response norm '" + spec.name +
-                       "': output shape differs from input shape, or parameters given");
-    }
+    check_shape_preserving("local response norm", spec);
     set_nchw(data_, batch, spec.input);
     check_call(cudnnSetLRNDescriptor(lrn_.get(), kLocalSize, kAlpha, kBeta, kK), "cudnnSetLRNDescriptor");
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     check_call(cudnnLRNCrossChannelForward(ctx.cudnn(), lrn_.get(), CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, data_.get(),
                                            in, &kZero, data_.get(), out),
                "cudnnLRNCrossChannelForward");
@@ -38,8 +34,7 @@ class Lrn final : public CudaLayer {
   void backward(const float* in, const float* out, const float* grad_out, float* grad_in, const float* /*params*/,
                 float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     check_call(cudnnLRNCrossChannelBackward(ctx.cudnn(), lrn_.get(), CUDNN_LRN_CROSS_CHANNEL_DIM1, &kOne, data_.get(),
                                             out, data_.get(), grad_out, data_.get(), in, &kZero, data_.get(), grad_in),
                "cudnnLRNCrossChannelBackward");

@@ -93,8 +93,7 @@ class Pooling final : public CudaLayer {
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     const float* x = padded_ ? pad(in) : in;
     check_call(cudnnPoolingForward(ctx.cudnn(), pool_.get(), &kOne, x_.get(), x, &kZero, y_.get(), out),
                "cudnnPoolingForward");
@@ -107,8 +106,7 @@ class Pooling final : public CudaLayer {
   void backward(const float* in, const float* out, const float* grad_out, float* grad_in, const float* /*params*/,
                 float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     // Forward's padded input again: the same values, so max pooling finds the same arg-max.
     const float* x = padded_ ? pad(in) : in;
     float* dx = padded_ ? padded_dx_.get() : grad_in;

@@ -13,17 +13,14 @@ class Relu final : public CudaLayer {
  public:
   Relu(std::shared_ptr<Context> context, const LayerSpec& spec, int batch)
       : CudaLayer(std::move(context), spec, batch) {
-    if (!(spec.input == spec.output) || spec.parameters != 0) {
-      throw InputError("relu '" + spec.name + "': output shape differs from input shape, or parameters given");
-    }
+    check_shape_preserving("relu", spec);
     set_nchw(data_, batch, spec.input);
     check_call(cudnnSetActivationDescriptor(activation_.get(), CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0.0),
                "cudnnSetActivationDescriptor");
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     check_call(cudnnActivationForward(ctx.cudnn(), activation_.get(), &kOne, data_.get(), in, &kZero, data_.get(), out),
                "cudnnActivationForward");
   }
@@ -31,8 +28,7 @@ class Relu final : public CudaLayer {
   void backward(const float* in, const float* out, const float* grad_out, float* grad_in, const float* /*params*/,
                 float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     check_call(cudnnActivationBackward(ctx.cudnn(), activation_.get(), &kOne, data_.get(), out, data_.get(), grad_out,
                                        data_.get(), in, &kZero, data_.get(), grad_in),
                "cudnnActivationBackward");

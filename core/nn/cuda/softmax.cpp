@@ -13,15 +13,12 @@ class Softmax final : public CudaLayer {
  public:
   Softmax(std::shared_ptr<Context> context, const LayerSpec& spec, int batch)
       : CudaLayer(std::move(context), spec, batch) {
-    if (!(spec.input == spec.output) || spec.parameters != 0) {
-      throw InputError("softmax '" + spec.name + "': output shape differs from input shape, or parameters given");
-    }
+    check_shape_preserving("softmax", spec);
     set_nchw(data_, batch, spec.input);
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     // ACCURATE subtracts each image's maximum first; INSTANCE normalises over all of C x H x W, as the CPU does.
     check_call(cudnnSoftmaxForward(ctx.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne, data_.get(),
                                    in, &kZero, data_.get(), out),
@@ -31,8 +28,7 @@ class Softmax final : public CudaLayer {
   void backward(const float* /*in*/, const float* out, const float* grad_out, float* grad_in, const float* /*params*/,
                 float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
-    Context& ctx = *context_;
-    ctx.activate();
+    Context& ctx = activated();
     check_call(cudnnSoftmaxBackward(ctx.cudnn(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &kOne,
                                     data_.get(), out, data_.get(), grad_out, &kZero, data_.get(), grad_in),
                "cudnnSoftmaxBackward");
