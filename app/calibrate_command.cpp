@@ -9,11 +9,11 @@
 #include <optional>
 
 #include "app/commands.hpp"
-#include "app/kernel_timings.hpp"
 #include "app/mpi_worker.hpp"
 #include "core/error.hpp"
 #include "measure/calibration.hpp"
 #include "measure/kernel_calibration.hpp"
+#include "measure/kernel_timings.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/pingpong_buffers.hpp"
 #include "measure/threads_pingpong.hpp"
@@ -252,9 +252,9 @@ LoadedLinks calibrate_loaded_links(Context& context, const CalibrateOptions& opt
 // Writes `platform` with the kernel timings and the chip's measured waiting share (and loaded link, if measured;
 // else the platform's stays) to `path`.
 void write_calibrated(Context& context, const std::string& path, platforms::Platform platform,
-                      const KernelTimings& kernels, const MeasuredWaiting& waiting,
+                      const measure::KernelTimings& kernels, const MeasuredWaiting& waiting,
                       const std::optional<platforms::Link>& loaded_link, const std::string& where) {
-  platform = with_kernel_timings(std::move(platform), kernels, where);
+  platform = measure::with_kernel_timings(std::move(platform), kernels, where);
   if (auto& chip = platform.nodes.shared_chip) {
     chip->waiting_share = waiting.share;
     chip->sources["waiting_share"] = waiting.source;
@@ -291,7 +291,8 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   const std::string where = provenance.host_name + ", " + provenance.date;
   if (options.kernels_only) {
     // New kernel efficiencies into the platforms an earlier calibration wrote; their links stay.
-    const auto kernels = time_kernel_classes(context, options.kernels, options.kernel_retries, true);
+    const auto kernels =
+        measure::time_kernel_classes(options.kernels, options.kernel_retries, context.err, &context.out);
     const auto waiting = calibrate_waiting(context, options, where);
     write_calibrated(context, options.out, platforms::load_platform(options.out), kernels, waiting.mpi, std::nullopt,
                      where);
@@ -342,7 +343,7 @@ void calibrate(Context& context, const CalibrateOptions& options) {
   print_fit(context.out, thread_points, thread_segments, options.weighting);
 
   const auto loaded = calibrate_loaded_links(context, options, input, threads_input, weighting);
-  const auto kernels = time_kernel_classes(context, options.kernels, options.kernel_retries, true);
+  const auto kernels = measure::time_kernel_classes(options.kernels, options.kernel_retries, context.err, &context.out);
   const auto waiting = calibrate_waiting(context, options, where);
   write_calibrated(context, options.out, measure::calibrated_platform(input), kernels, waiting.mpi, loaded.mpi, where);
   write_calibrated(context, options.threads_path(), measure::calibrated_platform(threads_input), kernels,

@@ -16,11 +16,11 @@
 #include "algorithms/algorithm.hpp"
 #include "algorithms/runner.hpp"
 #include "app/commands.hpp"
-#include "app/kernel_timings.hpp"
 #include "app/mpi_worker.hpp"
 #include "app/run_common.hpp"
 #include "measure/background_load.hpp"
 #include "measure/calibration.hpp"
+#include "measure/kernel_timings.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
@@ -230,7 +230,8 @@ struct Measured {
   reports::Entry entry;
   double seconds_per_iteration = 0;
   double others_cores = 0;                 // cores other programs kept busy during the run
-  std::optional<KernelTimings> kernels;    // the mean of the busy timings before and after; none with --file-kernels
+  // The mean of the busy timings before and after; none with --file-kernels.
+  std::optional<measure::KernelTimings> kernels;
   double drift = 0;                        // the forward/backward's time after over before, minus 1
 
   // How far the run is from undisturbed, in units of what is tolerated (<= 1: undisturbed).
@@ -254,16 +255,16 @@ Measured measure_row(Run&& run, const ValidateOptions& options, const RunCli& cl
   bench.concurrent = 0;  // one copy per core, as dsgd calibrate times them (the rate alone: with_busy_timings)
   const auto once = [&] {
     Measured measured;
-    std::optional<KernelTimings> before;
-    if (!options.file_kernels) before = KernelTimings{time_busy_kernels(context, bench, 0, false), std::nullopt};
+    std::optional<measure::KernelTimings> before;
+    if (!options.file_kernels) before = measure::KernelTimings{measure::time_busy_kernels(bench, 0, context.err), {}};
     const auto start = measure::CpuClock::now();
     measured.entry = run();
     measured.others_cores = measure::CpuClock::now().others_cores_since(start);
     measured.seconds_per_iteration = steady_seconds_per_iteration(measured.entry);
     if (before) {
-      const KernelTimings after{time_busy_kernels(context, bench, 0, false), std::nullopt};
+      const measure::KernelTimings after{measure::time_busy_kernels(bench, 0, context.err), std::nullopt};
       measured.drift = after.busy_seconds("conv") / before->busy_seconds("conv") - 1;
-      measured.kernels = mean_of(*before, after);
+      measured.kernels = measure::mean_of(*before, after);
     }
     return measured;
   };
@@ -291,7 +292,7 @@ platforms::Platform run_platform(platforms::Platform platform, const Measured& m
     // their mean in turns moved by 16% between three timings minutes apart where the copies at once moved by 2.5%
     // (docs/validation.md, "The rate alone from the file's ratio").
     auto noise = platform.noise;
-    platform = with_busy_timings(std::move(platform), measured.kernels->busy, where);
+    platform = measure::with_busy_timings(std::move(platform), measured.kernels->busy, where);
     platform.noise = std::move(noise);
   }
   return world_platform(std::move(platform), ranks, cores, note);
