@@ -4,13 +4,12 @@
 //   --study staleness   measured staleness of every method beside Tables I-II
 //   --study mesh        HogBatch on seed 003's simulated 64- and 128-core 2-D mesh (simulate/mesh_sharing.hpp)
 // Prints the tables the report shows and writes results entries (reports/results.hpp).
-#include <cstdio>
 #include <map>
-#include <thread>
 
 #include "algorithms/shared_memory/studies.hpp"
 #include "app/commands.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "measure/calibration.hpp"
 #include "simulate/mesh_sharing.hpp"
 
@@ -22,27 +21,16 @@ namespace sm = algorithms::shared_memory;
 
 struct SharedMemoryOptions {
   std::string study = "comparison";
-  std::vector<std::string> datasets;
+  sm::StudyOptions common;  // what every study takes: data sets, threads, seed, the sweep's grid, a run's limits
   std::string size = "reduced";
-  int threads = 0;
   std::vector<int> thread_counts;  // threads study; empty: 1, 2, 4, ... up to the hardware threads
-  std::vector<float> alphas;
-  std::vector<int> batches;
-  int max_passes = 60;
-  double max_seconds = 60;
   int staleness_batch = 1024;
   std::vector<int> cores{1, 2, 4, 8, 16, 32, 64, 128};  // mesh study
   int mesh_batch = 1024;                                // S; HS = S / cores
   double in_order_penalty = 2;                          // assumed (simulate::CoreRate)
   double write_cycles_per_feature = 2;                  // assumed (simulate::SharingPattern)
-  std::uint64_t seed = 1;
   std::string results;
 };
-
-const std::vector<std::string>& study_names() {
-  static const std::vector<std::string> names{"comparison", "threads", "staleness", "mesh"};
-  return names;
-}
 
 reports::Entry study_entry(const std::string& study, const std::string& kind, const std::string& dataset) {
   reports::Entry entry;
@@ -81,18 +69,16 @@ reports::Entry method_entry(const std::string& study, const std::string& dataset
   }
   if (!curve.empty()) entry.counters["final_closeness_percent"] = curve.back().closeness_percent;
   entry.counters["nnz_per_s_per_thread"] = best.result.nnz_per_s_per_thread;
-  reports::Curve by_time{"closeness_by_time", "time_s", "closeness_percent", {}};
-  reports::Curve by_pass{"closeness_by_pass", "pass", "closeness_percent", {}};
+  entry.curves = {{"closeness_by_time", "time_s", "closeness_percent", {}},
+                  {"closeness_by_pass", "pass", "closeness_percent", {}}};
   for (const auto& point : curve) {
-    by_time.points.emplace_back(point.seconds, point.closeness_percent);
-    by_pass.points.emplace_back(point.pass, point.closeness_percent);
+    entry.curves[0].points.emplace_back(point.seconds, point.closeness_percent);
+    entry.curves[1].points.emplace_back(point.pass, point.closeness_percent);
   }
-  entry.curves = {by_time, by_pass};
   return entry;
 }
 
-void comparison(const SharedMemoryOptions& options, const sm::StudyOptions& study, Context& context,
-                reports::Results& results) {
+void comparison(const sm::StudyOptions& study, Context& context, reports::Results& results) {
   const auto outcomes = sm::run_comparison(study, &context.err);
   for (const auto& outcome : outcomes) {
     for (const auto& [method, sweep] : outcome.methods) {
@@ -105,12 +91,10 @@ void comparison(const SharedMemoryOptions& options, const sm::StudyOptions& stud
     summary.labels["winner"] = row.winner.empty() ? "none reached 99.5%" : row.winner;
     summary.labels["best_alternative"] = row.best_alternative.empty() ? "-" : row.best_alternative;
     summary.labels["optimum_solver"] = outcome.optimum.solver;
-    summary.counters["rows"] = static_cast<double>(outcome.stats.rows);
-    summary.counters["features"] = static_cast<double>(outcome.stats.features);
-    summary.counters["nnz"] = static_cast<double>(outcome.stats.nnz);
-    summary.counters["sparse_percent"] = outcome.stats.sparse_percent;
-    summary.counters["avg_row_nnz"] = outcome.stats.avg_row_nnz;
-    summary.counters["optimum_objective"] = outcome.optimum.objective;
+    summary.counters = {
+        {"rows", static_cast<double>(outcome.stats.rows)}, {"features", static_cast<double>(outcome.stats.features)},
+        {"nnz", static_cast<double>(outcome.stats.nnz)},   {"sparse_percent", outcome.stats.sparse_percent},
+        {"avg_row_nnz", outcome.stats.avg_row_nnz},        {"optimum_objective", outcome.optimum.objective}};
     if (row.hogbatch_s > 0) summary.counters["hogbatch_s"] = row.hogbatch_s;
     if (row.alternative_s > 0) summary.counters["alternative_s"] = row.alternative_s;
     if (row.speedup > 0) summary.counters["speedup"] = row.speedup;
@@ -123,19 +107,13 @@ void comparison(const SharedMemoryOptions& options, const sm::StudyOptions& stud
   }
   print_manifest_table(context.out, "sallinen-table4", "speedup", results);
   print_manifest_table(context.out, "sallinen-table4", "methods", results);
-  (void)options;
 }
 
 void threads_study(const SharedMemoryOptions& options, const sm::StudyOptions& study, Context& context,
                    reports::Results& results) {
-  std::vector<int> counts = options.thread_counts;
-  if (counts.empty()) {
-    const int hardware = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-    for (int count = 1; count < hardware; count *= 2) counts.push_back(count);
-    counts.push_back(hardware);
-  }
+  const auto counts = options.thread_counts.empty() ? sm::default_thread_counts() : options.thread_counts;
   const auto outcomes = sm::run_threads_study(study, counts, &context.err);
-  const std::string dataset = study.datasets.empty() ? "rcv1-test-like" : study.datasets.front();
+  const std::string dataset = sm::study_dataset(study);
   for (const auto& outcome : outcomes) {
     reports::Entry entry = method_entry("threads", dataset, outcome.method, outcome.sweep);
     entry.labels["kind"] = "threads";
@@ -151,9 +129,9 @@ void threads_study(const SharedMemoryOptions& options, const sm::StudyOptions& s
 
 void staleness_study(const SharedMemoryOptions& options, const sm::StudyOptions& study, Context& context,
                      reports::Results& results) {
-  const int threads = options.threads > 0 ? options.threads : 8;
+  const int threads = study.threads > 0 ? study.threads : 8;
   const auto outcomes = sm::run_staleness_study(study, threads, options.staleness_batch, &context.err);
-  const std::string dataset = study.datasets.empty() ? "rcv1-test-like" : study.datasets.front();
+  const std::string dataset = sm::study_dataset(study);
   for (const auto& outcome : outcomes) {
     reports::Entry entry = study_entry("staleness", "staleness", dataset);
     entry.name = "shared-memory/staleness/" + outcome.method + "/" + outcome.schedule;
@@ -227,11 +205,9 @@ void mesh_study(const SharedMemoryOptions& options, const sm::StudyOptions& stud
     entry.real_time = point.time_to_target_s;
     entry.labels["mesh"] = std::to_string(point.mesh.columns) + " x " + std::to_string(point.mesh.rows) + " stops, " +
                            std::to_string(point.mesh.cores_per_stop) + " cores each";
-    char assumed[200];
-    std::snprintf(assumed, sizeof assumed,
-                  "in-order penalty %g, write loop %g cycles per model value, 1-cycle link between a stop's cores",
-                  options.in_order_penalty, options.write_cycles_per_feature);
-    entry.labels["assumed"] = assumed;
+    entry.labels["assumed"] =
+        format("in-order penalty %g, write loop %g cycles per model value, 1-cycle link between a stop's cores",
+               options.in_order_penalty, options.write_cycles_per_feature);
     entry.counters["hog_batch"] = converged->hog_batch;
     entry.counters["passes_to_target"] = point.passes_to_target;
     entry.counters["serial_passes_to_target"] = serial.passes_to_target;
@@ -252,21 +228,14 @@ void mesh_study(const SharedMemoryOptions& options, const sm::StudyOptions& stud
 }
 
 void shared_memory(const SharedMemoryOptions& options, Context& context) {
-  if (options.max_passes < 1) throw InputError("shared-memory: --max-passes must be at least 1");
-  if (!(options.max_seconds > 0)) throw InputError("shared-memory: --max-seconds must be > 0");
-  if (options.threads < 0) throw InputError("shared-memory: --threads must be >= 0");
-  sm::StudyOptions study;
-  study.datasets = options.datasets;
+  sm::StudyOptions study = options.common;
+  if (study.run.max_passes < 1) throw InputError("shared-memory: --max-passes must be at least 1");
+  if (!(study.run.max_seconds > 0)) throw InputError("shared-memory: --max-seconds must be > 0");
+  if (study.threads < 0) throw InputError("shared-memory: --threads must be >= 0");
   study.size = data::parse_preset_size(options.size);
-  study.threads = options.threads;
-  study.seed = options.seed;
-  if (!options.alphas.empty()) study.grid.alphas = options.alphas;
-  if (!options.batches.empty()) study.grid.batches = options.batches;
-  study.run.max_passes = options.max_passes;
-  study.run.max_seconds = options.max_seconds;
   auto results = new_results(context);
   if (options.study == "comparison") {
-    comparison(options, study, context, results);
+    comparison(study, context, results);
   } else if (options.study == "threads") {
     threads_study(options, study, context, results);
   } else if (options.study == "staleness") {
@@ -274,7 +243,7 @@ void shared_memory(const SharedMemoryOptions& options, Context& context) {
   } else if (options.study == "mesh") {
     mesh_study(options, study, context, results);
   } else {
-    throw UnknownNameError("shared-memory study", options.study, study_names());
+    throw UnknownNameError("shared-memory study", options.study, {"comparison", "threads", "staleness", "mesh"});
   }
   if (!options.results.empty()) reports::write_results(options.results, results);
 }
@@ -287,21 +256,22 @@ void register_shared_memory_command(CLI::App& app, Context& context) {
       "shared-memory", "Seed 003's shared-memory SGD on logistic regression: method comparison, threads, staleness");
   command->add_option("--study", options->study, "comparison, threads, staleness or mesh")->capture_default_str();
   command
-      ->add_option("--datasets", options->datasets,
+      ->add_option("--datasets", options->common.datasets,
                    "Sparse presets, libsvm:FILE or fashion-mnist-binary[:CLASS] (default: the study's)")
       ->delimiter(',');
   command->add_option("--size", options->size, "Preset sizes: reduced or full")->capture_default_str();
-  command->add_option("--threads", options->threads, "OpenMP threads (0: every hardware thread; staleness: 8)");
+  command->add_option("--threads", options->common.threads, "OpenMP threads (0: every hardware thread; staleness: 8)");
   command->add_option("--thread-counts", options->thread_counts, "Thread counts of the threads study")->delimiter(',');
   command
       ->add_option(
-          "--alphas", options->alphas,
+          "--alphas", options->common.grid.alphas,
           "Learning rates alpha to sweep, in units of 1 / the rows' mean squared norm (step alpha / sqrt(pass))")
       ->delimiter(',');
-  command->add_option("--batches", options->batches, "Mini-Batch sizes S to sweep (HogBatch: S/T .. S)")
+  command->add_option("--batches", options->common.grid.batches, "Mini-Batch sizes S to sweep (HogBatch: S/T .. S)")
       ->delimiter(',');
-  command->add_option("--max-passes", options->max_passes, "Passes before a run gives up")->capture_default_str();
-  command->add_option("--max-seconds", options->max_seconds, "Training seconds before a run gives up")
+  command->add_option("--max-passes", options->common.run.max_passes, "Passes before a run gives up")
+      ->capture_default_str();
+  command->add_option("--max-seconds", options->common.run.max_seconds, "Training seconds before a run gives up")
       ->capture_default_str();
   command->add_option("--staleness-batch", options->staleness_batch, "S of the staleness study (HS = S / threads)")
       ->capture_default_str();
@@ -316,7 +286,7 @@ void register_shared_memory_command(CLI::App& app, Context& context) {
       ->add_option("--write-cycles-per-feature", options->write_cycles_per_feature,
                    "Mesh study, assumed: cycles of HogBatch's dense write loop per model value")
       ->capture_default_str();
-  command->add_option("--seed", options->seed, "Data generation and shuffling")->capture_default_str();
+  command->add_option("--seed", options->common.seed, "Data generation and shuffling")->capture_default_str();
   command->add_option("--results", options->results, "Write the results (JSON) here");
   command->callback([&context, options] { shared_memory(*options, context); });
 }

@@ -3,29 +3,21 @@
 // "Calibration, prediction, validation"; docs/validation.md). Prints measured and predicted seconds per iteration
 // and the error per algorithm and executor. The prediction never reads the measured run: it takes the platform
 // file, the model and the run's options, and -- unless --file-kernels -- the kernel microbenchmarks timed again
-// right before and after the run, because this machine's speed wanders between a calibration and the runs.
+// right before and after the run. How runs are measured and rows summed up is measure/validation.hpp's.
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
-#include <optional>
-#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/runner.hpp"
 #include "app/commands.hpp"
-#include "app/kernel_timings.hpp"
-#include "app/mpi_worker.hpp"
 #include "app/run_common.hpp"
-#include "core/stats.hpp"
-#include "measure/background_load.hpp"
-#include "measure/calibration.hpp"
-#include "measure/mpi/launch.hpp"
-#include "measure/threads/executor.hpp"
+#include "app/validate_runs.hpp"
+#include "core/format.hpp"
+#include "measure/validation.hpp"
 #include "platforms/catalog.hpp"
-#include "simulate/weak_scaling.hpp"
 
 namespace dsgd::app {
 
@@ -42,18 +34,9 @@ struct ValidateOptions {
   int cores = 0;                        // this machine's cores; 0: the platform's host count (calibrate's)
   double tolerance = 0.15;
   double timeout_s = 120;
-  int retries = 2;           // measurements again of a run other programs or the machine's drift disturbed
-  double busy_cores = 0.25;  // what counts as disturbed: cores other programs kept busy on average
-  // Kernel timings: taken again right before and after each run (the platform file's links and waiting share
-  // stay), unless file_kernels; a run over which the forward/backward's time moved by more than max_drift is
-  // measured again.
-  bool file_kernels = false;
-  double max_drift = 0.05;
-  int kernel_repetitions = 20;
-  // Runs per row, each with its kernel timings and its prediction; the row is the median run by error. The machine's
-  // speed can move for seconds at a time, so one run of a second measures its phase as much as the algorithm, and a
-  // burst inside one run moves no median (docs/validation.md "Several runs per row").
-  int repetitions = 3;
+  measure::RunPolicy policy;    // when a run is measured again; whether the kernels are timed around it
+  int kernel_repetitions = 20;  // of the kernels timed around a run
+  int repetitions = 3;          // runs per row, each with its kernel timings and prediction (measure::RowRuns)
 };
 
 const std::vector<std::string>& executor_names() {
@@ -85,230 +68,19 @@ std::string threads_platform_path(const ValidateOptions& options) {
   return path.substr(0, path.size() - 5) + "-threads.json";
 }
 
-// Seconds per iteration after the warm-up round, from the curve's (time, iteration) points: per round, rank 0's
-// training time over its iterations; the median over the rounds after the first, so that a burst of load from
-// other programs in one round does not move it.
-double steady_seconds_per_iteration(const reports::Entry& entry) {
-  const reports::Curve* by_time = nullptr;
-  const reports::Curve* by_iteration = nullptr;
-  for (const auto& curve : entry.curves) {
-    if (curve.name == "test_accuracy") by_time = &curve;
-    if (curve.name == "test_accuracy_by_iteration") by_iteration = &curve;
-  }
-  if (by_time == nullptr || by_iteration == nullptr || by_time->points.size() < 2 ||
-      by_time->points.size() != by_iteration->points.size()) {
-    throw InternalError("validate: run '" + entry.name + "' has no curve of two rounds or more");
-  }
-  std::vector<double> per_round;
-  for (std::size_t i = 1; i < by_time->points.size(); ++i) {
-    per_round.push_back((by_time->points[i].first - by_time->points[i - 1].first) /
-                        (by_iteration->points[i].first - by_iteration->points[i - 1].first));
-  }
-  return median(std::move(per_round));
-}
-
-reports::Entry measure_threads(const RunCli& cli, const algorithms::RunData& data, double timeout_s) {
-  algorithms::RunResult result;
-  WorldOptions world;
-  world.size = algorithms::world_size(cli.run);
-  world.timeout_s = timeout_s;
-  measure::threads::run_threads(world, algorithms::training_worker(cli.run, data, &result));
-  return run_entry(cli, result, "threads");
-}
-
-reports::Entry measure_mpi(const RunCli& cli, double timeout_s, Context& context) {
-  WorkerLaunch launch;
-  launch.command = "validate";
-  launch.what = "dsgd-mpi run";
-  launch.ranks = algorithms::world_size(cli.run);
-  launch.program = {measure::mpi::worker_executable().string(), "--timeout", std::to_string(timeout_s), "run"};
-  for (const auto& argument : run_arguments(cli)) launch.program.push_back(argument);
-  launch.timeout_s = 10 * timeout_s;
-  const auto outcome = run_worker(launch, context);
-  if (outcome.results.benchmarks.size() != 1) throw InternalError("validate: dsgd-mpi wrote no run result");
-  return outcome.results.benchmarks.front();
-}
-
-// The simulated platform of a world of `ranks` ranks on a machine of `cores` cores: one simulated host per rank,
-// all on the machine's one shared chip (platforms::SharedChip, from `dsgd calibrate`), so a rank computes at the
-// calibrated rate alone or with every core busy as the others compute, and ranks computing beyond the cores (an
-// asynchronous master updating while both workers compute) take turns. A waiting rank takes the chip's measured
-// waiting share of a core (threads sleep on a condition variable, MPI ranks sleep between polls after a millisecond),
-// and a message between two ranks while the others compute costs the chip's loaded link; the note says so where
-// there are more ranks than cores.
-platforms::Platform world_platform(platforms::Platform platform, int ranks, int cores, std::string* note) {
-  platform.nodes.count = std::max(platform.nodes.count, ranks);
-  auto& chip = platform.nodes.shared_chip;
-  if (chip) chip->nodes = platform.nodes.count;
-  if (ranks > cores) {
-    char text[200];
-    std::snprintf(text, sizeof text, "%d ranks on %d cores: a waiting rank takes %.3f of a core%s", ranks, cores,
-                  chip ? chip->waiting_share : 0.0,
-                  chip && chip->loaded_link ? ", a message beside computing ranks the loaded link" : "");
-    *note = text;
-  }
-  return platform;
-}
-
 struct Row {
   std::string algorithm;
   std::string executor;
   int ranks = 0;
-  std::vector<double> measured_s;   // per run
-  std::vector<double> predicted_s;  // per run, from the kernels timed around it
-  double others_cores = 0;          // the most of any run
-  double drift = 0;                 // the forward/backward's time after a run over before, minus 1: the largest in size
+  measure::RowRuns runs;
   std::string note;
-
-  static double run_error(double measured, double predicted) { return (predicted - measured) / measured; }
-  // The median run by error (of an even number, the two middle ones, their seconds averaged): its measured and
-  // predicted seconds per iteration.
-  std::pair<double, double> median_run() const {
-    std::vector<std::size_t> order(measured_s.size());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      return run_error(measured_s[a], predicted_s[a]) < run_error(measured_s[b], predicted_s[b]);
-    });
-    const std::size_t upper = order.size() / 2;
-    const std::size_t lower = order.size() % 2 == 1 ? upper : upper - 1;
-    return {(measured_s[order[lower]] + measured_s[order[upper]]) / 2,
-            (predicted_s[order[lower]] + predicted_s[order[upper]]) / 2};
-  }
-  double measured() const { return median_run().first; }
-  double predicted() const { return median_run().second; }
-  double error() const { return run_error(measured(), predicted()); }
-  // How far apart the runs measured: (slowest - fastest) / the median run's.
-  double spread() const {
-    const auto [least, most] = std::minmax_element(measured_s.begin(), measured_s.end());
-    return (*most - *least) / measured();
-  }
 };
 
 std::string row_text(const Row& row) {
-  char line[300];
-  std::snprintf(line, sizeof line, "%-21s %-8s %5d %14.5f %14.5f %+8.1f%% %7.1f%% %7.2f %+6.1f%%  %s\n",
-                row.algorithm.c_str(), row.executor.c_str(), row.ranks, row.measured(), row.predicted(),
-                100 * row.error(), 100 * row.spread(), row.others_cores, 100 * row.drift, row.note.c_str());
-  return line;
-}
-
-// The predicted breakdown of a worker (rank 1 with a master, else rank 0) per iteration, added into the entry with
-// `weight` (1 / repetitions: the entry holds the mean).
-void add_predicted(reports::Entry& entry, const simulate::ScalingPoint& point, bool has_master, std::int64_t iterations,
-                   double weight) {
-  const std::size_t worker = has_master ? 1 : 0;
-  if (worker >= point.per_rank.size()) return;
-  for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
-    const double seconds = point.per_rank[worker].seconds[i];
-    if (seconds > 0) {
-      entry.counters["predicted_s_per_iteration:" + std::string(kCategoryNames[i])] +=
-          weight * seconds / static_cast<double>(iterations);
-    }
-  }
-}
-
-// A later repetition's breakdowns added into the entry of the first: breakdown_s and first_round_s become sums over
-// the repetitions.
-void add_repetition(reports::Entry& entry, const reports::Entry& repetition) {
-  for (const auto& [category, seconds] : repetition.breakdown_s) entry.breakdown_s[category] += seconds;
-  for (const auto& [name, value] : repetition.counters) {
-    if (name.starts_with("first_round_s:")) entry.counters[name] += value;
-  }
-}
-
-// The measured breakdown of the worker per iteration after the warm-up round (the entry's breakdown_s minus its
-// first_round_s, over the measured iterations of every repetition), into the entry beside the predicted one.
-void add_measured(reports::Entry& entry, std::int64_t iterations) {
-  for (const auto& [category, seconds] : entry.breakdown_s) {
-    const auto first = entry.counters.find("first_round_s:" + category);
-    const double steady_s = seconds - (first == entry.counters.end() ? 0.0 : first->second);
-    entry.counters["measured_s_per_iteration:" + category] = std::max(0.0, steady_s) / static_cast<double>(iterations);
-  }
-}
-
-// One measured run of a row, with the kernel timings taken around it.
-struct Measured {
-  reports::Entry entry;
-  double seconds_per_iteration = 0;
-  double others_cores = 0;                 // cores other programs kept busy during the run
-  std::optional<KernelTimings> kernels;    // the mean of the busy timings before and after; none with --file-kernels
-  double drift = 0;                        // the forward/backward's time after over before, minus 1
-
-  // How far the run is from undisturbed, in units of what is tolerated (<= 1: undisturbed).
-  double disturbance(const ValidateOptions& options) const {
-    return std::max(others_cores / options.busy_cores, std::abs(drift) / options.max_drift);
-  }
-};
-
-// Measures a row by `run` (a run result entry): the kernels are timed right before and after it unless
-// --file-kernels, and the run is measured again (up to --retries times) while other programs kept more than --busy
-// cores busy or the forward/backward's time moved by more than --drift over it (the machine's speed wanders; see
-// docs/validation.md "Kernels timed around each run"). The least disturbed measurement is kept, its disturbance
-// reported beside it.
-template <typename Run>
-Measured measure_row(Run&& run, const ValidateOptions& options, const RunCli& cli, const algorithms::RunData& data,
-                     Context& context) {
-  measure::KernelBenchOptions bench;
-  if (data.train) bench.dataset_images = data.train->size();  // batches drawn from as many images as the run's
-  bench.model = cli.run.model;
-  bench.batch = cli.run.hyper.batch;
-  bench.repetitions = options.kernel_repetitions;
-  bench.concurrent = 0;  // one copy per core, as dsgd calibrate times them (the rate alone: with_busy_timings)
-  const auto once = [&] {
-    Measured measured;
-    std::optional<KernelTimings> before;
-    if (!options.file_kernels) before = KernelTimings{time_busy_kernels(context, bench, 0, false), std::nullopt};
-    const auto start = measure::CpuClock::now();
-    measured.entry = run();
-    measured.others_cores = measure::CpuClock::now().others_cores_since(start);
-    measured.seconds_per_iteration = steady_seconds_per_iteration(measured.entry);
-    if (before) {
-      const KernelTimings after{time_busy_kernels(context, bench, 0, false), std::nullopt};
-      measured.drift = after.busy_seconds("conv") / before->busy_seconds("conv") - 1;
-      measured.kernels = mean_of(*before, after);
-    }
-    return measured;
-  };
-  auto best = once();
-  for (int retry = 0; retry < options.retries && best.disturbance(options) > 1; ++retry) {
-    char text[200];
-    std::snprintf(text, sizeof text,
-                  "validate: other programs kept %.2f cores busy, the forward/backward's time moved %+.1f%%; "
-                  "measuring again\n",
-                  best.others_cores, 100 * best.drift);
-    context.err << text << std::flush;
-    auto again = once();
-    if (again.disturbance(options) < best.disturbance(options)) best = std::move(again);
-  }
-  return best;
-}
-
-// The platform a run is predicted on: the calibrated one of its executor, with the kernel rates timed around the run
-// (if any) and as many hosts as ranks (world_platform).
-platforms::Platform run_platform(platforms::Platform platform, const Measured& measured, const std::string& where,
-                                 int ranks, int cores, std::string* note) {
-  if (measured.kernels) {
-    // The rates from the timings around the run, the noise and the chip's ratio alone over busy from the file's:
-    // tens of repetitions cannot see a copy that is slower for seconds, which dsgd calibrate's window does, nor time
-    // the copies in turns steadily (docs/validation.md, "The rate alone from the file's ratio").
-    auto noise = platform.noise;
-    platform = with_busy_timings(std::move(platform), measured.kernels->busy, where);
-    platform.noise = std::move(noise);
-  }
-  return world_platform(std::move(platform), ranks, cores, note);
-}
-
-// The prediction of a run of `run`'s options: the same run, size-only, at message fidelity, in its rounds.
-simulate::ScalingPoint predict(const platforms::Platform& platform, const algorithms::RunOptions& run) {
-  simulate::ScalingOptions scaling;
-  scaling.algorithm = run.algorithm;
-  scaling.model = run.model;
-  scaling.hyper = run.hyper;
-  scaling.workers = {run.workers};
-  scaling.iterations = run.budget.iterations;
-  scaling.round_iterations = run.budget.eval_every;
-  scaling.fidelity = simulate::Fidelity::kMessage;
-  return simulate::simulate_weak_scaling(platform, scaling).front();
+  const auto& runs = row.runs;
+  return format("%-21s %-8s %5d %14.5f %14.5f %+8.1f%% %7.1f%% %7.2f %+6.1f%%  %s\n", row.algorithm.c_str(),
+                row.executor.c_str(), row.ranks, runs.measured(), runs.predicted(), 100 * runs.error(),
+                100 * runs.spread(), runs.others_cores, 100 * runs.drift, row.note.c_str());
 }
 
 void check(const ValidateOptions& options) {
@@ -321,9 +93,9 @@ void check(const ValidateOptions& options) {
   }
   if (!(options.tolerance > 0)) throw InputError("validate: --tolerance must be > 0");
   if (options.cores < 0) throw InputError("validate: --cores must be positive");
-  if (options.retries < 0) throw InputError("validate: --retries must be >= 0");
-  if (!(options.max_drift > 0)) throw InputError("validate: --drift must be > 0");
-  if (!(options.busy_cores > 0)) throw InputError("validate: --busy must be > 0");
+  if (options.policy.retries < 0) throw InputError("validate: --retries must be >= 0");
+  if (!(options.policy.max_drift > 0)) throw InputError("validate: --drift must be > 0");
+  if (!(options.policy.busy_cores > 0)) throw InputError("validate: --busy must be > 0");
   if (options.kernel_repetitions < 1) throw InputError("validate: --kernel-repetitions must be at least 1");
   if (options.repetitions < 1) throw InputError("validate: --repetitions must be at least 1");
   if (options.executors.empty()) throw InputError("validate: --executors lists none");
@@ -350,13 +122,18 @@ void validate(Context& context, const ValidateOptions& options) {
   cli.run.budget.iterations = options.warmup + options.iterations;
   cli.run.budget.eval_every = options.warmup;  // a round each: the first is the warm-up
   const auto data = wants_threads ? load_run_data(cli) : algorithms::RunData{};
+  measure::KernelBenchOptions bench;
+  if (data.train) bench.dataset_images = data.train->size();  // batches drawn from as many images as the run's
+  bench.model = cli.run.model;
+  bench.batch = cli.run.hyper.batch;
+  bench.repetitions = options.kernel_repetitions;
+  bench.concurrent = 0;  // one copy per core, as dsgd calibrate times them (the rate alone: with_busy_timings)
 
   auto results = new_results(context);
   const std::string where = results.provenance.host_name + ", " + results.provenance.date;
   std::vector<Row> rows;
-  char header[200];
-  std::snprintf(header, sizeof header, "%-21s %-8s %5s %14s %14s %9s %8s %7s %7s  %s\n", "algorithm", "executor",
-                "ranks", "measured s/it", "predicted s/it", "error", "spread", "others", "drift", "model");
+  const std::string header = format("%-21s %-8s %5s %14s %14s %9s %8s %7s %7s  %s\n", "algorithm", "executor", "ranks",
+                                    "measured s/it", "predicted s/it", "error", "spread", "others", "drift", "model");
   for (const auto& name : names) {
     cli.run.algorithm = name;
     algorithms::check_run_options(cli.run);
@@ -364,30 +141,26 @@ void validate(Context& context, const ValidateOptions& options) {
     for (const auto& executor : options.executors) {
       const bool mpi = executor == "mpi";
       context.err << "validate: " << name << " on " << executor << ", " << cli.run.workers << " workers" << std::endl;
-      Row row;
-      row.algorithm = name;
-      row.executor = executor;
-      row.ranks = algorithms::world_size(cli.run);
+      Row row{name, executor, algorithms::world_size(cli.run), {}, {}};
       reports::Entry entry;
       std::string prediction;
-      const double weight = 1.0 / options.repetitions;
       for (int repetition = 0; repetition < options.repetitions; ++repetition) {
-        auto measured = measure_row(
+        std::vector<reports::Entry> attempts;  // the run of each measurement; measure_run says which is kept
+        const auto measured = measure::measure_run(
             [&] {
-              return mpi ? measure_mpi(cli, options.timeout_s, context) : measure_threads(cli, data, options.timeout_s);
+              attempts.push_back(mpi ? measure_mpi(cli, options.timeout_s, context)
+                                     : measure_threads(cli, data, options.timeout_s));
+              return steady_seconds_per_iteration(attempts.back());
             },
-            options, cli, data, context);
+            bench, options.policy, context.err);
+        auto& run = attempts[static_cast<std::size_t>(measured.attempt)];
         row.note.clear();
         const auto platform =
-            run_platform(mpi ? mpi_platform : threads_platform, measured, where, row.ranks, cores, &row.note);
+            measure::run_platform(mpi ? mpi_platform : threads_platform, measured, where, row.ranks, cores, &row.note);
         const auto point = predict(platform, cli.run);
-
-        row.measured_s.push_back(measured.seconds_per_iteration);
-        row.predicted_s.push_back(point.seconds_per_iteration);
-        row.others_cores = std::max(row.others_cores, measured.others_cores);
-        if (std::abs(measured.drift) > std::abs(row.drift)) row.drift = measured.drift;
+        row.runs.add(measured, point.seconds_per_iteration);
         if (repetition == 0) {
-          entry = std::move(measured.entry);
+          entry = std::move(run);
           entry.platform = platform.name;
           prediction = "simgrid, " + std::string(simulate::to_string(point.fidelity)) + " fidelity, " + platform.name +
                        (measured.kernels ? ", kernels timed before and after each run, noise of the file"
@@ -395,26 +168,26 @@ void validate(Context& context, const ValidateOptions& options) {
                        "; the median of " + std::to_string(options.repetitions) +
                        " runs by error, the breakdowns over all of them" + (row.note.empty() ? "" : "; " + row.note);
         } else {
-          add_repetition(entry, measured.entry);
+          add_repetition(entry, run);
         }
         const std::string each = "repetition" + std::to_string(repetition) + "_";
         entry.counters[each + "measured_s_per_iteration"] = measured.seconds_per_iteration;
         entry.counters[each + "predicted_s_per_iteration"] = point.seconds_per_iteration;
         if (measured.kernels) entry.counters[each + "kernel_drift"] = measured.drift;
-        add_predicted(entry, point, info.has_master, cli.run.budget.iterations, weight);
+        add_predicted(entry, point, info.has_master, cli.run.budget.iterations, 1.0 / options.repetitions);
       }
       context.out << (rows.empty() ? header : "") << row_text(row) << std::flush;
 
       entry.name =
           "validate/" + name + "/" + cli.run.model + "/" + std::to_string(cli.run.workers) + "workers/" + executor;
       entry.counters["runs"] = options.repetitions;
-      entry.counters["measured_s_per_iteration"] = row.measured();
-      entry.counters["predicted_s_per_iteration"] = row.predicted();
-      entry.counters["error"] = row.error();
-      entry.counters["measured_spread"] = row.spread();
+      entry.counters["measured_s_per_iteration"] = row.runs.measured();
+      entry.counters["predicted_s_per_iteration"] = row.runs.predicted();
+      entry.counters["error"] = row.runs.error();
+      entry.counters["measured_spread"] = row.runs.spread();
       entry.counters["warmup_iterations"] = static_cast<double>(options.warmup);
-      entry.counters["others_busy_cores"] = row.others_cores;
-      if (!options.file_kernels) entry.counters["kernel_drift"] = row.drift;
+      entry.counters["others_busy_cores"] = row.runs.others_cores;
+      if (!options.policy.file_kernels) entry.counters["kernel_drift"] = row.runs.drift;
       entry.labels["prediction"] = prediction;
       add_measured(entry, options.iterations * options.repetitions);
       results.benchmarks.push_back(std::move(entry));
@@ -423,15 +196,14 @@ void validate(Context& context, const ValidateOptions& options) {
   }
   if (!options.cli.results.empty()) reports::write_results(options.cli.results, results);
 
-  const auto worst = std::max_element(
-      rows.begin(), rows.end(), [](const Row& a, const Row& b) { return std::abs(a.error()) < std::abs(b.error()); });
+  const auto worst = std::max_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    return std::abs(a.runs.error()) < std::abs(b.runs.error());
+  });
   const auto within = std::count_if(rows.begin(), rows.end(),
-                                    [&](const Row& row) { return std::abs(row.error()) <= options.tolerance; });
-  char line[300];
-  std::snprintf(line, sizeof line, "%ld of %zu within %.0f%%; worst: %s on %s, %+.1f%%\n", static_cast<long>(within),
-                rows.size(), 100 * options.tolerance, worst->algorithm.c_str(), worst->executor.c_str(),
-                100 * worst->error());
-  context.out << line;
+                                    [&](const Row& row) { return std::abs(row.runs.error()) <= options.tolerance; });
+  context.out << format("%ld of %zu within %.0f%%; worst: %s on %s, %+.1f%%\n", static_cast<long>(within), rows.size(),
+                        100 * options.tolerance, worst->algorithm.c_str(), worst->executor.c_str(),
+                        100 * worst->runs.error());
 }
 
 }  // namespace
@@ -474,15 +246,17 @@ void register_validate_command(CLI::App& app, Context& context) {
   command->add_option("--timeout", options->timeout_s, "Seconds a rank waits for another before failing")
       ->capture_default_str();
   command
-      ->add_option("--retries", options->retries,
+      ->add_option("--retries", options->policy.retries,
                    "Measure a run again while other programs disturbed it or the kernels' speed moved over it")
       ->capture_default_str();
-  command->add_option("--busy", options->busy_cores, "Cores other programs may keep busy before a run is retried")
+  command
+      ->add_option("--busy", options->policy.busy_cores, "Cores other programs may keep busy before a run is retried")
       ->capture_default_str();
-  command->add_flag("--file-kernels", options->file_kernels,
+  command->add_flag("--file-kernels", options->policy.file_kernels,
                     "Predict with the platform file's kernel timings instead of timing the kernels around each run");
-  command->add_option("--drift", options->max_drift,
-                      "Change of the forward/backward's time over a run before it is measured again, a fraction")
+  command
+      ->add_option("--drift", options->policy.max_drift,
+                   "Change of the forward/backward's time over a run before it is measured again, a fraction")
       ->capture_default_str();
   command->add_option("--kernel-repetitions", options->kernel_repetitions, "Timed repetitions per kernel class")
       ->capture_default_str();

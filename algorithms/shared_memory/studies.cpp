@@ -169,6 +169,18 @@ const std::vector<Fig3Published>& fig3_published() {
   return points;
 }
 
+std::string study_dataset(const StudyOptions& options) {
+  return options.datasets.empty() ? "rcv1-test-like" : options.datasets.front();
+}
+
+std::vector<int> default_thread_counts() {
+  std::vector<int> counts;
+  const int hardware = hardware_threads();
+  for (int count = 1; count < hardware; count *= 2) counts.push_back(count);
+  counts.push_back(hardware);
+  return counts;
+}
+
 std::vector<ThreadsOutcome> run_threads_study(const StudyOptions& options, const std::vector<int>& threads,
                                               std::ostream* log) {
   if (threads.empty()) throw InputError("shared-memory threads study: no thread counts");
@@ -176,7 +188,7 @@ std::vector<ThreadsOutcome> run_threads_study(const StudyOptions& options, const
     if (count < 1)
       throw InputError("shared-memory threads study: thread counts must be >= 1, got " + std::to_string(count));
   }
-  const std::string name = options.datasets.empty() ? "rcv1-test-like" : options.datasets.front();
+  const std::string name = study_dataset(options);
   data::SparseDataset data;
   const DatasetOutcome prepared = prepare(name, options, data);
   const linear::Problem problem = linear::problem(data);
@@ -200,7 +212,7 @@ std::vector<StalenessOutcome> run_staleness_study(const StudyOptions& options, i
     throw InputError("shared-memory staleness study: need threads >= 1 and batch >= threads, got " +
                      std::to_string(threads) + " and " + std::to_string(batch));
   }
-  const std::string name = options.datasets.empty() ? "rcv1-test-like" : options.datasets.front();
+  const std::string name = study_dataset(options);
   const data::SparseDataset data = data::load_sparse(name, options.size, options.seed);
   const linear::Problem problem = linear::problem(data);
   RunOptions run;
@@ -255,7 +267,7 @@ MeshConvergenceStudy run_mesh_convergence(const StudyOptions& options, const std
   for (const int count : threads) {
     if (count < 1) throw InputError("shared-memory mesh study: core counts must be >= 1, got " + std::to_string(count));
   }
-  const std::string name = options.datasets.empty() ? "rcv1-test-like" : options.datasets.front();
+  const std::string name = study_dataset(options);
   data::SparseDataset data;
   const DatasetOutcome prepared = prepare(name, options, data);
   const linear::Problem problem = linear::problem(data);

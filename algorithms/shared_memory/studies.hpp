@@ -83,6 +83,10 @@ struct ThreadsOutcome {
   int threads = 0;
   SweepResult sweep;
 };
+// The one data set of the threads, staleness and mesh studies: the first of options.datasets, else rcv1-test-like.
+std::string study_dataset(const StudyOptions& options);
+// The threads study's thread counts unless told otherwise: 1, 2, 4, ... below the hardware threads, then those.
+std::vector<int> default_thread_counts();
 // Time to 99.5% per method for each thread count of `threads` on the first data set of `options` (default
 // rcv1-test-like).
 std::vector<ThreadsOutcome> run_threads_study(const StudyOptions& options, const std::vector<int>& threads,

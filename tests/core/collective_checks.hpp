@@ -1,8 +1,8 @@
 #pragma once
 // One body of collective checks that every executor's test runs (threads, MPI under mpirun, SimGrid), so all
-// executors are held to the same results. Inputs are small integers in float -- rank r, element i holds
-// (r + 1) * (i % 13 + 1) -- whose sums are exact in any order (nccl-tests' verifiable inputs), so every check is
-// an exact comparison. Without payloads (size-only simulation) the same operations run and nothing is compared.
+// executors are held to the same results. The inputs are core/verifiable.hpp's, small integers in float whose sums
+// are exact in any order, so every check is an exact comparison. Without payloads (size-only simulation) the same
+// operations run and nothing is compared.
 
 #include <algorithm>
 #include <cstddef>
@@ -11,20 +11,13 @@
 #include <vector>
 
 #include "core/collectives.hpp"
+#include "core/verifiable.hpp"
 
 namespace dsgd::testing {
 
-inline float input_value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * static_cast<int>(i % 13 + 1)); }
-
-inline float sum_value(int size, std::size_t i) {
-  return static_cast<float>(static_cast<int>(i % 13 + 1) * size * (size + 1) / 2);
-}
-
-inline std::vector<float> inputs(int rank, std::size_t count) {
-  std::vector<float> values(count);
-  for (std::size_t i = 0; i < count; ++i) values[i] = input_value(rank, i);
-  return values;
-}
+using verifiable::input_value;
+using verifiable::inputs;
+using verifiable::sum_value;
 
 // Throws std::runtime_error naming rank, operation, element, value and expectation on the first difference.
 inline void expect_values(const Comm& comm, const std::string& what, const std::vector<float>& actual,

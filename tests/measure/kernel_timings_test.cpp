@@ -1,25 +1,25 @@
-// app/kernel_timings.hpp: the mean of the timings around a run, and a platform re-timed with them keeping the
+// measure/kernel_timings.hpp: the mean of the timings around a run, and a platform re-timed with them keeping the
 // shared chip's measured waiting share. On synthetic timings with known answers.
 
-#include "app/kernel_timings.hpp"
+#include "measure/kernel_timings.hpp"
 
 #include <gtest/gtest.h>
 
 #include "measure/calibration.hpp"
 #include "tests/support/error_message.hpp"
 
-namespace dsgd::app {
+namespace dsgd::measure {
 namespace {
 
-measure::KernelCalibration calibration(double conv_s, double memory_s, int concurrent) {
-  measure::KernelCalibration timings;
+KernelCalibration calibration(double conv_s, double memory_s, int concurrent) {
+  KernelCalibration timings;
   timings.kernels = {{"conv", "synthetic conv", 16e9, 10, conv_s, 0.02}, {"elementwise", "synthetic", 1e9, 10, 1.0}};
   timings.memory = {"memory", "synthetic memcpy", 10e9, 10, memory_s};
   timings.concurrent = concurrent;
   return timings;
 }
 
-TEST(AppKernelTimings, MeanOfIsTheMeanClassByClass) {
+TEST(MeasureKernelTimings, MeanOfIsTheMeanClassByClass) {
   KernelTimings before{calibration(1.0, 2.0, 2), calibration(0.5, 1.0, 1)};
   before.busy.kernels[0].mean_s = 1.5;
   KernelTimings after{calibration(3.0, 4.0, 2), calibration(1.5, 3.0, 1)};
@@ -48,15 +48,15 @@ TEST(AppKernelTimings, MeanOfIsTheMeanClassByClass) {
 
 // A calibrated two-core platform, without kernel timings yet.
 platforms::Platform two_cores() {
-  measure::CalibrationInput input;
-  input.cpu = measure::parse_cpuinfo(
+  CalibrationInput input;
+  input.cpu = parse_cpuinfo(
       "processor : 0\nvendor_id : GenuineIntel\ncpu family : 6\ncpu MHz : 2000\nphysical id : 0\ncore id : 0\n"
       "flags : avx2 fma\n\nprocessor : 1\nphysical id : 0\ncore id : 1\n");
-  input.segments = measure::fit_alpha_beta({{8, 2e-6}, {1024, 3e-6}, {1 << 20, 1e-3}}, {});
-  return measure::calibrated_platform(input);
+  input.segments = fit_alpha_beta({{8, 2e-6}, {1024, 3e-6}, {1 << 20, 1e-3}}, {});
+  return calibrated_platform(input);
 }
 
-TEST(AppKernelTimings, ARetimedPlatformKeepsItsWaitingShare) {
+TEST(MeasureKernelTimings, ARetimedPlatformKeepsItsWaitingShare) {
   auto platform = two_cores();
   const KernelTimings first{calibration(1.0, 1.0, 2), calibration(0.5, 1.0, 1)};
   platform = with_kernel_timings(platform, first, "here");
@@ -74,7 +74,7 @@ TEST(AppKernelTimings, ARetimedPlatformKeepsItsWaitingShare) {
   EXPECT_DOUBLE_EQ(retimed.noise.spread, 0.02) << "the forward/backward's spread";
 }
 
-TEST(AppKernelTimings, BusyTimingsMoveTheRateAloneByTheFilesRatio) {
+TEST(MeasureKernelTimings, BusyTimingsMoveTheRateAloneByTheFilesRatio) {
   // Calibrated: conv twice as fast alone, elementwise as fast.
   auto platform = with_kernel_timings(two_cores(), {calibration(1.0, 1.0, 2), calibration(0.5, 1.0, 1)}, "here");
   ASSERT_TRUE(platform.nodes.shared_chip.has_value());
@@ -98,4 +98,4 @@ TEST(AppKernelTimings, BusyTimingsMoveTheRateAloneByTheFilesRatio) {
 }
 
 }  // namespace
-}  // namespace dsgd::app
+}  // namespace dsgd::measure

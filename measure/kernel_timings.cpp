@@ -1,48 +1,45 @@
-#include "app/kernel_timings.hpp"
+#include "measure/kernel_timings.hpp"
 
 #include <algorithm>
-#include <cstdio>
+#include <ostream>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "measure/background_load.hpp"
 #include "measure/calibration.hpp"
 
-namespace dsgd::app {
+namespace dsgd::measure {
 
 namespace {
 
 // Other programs' load (cores kept busy) above which the kernel timings are taken again.
 constexpr double kBusyCores = 0.25;
 
-measure::KernelCalibration time_copies(Context& context, measure::KernelBenchOptions bench, int copies, bool turns,
-                                       int retries, bool print) {
+KernelCalibration time_copies(KernelBenchOptions bench, int copies, bool turns, int retries, std::ostream& err,
+                              std::ostream* out) {
   bench.concurrent = copies;
   bench.turns = turns;
-  context.err << "timing the kernel classes on " << bench.model << ", batch " << bench.batch << ", " << bench.threads
-              << " thread(s), " << bench.concurrent << (turns ? " copies in turn" : " copies at once") << std::endl;
+  err << "timing the kernel classes on " << bench.model << ", batch " << bench.batch << ", " << bench.threads
+      << " thread(s), " << bench.concurrent << (turns ? " copies in turn" : " copies at once") << std::endl;
   // The least disturbed of the measurements is kept, and its sources say how disturbed it was.
-  auto disturbed = measure::least_disturbed(
-      [&] { return measure::measure_kernels(bench); }, retries, kBusyCores, [&](double others) {
-        char text[120];
-        std::snprintf(text, sizeof text, "other programs kept %.2f cores busy; timing the kernels again\n", others);
-        context.err << text << std::flush;
+  auto disturbed = least_disturbed(
+      [&] { return measure_kernels(bench); }, retries, kBusyCores,
+      [&](double others) {
+        err << format("other programs kept %.2f cores busy; timing the kernels again\n", others) << std::flush;
       });
   auto kernels = std::move(disturbed.value);
   kernels.others_cores = disturbed.others_cores;
-  if (!print) return kernels;
-  context.out << "kernel classes (median over " << bench.concurrent << " copies x " << bench.repetitions
-              << " repetitions):\n";
-  for (const auto& timing : kernels.kernels) context.out << "  " << measure::describe(timing) << '\n';
-  context.out << "  " << measure::describe(kernels.memory) << '\n';
-  char line[120];
-  std::snprintf(line, sizeof line, "  (other programs kept %.2f cores busy meanwhile)\n", kernels.others_cores);
-  context.out << line;
+  if (out == nullptr) return kernels;
+  *out << "kernel classes (median over " << bench.concurrent << " copies x " << bench.repetitions << " repetitions):\n";
+  for (const auto& timing : kernels.kernels) *out << "  " << describe(timing) << '\n';
+  *out << "  " << describe(kernels.memory) << '\n';
+  *out << format("  (other programs kept %.2f cores busy meanwhile)\n", kernels.others_cores);
   return kernels;
 }
 
 // bench.concurrent, or one copy per physical core.
-int copies_of(const measure::KernelBenchOptions& bench) {
-  return bench.concurrent > 0 ? bench.concurrent : std::max(1, measure::read_cpu_facts().physical_cores);
+int copies_of(const KernelBenchOptions& bench) {
+  return bench.concurrent > 0 ? bench.concurrent : std::max(1, read_cpu_facts().physical_cores);
 }
 
 }  // namespace
@@ -59,28 +56,27 @@ double KernelTimings::busy_seconds(const std::string& kernel_class) const {
 // workers take turns, or drift apart, computes alone part of the time): the platform's shared chip carries both.
 // In turns, not one copy repeating alone: a rank computing while the others wait finds their data in the shared
 // cache and its core just woken from idling, which one copy alone never does.
-KernelTimings time_kernel_classes(Context& context, measure::KernelBenchOptions bench, int retries, bool print) {
+KernelTimings time_kernel_classes(KernelBenchOptions bench, int retries, std::ostream& err, std::ostream* out) {
   const int copies = copies_of(bench);
-  KernelTimings timings{time_copies(context, bench, copies, false, retries, print), std::nullopt};
-  if (copies > 1) timings.alone = time_copies(context, bench, copies, true, retries, print);
+  KernelTimings timings{time_copies(bench, copies, false, retries, err, out), std::nullopt};
+  if (copies > 1) timings.alone = time_copies(bench, copies, true, retries, err, out);
   return timings;
 }
 
-measure::KernelCalibration time_busy_kernels(Context& context, measure::KernelBenchOptions bench, int retries,
-                                             bool print) {
-  return time_copies(context, bench, copies_of(bench), false, retries, print);
+KernelCalibration time_busy_kernels(KernelBenchOptions bench, int retries, std::ostream& err, std::ostream* out) {
+  return time_copies(bench, copies_of(bench), false, retries, err, out);
 }
 
 KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after) {
-  const auto mean = [](measure::KernelCalibration into, const measure::KernelCalibration& other) {
-    const auto counterpart = [&](const measure::KernelTiming& timing) -> const measure::KernelTiming& {
+  const auto mean = [](KernelCalibration into, const KernelCalibration& other) {
+    const auto counterpart = [&](const KernelTiming& timing) -> const KernelTiming& {
       if (timing.kernel_class == other.memory.kernel_class) return other.memory;
       const auto match = std::find_if(other.kernels.begin(), other.kernels.end(),
                                       [&](const auto& o) { return o.kernel_class == timing.kernel_class; });
       if (match == other.kernels.end()) throw InternalError("kernel timings: '" + timing.kernel_class + "' timed once");
       return *match;
     };
-    const auto average = [&](measure::KernelTiming& timing) {
+    const auto average = [&](KernelTiming& timing) {
       const auto& twin = counterpart(timing);
       timing.median_s = (timing.median_s + twin.median_s) / 2;
       timing.mean_s = (timing.mean_s + twin.mean_s) / 2;
@@ -103,7 +99,7 @@ KernelTimings mean_of(const KernelTimings& before, const KernelTimings& after) {
 platforms::Platform with_kernel_timings(platforms::Platform platform, const KernelTimings& timings,
                                         const std::string& where) {
   const auto chip = platform.nodes.shared_chip;
-  measure::apply_kernel_calibration(platform, timings.busy, where, timings.alone ? &*timings.alone : nullptr);
+  apply_kernel_calibration(platform, timings.busy, where, timings.alone ? &*timings.alone : nullptr);
   if (chip && platform.nodes.shared_chip) {
     platform.nodes.shared_chip->waiting_share = chip->waiting_share;
     platform.nodes.shared_chip->loaded_link = chip->loaded_link;
@@ -114,14 +110,14 @@ platforms::Platform with_kernel_timings(platforms::Platform platform, const Kern
   return platform;
 }
 
-platforms::Platform with_busy_timings(platforms::Platform platform, const measure::KernelCalibration& busy,
+platforms::Platform with_busy_timings(platforms::Platform platform, const KernelCalibration& busy,
                                       const std::string& where) {
   if (!platform.nodes.shared_chip) return with_kernel_timings(std::move(platform), {busy, std::nullopt}, where);
   // Both efficiencies are against the platform's one peak (or memory bandwidth, for "copy"), so the ratio of the
   // times alone and busy is the busy efficiency over the alone one; a class the chip does not list runs alone as busy.
   const auto& chip = *platform.nodes.shared_chip;
   const auto& cpu = platform.nodes.cpu.efficiency;
-  measure::KernelCalibration alone = busy;
+  KernelCalibration alone = busy;
   alone.concurrent = 1;
   for (auto& timing : alone.kernels) {
     const auto listed = chip.alone.by_class.find(timing.kernel_class);
@@ -130,13 +126,11 @@ platforms::Platform with_busy_timings(platforms::Platform platform, const measur
     const double ratio = calibrated->second / listed->second;
     timing.median_s *= ratio;
     timing.mean_s *= ratio;
-    char text[96];
-    std::snprintf(text, sizeof text, "; x %.4f for alone, the ratio of its times alone and busy in ", ratio);
     const auto source = chip.alone.sources.find(timing.kernel_class);
-    timing.what +=
-        text + (source != chip.alone.sources.end() ? "(" + source->second + ")" : std::string("the platform"));
+    timing.what += format("; x %.4f for alone, the ratio of its times alone and busy in ", ratio) +
+                   (source != chip.alone.sources.end() ? "(" + source->second + ")" : std::string("the platform"));
   }
   return with_kernel_timings(std::move(platform), {busy, std::move(alone)}, where);
 }
 
-}  // namespace dsgd::app
+}  // namespace dsgd::measure

@@ -1,0 +1,164 @@
+#include "app/dsgd_mpi_sweeps.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/format.hpp"
+#include "core/stats.hpp"
+#include "measure/host_info.hpp"
+#include "measure/pingpong_buffers.hpp"
+#include "measure/waiting_share.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+namespace mpi = measure::mpi;
+using mpi::MpiComm;
+
+// A measured entry of this executor: `seconds` of `iterations`, on every rank of `comm`.
+reports::Entry measured_entry(const MpiComm& comm, std::string name, std::string algorithm, std::int64_t iterations,
+                              double seconds) {
+  reports::Entry entry;
+  entry.name = std::move(name);
+  entry.iterations = iterations;
+  entry.real_time = seconds;
+  entry.cpu_time = seconds;
+  entry.executor = "mpi";
+  entry.fidelity = "measured";
+  entry.algorithm = std::move(algorithm);
+  entry.ranks = comm.size();
+  return entry;
+}
+
+void write(const std::string& path, const reports::Results& results, bool quiet = false) {
+  if (path.empty()) return;
+  reports::write_results(path, results);
+  if (!quiet) std::printf("wrote %s\n", path.c_str());
+}
+
+}  // namespace
+
+reports::Results new_mpi_results(const std::string& command) {
+  reports::Results results;
+  results.provenance = reports::current_provenance(command);
+  std::error_code ec;
+  results.executable = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  results.num_cpus = measure::cpu_info().logical_cores;
+  return results;
+}
+
+void pingpong_command(MpiComm& comm, const PingPongCli& cli, const std::string& command) {
+  const auto sizes = mpi::pingpong(comm, cli.sweep);
+  if (comm.rank() != 0) return;
+  auto results = new_mpi_results(command);
+  std::vector<measure::PingPongPoint> points;
+  if (!cli.quiet) std::printf("%12s %14s %14s %12s\n", "bytes", "round trip us", "one way us", "algbw GB/s");
+  for (const auto& size : sizes) {
+    const double round_trip = median(size.round_trip_s);
+    const double bytes = static_cast<double>(size.bytes);
+    const auto count = static_cast<std::int64_t>(size.round_trip_s.size());
+    auto entry =
+        measured_entry(comm, "pingpong/" + std::to_string(size.bytes), "pingpong", count * size.trips, round_trip);
+    const auto [least, most] = std::minmax_element(size.round_trip_s.begin(), size.round_trip_s.end());
+    // The mean counts the samples a preempted rank stretched, which the median leaves out: what a message costs on
+    // average beside computing ranks (the loaded link is fitted to it).
+    entry.counters = {{"bytes", bytes},
+                      {"round_trip_s", round_trip},
+                      {"round_trip_min_s", *least},
+                      {"round_trip_max_s", *most},
+                      {"round_trip_mean_s", mean(size.round_trip_s)},
+                      {"one_way_s", round_trip / 2},
+                      {"algbw_Bps", bytes / (round_trip / 2)},
+                      {"samples", static_cast<double>(count)},
+                      {"computing_ranks", cli.sweep.busy ? comm.size() - 2 : 0},
+                      {"think_s", cli.sweep.think_s},
+                      {"pool_bytes", cli.sweep.pool_bytes}};
+    entry.labels["transport"] = mpi::mpi_library_version() + ", dsgd MpiComm send/recv";
+    entry.labels["buffers"] = measure::pingpong_buffers_text(static_cast<std::size_t>(cli.sweep.pool_bytes));
+    results.benchmarks.push_back(entry);
+    points.push_back({bytes, round_trip});
+    if (!cli.quiet) {
+      std::printf("%12zu %14.3f %14.3f %12.3f\n", size.bytes, round_trip * 1e6, round_trip / 2 * 1e6,
+                  bytes / (round_trip / 2) / 1e9);
+    }
+  }
+  if (!cli.quiet) {
+    std::printf("alpha-beta fit (round trip = 2 alpha + 2 n beta, relative least squares):\n");
+    for (const auto& fit : measure::fit_alpha_beta(points, cli.boundaries)) {
+      std::printf("  %s\n", measure::describe(fit).c_str());
+    }
+  }
+  write(cli.results, results, cli.quiet);
+  std::fflush(stdout);
+}
+
+// --- waiting --------------------------------------------------------------------------------------------------
+
+void waiting_command(MpiComm& comm, const WaitingCli& cli, const std::string& command) {
+  const auto measured = measure::measure_waiting_share(comm, cli.seconds, measure::process_cpu_seconds);
+  if (comm.rank() != 0) return;
+  std::printf("rank 0 waited %.3f s while %d ranks computed and took %.3f s of CPU: %.3f of a core\n", measured.wall_s,
+              measured.computing, measured.cpu_s, measured.share());
+  if (cli.results.empty()) return;
+  auto results = new_mpi_results(command);
+  auto entry = measured_entry(comm, "waiting_share", "waiting_share", 1, measured.wall_s);
+  entry.cpu_time = measured.cpu_s;
+  entry.counters["waiting_share"] = measured.share();
+  entry.counters["computing_ranks"] = measured.computing;
+  results.benchmarks.push_back(std::move(entry));
+  reports::write_results(cli.results, results);
+}
+
+// --- allreduce ------------------------------------------------------------------------------------------------
+
+void allreduce_command(MpiComm& comm, const AllreduceCli& cli, const std::string& command) {
+  const auto sweep = mpi::allreduce_sweep(comm, cli.sweep);
+  if (comm.rank() != 0) return;
+  const int n = comm.size();
+  const auto& variants = sweep.variants;
+  auto results = new_mpi_results(command);
+  const std::string mpi_version = mpi::mpi_library_version();
+  const auto mpi_index =
+      static_cast<std::size_t>(std::find(variants.begin(), variants.end(), mpi::kMpiVariant) - variants.begin());
+  const bool has_mpi = mpi_index < variants.size();
+  std::printf("allreduce on %d ranks, median of %d alternating rounds, algbw GB/s (busbw = algbw x %s)\n", n,
+              cli.sweep.rounds, fixed(2.0 * (n - 1) / n, 3).c_str());
+  std::printf("%10s %12s", "floats", "bytes");
+  for (const auto& variant : variants) std::printf(" %19s", variant.c_str());
+  std::printf("%s\n", has_mpi ? "   best ours / MPI" : "");
+  for (std::size_t s = 0; s < sweep.sizes.size(); ++s) {
+    const auto bytes = static_cast<double>(sweep.sizes[s] * sizeof(float));
+    std::vector<double> algbw(variants.size());
+    double best_ours = 0;
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      algbw[v] = bytes / median(sweep.seconds[s][v]);
+      if (v != mpi_index) best_ours = std::max(best_ours, algbw[v]);
+    }
+    std::printf("%10zu %12.0f", sweep.sizes[s], bytes);
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      const auto& seconds = sweep.seconds[s][v];
+      const bool is_mpi = variants[v] == mpi::kMpiVariant;
+      auto entry = measured_entry(comm, "allreduce/" + variants[v] + "/" + std::to_string(sweep.sizes[s]),
+                                  is_mpi ? "MPI_Allreduce" : variants[v], static_cast<std::int64_t>(seconds.size()),
+                                  median(seconds));
+      entry.counters = {{"floats", static_cast<double>(sweep.sizes[s])},
+                        {"bytes", bytes},
+                        {"seconds_min", *std::min_element(seconds.begin(), seconds.end())},
+                        {"algbw_Bps", algbw[v]},
+                        {"busbw_Bps", algbw[v] * 2.0 * (n - 1) / n}};
+      if (has_mpi && !is_mpi) entry.counters["vs_mpi"] = algbw[v] / algbw[mpi_index];
+      entry.labels["implementation"] =
+          is_mpi ? "MPI_Allreduce, " + mpi_version : "dsgd core/collectives.hpp over MpiComm (" + mpi_version + ")";
+      results.benchmarks.push_back(entry);
+      std::printf(" %19s", fixed(algbw[v] / 1e9, 3).c_str());
+    }
+    if (has_mpi) std::printf(" %17s", fixed(best_ours / algbw[mpi_index], 3).c_str());
+    std::printf("\n");
+  }
+  write(cli.results, results);
+  std::fflush(stdout);
+}
+
+}  // namespace dsgd::app
