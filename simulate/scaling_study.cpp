@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "algorithms/algorithm.hpp"
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/stopwatch.hpp"
@@ -29,17 +30,11 @@ constexpr int kNoiseGridPoints = 7;
 
 bool is_percent(StudyMeasure measure) { return measure != StudyMeasure::kSpeedup; }
 
-const char* measure_name(StudyMeasure measure) {
-  switch (measure) {
-    case StudyMeasure::kEfficiency:
-      return "efficiency";
-    case StudyMeasure::kSpeedup:
-      return "speed-up";
-    case StudyMeasure::kCommRatio:
-      return "comm ratio";
-  }
-  return "";
-}
+constexpr EnumNames<3> kMeasureNames = {"efficiency", "speed-up", "comm ratio"};  // StudyMeasure's order
+constexpr EnumNames<3> kDeterminedNames = {"predicted", "fitted", "by construction"};  // Determined's order
+
+// Null-terminated: the names are literals.
+const char* measure_name(StudyMeasure measure) { return name_of(measure, kMeasureNames, "").data(); }
 
 std::string format_value(StudyMeasure measure, double value) {
   return is_percent(measure) ? format("%.1f%%", 100 * value) : format("%.2fx", value);
@@ -230,17 +225,7 @@ std::string marked(std::string text, Determined by) {
 
 }  // namespace
 
-std::string_view to_string(Determined determined) {
-  switch (determined) {
-    case Determined::kPredicted:
-      return "predicted";
-    case Determined::kFitted:
-      return "fitted";
-    case Determined::kByConstruction:
-      return "by construction";
-  }
-  return "?";
-}
+std::string_view to_string(Determined determined) { return name_of(determined, kDeterminedNames); }
 
 std::optional<double> difference(const ScalingStudy& study, const StudyRow& row) {
   if (!row.published) return std::nullopt;

@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "core/stopwatch.hpp"
+#include "core/enum_names.hpp"
 #include "simulate/analytic/executor.hpp"
 #include "simulate/forked.hpp"
 #include "simulate/simgrid/comm.hpp"
@@ -335,26 +336,13 @@ void check_request(const platforms::Platform& platform, const WorldOptions& worl
 
 }  // namespace
 
-std::string_view to_string(Fidelity fidelity) {
-  switch (fidelity) {
-    case Fidelity::kAuto:
-      return "auto";
-    case Fidelity::kMessage:
-      return "message";
-    case Fidelity::kFlow:
-      return "flow";
-    case Fidelity::kAnalytic:
-      return "analytic";
-  }
-  return "?";
-}
+namespace {
+constexpr EnumNames<4> kFidelityNames = {"auto", "message", "flow", "analytic"};  // Fidelity's order
+}  // namespace
 
-Fidelity fidelity_from_string(std::string_view name) {
-  for (const Fidelity fidelity : {Fidelity::kAuto, Fidelity::kMessage, Fidelity::kFlow, Fidelity::kAnalytic}) {
-    if (name == to_string(fidelity)) return fidelity;
-  }
-  throw UnknownNameError("fidelity", std::string(name), {"auto", "message", "flow", "analytic"});
-}
+std::string_view to_string(Fidelity fidelity) { return name_of(fidelity, kFidelityNames); }
+
+Fidelity fidelity_from_string(std::string_view name) { return from_name<Fidelity>("fidelity", name, kFidelityNames); }
 
 const std::vector<std::string>& network_model_names() {
   // "Constant" is left out: SimGrid 3.32 aborts with it on links that have a bandwidth.
