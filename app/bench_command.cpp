@@ -67,7 +67,7 @@ void bench_threads(const BenchOptions& options, const std::vector<AllreduceAlgor
     WorldOptions world;
     world.size = options.ranks;
     world.timeout_s = options.timeout_s;
-    measure::threads::run_threads(world, [&](Comm& comm) {
+    measure::threads::run(world, [&](Comm& comm) {
       std::vector<float> buffer(floats, 1.0F);
       float token = 0;
       for (int round = 0; round < options.rounds; ++round) {
@@ -112,10 +112,10 @@ void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgor
   model.flops = site.peak_flops * site.efficiency.of("elementwise");
   for (const std::size_t floats : options.sizes) {
     for (const auto algorithm : algorithms) {
-      const auto simulated = simulate::run_simulation(
+      const auto simulated = simulate::simgrid::run(
           platform, world, [&](Comm& comm) { allreduce(comm, {nullptr, floats}, algorithm); }, simulation);
       auto entry = allreduce_entry("simgrid", std::string(to_string(algorithm)), options.ranks, floats,
-                                   simulated.simulated_s, std::string(simulate::to_string(simulated.fidelity)));
+                                   simulated.time_s, std::string(simulate::to_string(simulated.fidelity)));
       entry.platform = platform.name;
       entry.counters["closed_form_s"] = simulate::allreduce_time(model, algorithm, options.ranks, floats);
       entry.counters["wall_s"] = simulated.wall_s;

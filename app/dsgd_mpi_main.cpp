@@ -50,7 +50,7 @@ void train(const dsgd::app::RunCli& cli, const dsgd::WorldOptions& world, const 
     std::fputs(dsgd::app::progress_line(point).c_str(), stderr);
   });
   int rank = 0;
-  mpi::run_mpi_worker(world, [&](dsgd::Comm& comm) {
+  mpi::run(world, [&](dsgd::Comm& comm) {
     rank = comm.rank();
     if (comm.size() != dsgd::algorithms::world_size(cli.run)) {
       throw dsgd::InputError("run: " + cli.run.algorithm + " with " + std::to_string(cli.run.workers) +
@@ -170,8 +170,8 @@ int run(int argc, char** argv, int world_rank) {
     train(run_cli, world, command);
     return kExitOk;
   }
-  mpi::run_mpi_worker(world, [&](dsgd::Comm& base) {
-    auto& comm = dynamic_cast<MpiComm&>(base);  // run_mpi_worker hands out an MpiComm
+  mpi::run(world, [&](dsgd::Comm& base) {
+    auto& comm = dynamic_cast<MpiComm&>(base);  // mpi::run hands out an MpiComm
     if (*pingpong_command) dsgd::app::pingpong_command(comm, pingpong_cli, command);
     if (*allreduce_command) dsgd::app::allreduce_command(comm, allreduce_cli, command);
     if (*waiting_command) dsgd::app::waiting_command(comm, waiting_cli, command);

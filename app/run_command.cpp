@@ -35,7 +35,7 @@ reports::Entry run_threads(const RunCommand& command, const algorithms::RunData&
                                               context.err << progress_line(point) << std::flush;
                                             });
   try {
-    measure::threads::run_threads(world, worker);
+    measure::threads::run(world, worker);
   } catch (const algorithms::DivergedError& error) {
     if (!record_divergence) throw;
     context.err << "run: " << error.what() << std::endl;

@@ -239,13 +239,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
         reports::write_rank_breakdown_csv(numbered(command->per_rank_csv, point.workers), point.per_rank);
       }
       if (!command->trace.empty()) {
-        std::vector<reports::TraceEvent> events;
-        events.reserve(point.timeline.size());
-        for (const auto& span : point.timeline) events.push_back({span.rank, span.category, span.start_s, span.duration_s});
         reports::TraceLimits limits;
         limits.max_events = std::max<std::size_t>(1, options.trace_events);
         const auto summary = reports::write_chrome_trace(
-            numbered(command->trace, point.workers), events, limits,
+            numbered(command->trace, point.workers), point.timeline, limits,
             {{"platform", platform.name}, {"algorithm", options.algorithm}, {"model", options.model},
              {"spans_not_recorded", std::to_string(point.timeline_dropped)}});
         context.err << "simulate: trace of " << point.workers << " workers: " << summary.events_written

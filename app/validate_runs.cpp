@@ -18,7 +18,7 @@ reports::Entry measure_threads(const RunCli& cli, const algorithms::RunData& dat
   WorldOptions world;
   world.size = algorithms::world_size(cli.run);
   world.timeout_s = timeout_s;
-  measure::threads::run_threads(world, algorithms::training_worker(cli.run, data, &result));
+  measure::threads::run(world, algorithms::training_worker(cli.run, data, &result));
   return run_entry(cli, result, "threads");
 }
 

@@ -28,7 +28,7 @@ std::vector<PingPongPoint> threads_pingpong(const ThreadsPingPongOptions& option
   world.size = 2 + options.busy_ranks;
   world.timeout_s = 600;
   std::atomic<bool> over{false};
-  threads::run_threads(world, [&](Comm& comm) {
+  threads::run(world, [&](Comm& comm) {
     if (comm.rank() >= 2) {
       while (!over.load(std::memory_order_relaxed)) compute_for(1e-3);
       return;

@@ -72,7 +72,7 @@ WaitingShare threads_waiting_share(int ranks, double seconds) {
   world.size = ranks;
   world.timeout_s = seconds + 60;
   WaitingShare measured;
-  threads::run_threads(world, [&](Comm& comm) {
+  threads::run(world, [&](Comm& comm) {
     const WaitingShare mine = measure_waiting_share(comm, seconds, thread_cpu_seconds);
     if (comm.rank() == 0) measured = mine;
   });

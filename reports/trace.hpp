@@ -23,13 +23,8 @@
 
 namespace dsgd::reports {
 
-// One step of one rank: `duration_s` seconds charged to `category`, starting `start_s` after the run began.
-struct TraceEvent {
-  int rank = 0;
-  Category category = Category::kForwardBackward;
-  double start_s = 0;
-  double duration_s = 0;
-};
+// One step of one rank: the executors' timeline span (core/breakdown.hpp).
+using TraceEvent = TimelineSpan;
 
 // Bounds the file's size: long runs with many ranks produce millions of steps, and the viewers slow down or give
 // up long before that (chrome://tracing at roughly a few hundred thousand events).

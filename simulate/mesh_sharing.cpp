@@ -26,7 +26,7 @@
 
 namespace dsgd::simulate {
 
-namespace s4u = simgrid::s4u;
+namespace s4u = ::simgrid::s4u;
 
 namespace {
 

@@ -59,7 +59,7 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
       std::snprintf(text, sizeof text, "%.17g %lld", result.train_seconds, static_cast<long long>(result.iterations));
       return std::string(text);
     };
-    const auto outcome = run_simulation(platform, world, algorithms::training_worker(run, {}, &result), simulation);
+    const auto outcome = simgrid::run(platform, world, algorithms::training_worker(run, {}, &result), simulation);
     double train_seconds = 0;
     long long iterations = 0;
     if (std::sscanf(outcome.collected.c_str(), "%lf %lld", &train_seconds, &iterations) != 2 || iterations <= 0) {
@@ -74,8 +74,8 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     point.fidelity = outcome.fidelity;
     point.per_rank = outcome.per_rank;
     point.wall_s = outcome.wall_s;
-    point.timeline = outcome.timeline;
-    point.timeline_dropped = outcome.timeline_dropped;
+    point.timeline = outcome.events;
+    point.timeline_dropped = outcome.events_dropped;
     point.efficiency = points.empty() ? 1.0 : points.front().seconds_per_iteration / point.seconds_per_iteration;
     points.push_back(std::move(point));
   }

@@ -2,7 +2,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <vector>
 
 #include "measure/mpi/comm.hpp"
 
@@ -59,7 +61,7 @@ MpiSession::~MpiSession() {
   if (!finalized) MPI_Finalize();
 }
 
-MpiWorkerResult run_mpi_worker(const WorldOptions& options, const WorkerFunction& worker) {
+WorldResult run(const WorldOptions& options, const WorkerFunction& worker) {
   check_not_finalized();
   if (!mpi_initialized()) {
     initialize(nullptr, nullptr);
@@ -72,9 +74,26 @@ MpiWorkerResult run_mpi_worker(const WorldOptions& options, const WorkerFunction
     comm.abandon();
     throw;
   }
-  MpiWorkerResult result;
+  WorldResult result;
   result.wall_s = comm.now_s();
-  result.breakdown = comm.breakdown();
+  // Every rank's breakdown and the slowest rank's time, to every rank: the per-rank shape of the other executors.
+  constexpr int kCategories = static_cast<int>(kCategoryNames.size());
+  std::vector<double> mine(comm.breakdown().seconds.begin(), comm.breakdown().seconds.end());
+  mine.push_back(result.wall_s);
+  std::vector<double> all(mine.size() * static_cast<std::size_t>(comm.size()));
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallgather(mine.data(), kCategories + 1, MPI_DOUBLE, all.data(), kCategories + 1, MPI_DOUBLE,
+                           comm.handle(), &request),
+            comm.rank(), "MPI_Iallgather of the breakdowns");
+  MPI_Status status{};
+  comm.wait_for(request, status, Category::kWait, "for every rank's breakdown at the end of the run");
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    const double* row = all.data() + static_cast<std::ptrdiff_t>(rank) * (kCategories + 1);
+    Breakdown breakdown;
+    std::copy(row, row + kCategories, breakdown.seconds.begin());
+    result.per_rank.push_back(breakdown);
+    result.time_s = std::max(result.time_s, row[kCategories]);
+  }
   return result;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/comm.hpp"
+#include "core/world.hpp"
 #include "measure/mpi/launch.hpp"
 
 namespace dsgd::measure::mpi {
@@ -36,17 +37,14 @@ class MpiSession {
   int world_size_ = 1;
 };
 
-// What one rank's worker did.
-struct MpiWorkerResult {
-  double wall_s = 0;    // time inside the worker function
-  Breakdown breakdown;  // this rank's time per category
-};
-
 // Runs `worker` on this process's rank of MPI_COMM_WORLD with a fresh MpiComm (collective: every rank calls it).
+// Every rank returns the same shape as the other executors: per_rank holds every rank's breakdown (gathered after
+// the workers returned, under the world's timeout), time_s the slowest rank's time inside its worker, wall_s this
+// rank's; no events are recorded.
 // If MPI is not initialised yet it is initialised here and finalised when the process exits normally (std::atexit),
 // since it cannot be initialised a second time. If the worker throws, this rank's comm skips its collective
 // cleanup and the exception propagates; the caller (app/) reports it and ends the world with MPI_Abort so the
 // other ranks do not wait for this one until their timeouts.
-MpiWorkerResult run_mpi_worker(const WorldOptions& options, const WorkerFunction& worker);
+WorldResult run(const WorldOptions& options, const WorkerFunction& worker);
 
 }  // namespace dsgd::measure::mpi

@@ -8,7 +8,7 @@
 
 namespace dsgd::measure::threads {
 
-ThreadsResult run_threads(const WorldOptions& options, const WorkerFunction& worker) {
+WorldResult run(const WorldOptions& options, const WorkerFunction& worker) {
   check_world(options, "threads", /*simulated=*/false);
   Hub hub(options);
   std::vector<std::unique_ptr<ThreadsComm>> comms;
@@ -32,8 +32,9 @@ ThreadsResult run_threads(const WorldOptions& options, const WorkerFunction& wor
   for (auto& thread : threads) thread.join();
   failure.rethrow_if_any();
 
-  ThreadsResult result;
-  result.wall_s = hub.now_s();
+  WorldResult result;
+  result.time_s = hub.now_s();
+  result.wall_s = result.time_s;
   for (const auto& comm : comms) result.per_rank.push_back(comm->breakdown());
   return result;
 }

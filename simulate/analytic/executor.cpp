@@ -168,8 +168,8 @@ class AnalyticComm final : public Comm {
 
 }  // namespace
 
-SimulationResult run_analytic(const platforms::Platform& platform, const WorldOptions& world,
-                              const WorkerFunction& worker, const SimulationOptions& options) {
+SimulationResult analytic::run(const platforms::Platform& platform, const WorldOptions& world,
+                               const WorkerFunction& worker, const SimulationOptions& options) {
   const auto start = std::chrono::steady_clock::now();
   if (world.payload) throw InputError("analytic fidelity simulates sizes only: set WorldOptions::payload to false");
   if (options.placement.master_on_host) {
@@ -180,11 +180,11 @@ SimulationResult run_analytic(const platforms::Platform& platform, const WorldOp
   worker(comm);
   SimulationResult result;
   result.fidelity = Fidelity::kAnalytic;
-  result.simulated_s = comm.now_s();
+  result.time_s = comm.now_s();
   result.per_rank = {comm.breakdown()};
   if (options.collect) result.collected = options.collect();
-  result.timeline = std::move(comm.timeline);
-  result.timeline_dropped = comm.timeline_dropped;
+  result.events = std::move(comm.timeline);
+  result.events_dropped = comm.timeline_dropped;
   const auto end = std::chrono::steady_clock::now();
   result.setup_wall_s = std::chrono::duration<double>(setup_end - start).count();
   result.run_wall_s = std::chrono::duration<double>(end - setup_end).count();

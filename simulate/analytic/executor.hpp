@@ -1,7 +1,7 @@
 #pragma once
 // The analytic fidelity level (DESIGN.md "Fidelity levels"): closed-form costs, no SimGrid engine, for worlds far
 // beyond what SimGrid's actors can hold (a million cores). Parallel to simulate/simgrid/executor.hpp, whose
-// run_simulation() comes here for Fidelity::kAnalytic.
+// simgrid::run() comes here for Fidelity::kAnalytic.
 //
 // One representative rank. Only rank 0's worker runs, on a Comm that says it is rank 0 of world.size; the other
 // ranks are taken to do exactly what rank 0 does outside collectives (synchronous data-parallel algorithms without
@@ -26,9 +26,11 @@
 
 namespace dsgd::simulate {
 
+namespace analytic {
 // Throws InputError for a world with payloads, a master on the host (rank 0 would not be a worker), or what
 // RouteModel throws; UnavailableError as above; what the worker throws.
-SimulationResult run_analytic(const platforms::Platform& platform, const WorldOptions& world,
-                              const WorkerFunction& worker, const SimulationOptions& options);
+SimulationResult run(const platforms::Platform& platform, const WorldOptions& world, const WorkerFunction& worker,
+                     const SimulationOptions& options);
+}  // namespace analytic
 
 }  // namespace dsgd::simulate

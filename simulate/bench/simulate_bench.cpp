@@ -58,7 +58,7 @@ Run simulate_pairs(int ranks, simulate::Fidelity fidelity, int pairs) {
     return std::string(reinterpret_cast<const char*>(stamps->data()), stamps->size() * sizeof(double));
   };
   Run run;
-  run.result = simulate::run_simulation(platform, world, [&](Comm& comm) {
+  run.result = simulate::simgrid::run(platform, world, [&](Comm& comm) {
     const Floats buffer{nullptr, kCount};
     for (int pair = 0; pair < pairs; ++pair) {
       if (comm.rank() == 0) stamps->push_back(wall_s());
@@ -76,7 +76,7 @@ void report(benchmark::State& state, double setup_s, double run_s, const simulat
   const auto iterations = static_cast<double>(state.iterations());
   state.counters["setup_ms"] = 1e3 * setup_s / iterations;
   state.counters["run_ms"] = 1e3 * run_s / iterations;
-  state.counters["simulated_s"] = last.simulated_s;
+  state.counters["simulated_s"] = last.time_s;
   state.SetLabel("simgrid, " + std::string(simulate::to_string(last.fidelity)) + " fidelity, size only");
 }
 
@@ -96,7 +96,7 @@ void BM_ReduceBroadcast(benchmark::State& state) {
   state.counters["per_collective_ms"] = 1e3 * steady_s / iterations;
   state.counters["first_ms"] = 1e3 * first_s / iterations;
   // simulated_s of one pair, as BM_ClosedForm's
-  run.result.simulated_s /= kRepeats;
+  run.result.time_s /= kRepeats;
   report(state, setup_s, run_s, run.result);
 }
 

@@ -19,7 +19,7 @@
 
 namespace dsgd::simulate {
 
-namespace s4u = simgrid::s4u;
+namespace s4u = ::simgrid::s4u;
 
 // What travels through a mailbox. The receiver owns it once the transfer completed.
 struct SimMessage {
@@ -88,7 +88,7 @@ class Inbox {
       Get& oldest = *gets_.front();
       try {
         oldest.activity->wait_for(deadline < 0 ? -1 : std::max(0.0, deadline - s4u::Engine::get_clock()));
-      } catch (const simgrid::Exception&) {
+      } catch (const ::simgrid::Exception&) {
         gets_.pop_front();  // SimGrid ended this receive (timed out, failed): a later wait needs a fresh one
         throw;
       }
@@ -427,10 +427,10 @@ class SendRequest final : public Request {
     world.set_waiting(comm_.rank(), waiting);
     try {
       activity_->wait_for(world.simgrid_timeout());
-    } catch (const simgrid::TimeoutException&) {
+    } catch (const ::simgrid::TimeoutException&) {
       world.bury(std::unique_ptr<SimMessage>(message_));  // never delivered
       throw TimeoutError(waited_text(comm_.rank(), world.simgrid_timeout(), "for " + describe(waiting)));
-    } catch (const simgrid::Exception& failure) {  // network or host failure, cancelled transfer
+    } catch (const ::simgrid::Exception& failure) {  // network or host failure, cancelled transfer
       throw CommError("rank " + std::to_string(comm_.rank()) + ": send to " + describe(waiting) +
                       " failed: " + failure.what());
     }
@@ -477,10 +477,10 @@ class RecvRequest final : public Request {
       world.set_waiting(comm_.rank(), waiting);
       try {
         inbox_.wait(&slot_, world.simgrid_timeout());
-      } catch (const simgrid::TimeoutException&) {
+      } catch (const ::simgrid::TimeoutException&) {
         inbox_.withdraw(&slot_);
         throw TimeoutError(waited_text(comm_.rank(), world.simgrid_timeout(), "for " + describe(waiting)));
-      } catch (const simgrid::Exception& failure) {
+      } catch (const ::simgrid::Exception& failure) {
         inbox_.withdraw(&slot_);
         throw CommError("rank " + std::to_string(comm_.rank()) + ": receive of " + describe(waiting) +
                         " failed: " + failure.what());

@@ -73,7 +73,7 @@ class World {
   // `hosts[r]` runs rank r at `sites[r]`'s rates (a memory bandwidth of 0 makes shared-vector access free);
   // `flow_collectives` runs deterministic collectives at flow fidelity (simulate/simgrid/flows.hpp); `noise` and
   // `noise_seed` spread compute times; up to `trace_events` timeline spans are kept (0: none).
-  World(const WorldOptions& options, std::vector<simgrid::s4u::Host*> hosts, std::vector<RankSite> sites,
+  World(const WorldOptions& options, std::vector<::simgrid::s4u::Host*> hosts, std::vector<RankSite> sites,
         bool flow_collectives, platforms::Noise noise = {}, std::uint64_t noise_seed = 0,
         std::size_t trace_events = 0);
   ~World();
@@ -82,7 +82,7 @@ class World {
 
   const WorldOptions& options() const { return options_; }
   int size() const { return options_.size; }
-  simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
+  ::simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
   const RankSite& site(int rank) const { return sites_[static_cast<std::size_t>(rank)]; }
   // The noise factor of a compute step of `node` starting now, the `step`-th of its rank (ComputeNoise).
   double noise_factor(int node, std::uint64_t step);
@@ -95,7 +95,7 @@ class World {
   SimgridComm& comm(int rank) { return *comms_[static_cast<std::size_t>(rank)]; }
 
   // The mailbox of messages to `destination` with `tag`, created on first use.
-  simgrid::s4u::Mailbox* mailbox(int destination, Tag tag);
+  ::simgrid::s4u::Mailbox* mailbox(int destination, Tag tag);
 
   // Records the first failure and kills every other actor so the simulation ends now (later failures are
   // consequences). Call from the failing actor, which then returns.
@@ -123,25 +123,25 @@ class World {
   // Whether a message between the ranks on `source` and `destination` starting now shares cores with computing
   // ranks (platforms::SharedChip::loaded_link): both on one shared chip, while the chip's ranks on other hosts run
   // compute steps on all its cores but one or more.
-  bool transfer_shares_cores(const simgrid::s4u::Host* source, const simgrid::s4u::Host* destination) const;
+  bool transfer_shares_cores(const ::simgrid::s4u::Host* source, const ::simgrid::s4u::Host* destination) const;
 
  private:
   WorldOptions options_;
-  std::vector<simgrid::s4u::Host*> hosts_;
+  std::vector<::simgrid::s4u::Host*> hosts_;
   std::vector<RankSite> sites_;
   ComputeNoise noise_;
   std::size_t trace_events_;
   std::vector<TimelineSpan> timeline_;
   std::size_t timeline_dropped_ = 0;
   std::vector<std::unique_ptr<SimgridComm>> comms_;
-  std::unordered_map<std::uint64_t, simgrid::s4u::Mailbox*> mailboxes_;
+  std::unordered_map<std::uint64_t, ::simgrid::s4u::Mailbox*> mailboxes_;
   FirstFailure failure_;
   std::vector<Waiting> waiting_;
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
   std::unique_ptr<SharedVectors> shared_;
   std::unique_ptr<FlowCollectives> flows_;
   std::map<int, std::unique_ptr<ChipLoad>> chips_;  // by RankSite::chip
-  std::unordered_map<const simgrid::s4u::Host*, int> chip_of_host_;  // the hosts of ranks on a shared chip
+  std::unordered_map<const ::simgrid::s4u::Host*, int> chip_of_host_;  // the hosts of ranks on a shared chip
 };
 
 class SimgridComm final : public Comm {

@@ -24,7 +24,7 @@
 
 namespace dsgd::simulate {
 
-namespace s4u = simgrid::s4u;
+namespace s4u = ::simgrid::s4u;
 
 namespace {
 
@@ -59,7 +59,7 @@ void run_rank(World& world, const WorkerFunction& worker, int rank, std::vector<
     worker(comm);
     comm.finish();
     end_s[static_cast<std::size_t>(rank)] = comm.now_s();
-  } catch (const simgrid::ForcefulKillException&) {
+  } catch (const ::simgrid::ForcefulKillException&) {
     throw;
   } catch (const Error&) {
     world.fail(rank, std::current_exception());
@@ -90,7 +90,7 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   std::vector<s4u::Host*> hosts;
   try {
     hosts = build_platform(platform, world_options.size, options.placement);
-  } catch (const simgrid::Exception& error) {
+  } catch (const ::simgrid::Exception& error) {
     throw InternalError("SimGrid refused the platform built from '" + platform.name + "': " + error.what());
   }
   const Fidelity fidelity = resolve(options.fidelity, world_options);
@@ -117,12 +117,12 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   result.run_wall_s = seconds_since(run_start);
   world.failure().rethrow_if_any();
 
-  result.simulated_s = *std::max_element(end_s.begin(), end_s.end());
+  result.time_s = *std::max_element(end_s.begin(), end_s.end());
   result.per_rank.reserve(end_s.size());
   for (int rank = 0; rank < world_options.size; ++rank) result.per_rank.push_back(world.comm(rank).breakdown());
   if (options.collect) result.collected = options.collect();
-  result.timeline = world.timeline();
-  result.timeline_dropped = world.timeline_dropped();
+  result.events = world.timeline();
+  result.events_dropped = world.timeline_dropped();
   return result;
 }
 
@@ -210,7 +210,7 @@ std::string encode(const SimulationResult& result) {
   Writer out;
   out.u64(static_cast<std::uint64_t>(ErrorKind::kNone));
   out.u64(static_cast<std::uint64_t>(result.fidelity));
-  out.f64(result.simulated_s);
+  out.f64(result.time_s);
   out.f64(result.setup_wall_s);
   out.f64(result.run_wall_s);
   out.u64(result.per_rank.size());
@@ -218,14 +218,14 @@ std::string encode(const SimulationResult& result) {
     for (const double seconds : breakdown.seconds) out.f64(seconds);
   }
   out.text(result.collected);
-  out.u64(result.timeline.size());
-  for (const auto& span : result.timeline) {
+  out.u64(result.events.size());
+  for (const auto& span : result.events) {
     out.u64(static_cast<std::uint64_t>(span.rank));
     out.u64(static_cast<std::uint64_t>(span.category));
     out.f64(span.start_s);
     out.f64(span.duration_s);
   }
-  out.u64(result.timeline_dropped);
+  out.u64(result.events_dropped);
   return out.bytes();
 }
 
@@ -242,7 +242,7 @@ SimulationResult decode(const std::string& bytes) {
   if (kind != ErrorKind::kNone) throw_error(kind, in.text());
   SimulationResult result;
   result.fidelity = static_cast<Fidelity>(in.u64());
-  result.simulated_s = in.f64();
+  result.time_s = in.f64();
   result.setup_wall_s = in.f64();
   result.run_wall_s = in.f64();
   result.per_rank.resize(in.u64());
@@ -250,14 +250,14 @@ SimulationResult decode(const std::string& bytes) {
     for (double& seconds : breakdown.seconds) seconds = in.f64();
   }
   result.collected = in.text();
-  result.timeline.resize(in.u64());
-  for (auto& span : result.timeline) {
+  result.events.resize(in.u64());
+  for (auto& span : result.events) {
     span.rank = static_cast<int>(in.u64());
     span.category = static_cast<Category>(in.u64());
     span.start_s = in.f64();
     span.duration_s = in.f64();
   }
-  result.timeline_dropped = in.u64();
+  result.events_dropped = in.u64();
   return result;
 }
 
@@ -319,7 +319,7 @@ void check_request(const platforms::Platform& platform, const WorldOptions& worl
   if (!(options.wall_timeout_s >= 0)) {
     throw InputError("SimulationOptions::wall_timeout_s must be >= 0, got " + std::to_string(options.wall_timeout_s));
   }
-  if (!worker) throw InputError("run_simulation: the worker function is empty");
+  if (!worker) throw InputError("simgrid executor: the worker function is empty");
   if ((options.fidelity == Fidelity::kFlow || options.fidelity == Fidelity::kAnalytic) && world.payload) {
     throw InputError(std::string(to_string(options.fidelity)) +
                      " fidelity simulates sizes only: set WorldOptions::payload to false, or use message fidelity");
@@ -330,7 +330,7 @@ void check_request(const platforms::Platform& platform, const WorldOptions& worl
   if (g_engine_started) {
     throw UnavailableError(
         "this process already started SimGrid's engine (an in-process simulation, or a simulation that is running "
-        "this very code); SimGrid allows one engine per process, so run_simulation cannot start another here");
+        "this very code); SimGrid allows one engine per process, so simgrid::run cannot start another here");
   }
 }
 
@@ -350,10 +350,10 @@ const std::vector<std::string>& network_model_names() {
   return names;
 }
 
-SimulationResult run_simulation(const platforms::Platform& platform, const WorldOptions& world,
-                                const WorkerFunction& worker, const SimulationOptions& options) {
+SimulationResult simgrid::run(const platforms::Platform& platform, const WorldOptions& world,
+                              const WorkerFunction& worker, const SimulationOptions& options) {
   check_request(platform, world, worker, options);
-  if (options.fidelity == Fidelity::kAnalytic) return run_analytic(platform, world, worker, options);
+  if (options.fidelity == Fidelity::kAnalytic) return analytic::run(platform, world, worker, options);
   if (options.isolate) return simulate_forked(platform, world, worker, options);
   const auto start = std::chrono::steady_clock::now();
   SimulationResult result = simulate_here(platform, world, worker, options);

@@ -5,7 +5,7 @@
 //
 // One simulation per process. SimGrid's Engine is a process-wide singleton that cannot be created twice, and a
 // platform cannot be extended once the engine has run. So by default (SimulationOptions::isolate) each
-// run_simulation() forks a child process that starts its own engine, builds the platform, runs the actors and
+// simgrid::run() forks a child process that starts its own engine, builds the platform, runs the actors and
 // sends the result back through a pipe, then exits with _exit() (no atexit handlers, no destructors of the
 // parent's objects). Consequences for callers:
 //  * Anything the workers write to memory stays in the child. To bring data back, check it in the workers (an
@@ -15,7 +15,7 @@
 //    must not wait on locks those threads might hold.
 //  * A crash of SimGrid or of a worker (a signal) kills only the child and becomes an InternalError here.
 // With isolate = false the simulation runs in the calling process, which then holds SimGrid's engine for good:
-// any later run_simulation() in that process throws UnavailableError. Use it for one-shot programs and for
+// any later simgrid::run() in that process throws UnavailableError. Use it for one-shot programs and for
 // profiling.
 //
 // Failures. When a worker throws, the other actors are killed at once (they would only time out waiting for it).
@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/comm.hpp"
+#include "core/world.hpp"
 #include "platforms/platform.hpp"
 #include "simulate/simgrid/comm.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
@@ -74,18 +75,17 @@ struct SimulationOptions {
   std::function<std::string()> collect;
 };
 
-struct SimulationResult {
+// The executors' WorldResult in simulated seconds (time_s: until the last worker returned; per_rank: simulated
+// seconds per category; events: the first SimulationOptions::trace_events spans, in the order they ended), and what
+// only a simulation has.
+struct SimulationResult : WorldResult {
   Fidelity fidelity = Fidelity::kMessage;  // the level that ran: never kAuto
-  double simulated_s = 0;           // simulated time from the start until the last worker returned
-  std::vector<Breakdown> per_rank;  // simulated seconds per category, per rank
-  double wall_s = 0;                // wall time of the whole call (fork, engine, platform, actors, run, result)
-  double setup_wall_s = 0;          // wall time to start the engine, build the platform and create the actors
-  double run_wall_s = 0;            // wall time inside Engine::run()
-  std::string collected;            // what SimulationOptions::collect returned
-  std::vector<TimelineSpan> timeline;  // the first SimulationOptions::trace_events spans, in the order they ended
-  std::size_t timeline_dropped = 0;    // spans beyond that
+  double setup_wall_s = 0;  // wall time to start the engine, build the platform and create the actors
+  double run_wall_s = 0;    // wall time inside Engine::run()
+  std::string collected;    // what SimulationOptions::collect returned
 };
 
+namespace simgrid {
 // Runs `worker` for every rank of a world of world.size ranks on `platform` and returns when all have returned.
 // Throws before starting anything: InputError for a bad world (size < 1 or more ranks than nodes, timeout_s not
 // > 0, flow fidelity with payloads) or an unknown network model (UnknownNameError), UnavailableError for a topology not yet simulated or a
@@ -94,10 +94,11 @@ struct SimulationResult {
 // UnknownNameError from a forked simulation comes back as InputError); other exceptions become dsgd::Error with
 // "rank R: " before their message. A deadlock (only with an infinite timeout_s) is a CommError naming what each
 // rank waits for. A crash of the forked simulation is an InternalError; wall_timeout_s past, a TimeoutError.
-SimulationResult run_simulation(const platforms::Platform& platform, const WorldOptions& world,
-                                const WorkerFunction& worker, const SimulationOptions& options = {});
+SimulationResult run(const platforms::Platform& platform, const WorldOptions& world, const WorkerFunction& worker,
+                     const SimulationOptions& options = {});
+}  // namespace simgrid
 
-// The network models run_simulation accepts.
+// The network models simgrid::run accepts.
 const std::vector<std::string>& network_model_names();
 
 }  // namespace dsgd::simulate

@@ -18,7 +18,7 @@
 
 namespace dsgd::simulate {
 
-namespace s4u = simgrid::s4u;
+namespace s4u = ::simgrid::s4u;
 
 // A schedule reduced to the activities the conductor starts: per step, one representative per class of alike
 // activities that share nothing, and every activity that shares a link or a host.
@@ -37,7 +37,7 @@ struct FlowCollectives::Instance {
   std::vector<int> joined;  // ranks, in joining order
   std::shared_ptr<const FlowPlan> plan;
   // Fires the world's timeout after the first rank joined, unless the last one joined before (see join()).
-  simgrid::kernel::timer::Timer* deadline = nullptr;
+  ::simgrid::kernel::timer::Timer* deadline = nullptr;
   bool timed_out = false;
 };
 
@@ -120,7 +120,7 @@ void FlowCollectives::join(SimgridComm& comm, const CollectiveCall& call, const 
     // 40% of a collective's wall time at 4352 ranks. The timer runs in maestro, where releasing a gate is allowed.
     const double timeout = world_.simgrid_timeout();
     if (timeout >= 0) {
-      slot->deadline = simgrid::kernel::timer::Timer::set(
+      slot->deadline = ::simgrid::kernel::timer::Timer::set(
           begin_s + timeout, [this, instance = std::weak_ptr<Instance>(slot)] { expire(instance.lock()); });
     }
   } else if (!(slot->call == call)) {
@@ -140,9 +140,9 @@ void FlowCollectives::join(SimgridComm& comm, const CollectiveCall& call, const 
                        [this, sequence, rank] {
                          try {
                            conduct(sequence);
-                         } catch (const simgrid::ForcefulKillException&) {
+                         } catch (const ::simgrid::ForcefulKillException&) {
                            throw;
-                         } catch (const simgrid::Exception& failure) {
+                         } catch (const ::simgrid::Exception& failure) {
                            world_.fail(rank, std::make_exception_ptr(CommError(
                                                  "collective #" + std::to_string(sequence) + " failed in SimGrid: " +
                                                  failure.what())));

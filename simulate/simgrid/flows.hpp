@@ -57,7 +57,7 @@ class FlowCollectives {
   std::shared_ptr<const FlowPlan> plan_for(const CollectiveCall& call, const std::function<void(Comm&)>& body);
 
   World& world_;
-  std::vector<simgrid::s4u::SemaphorePtr> gates_;  // per rank: released when its part of a collective ended
+  std::vector<::simgrid::s4u::SemaphorePtr> gates_;  // per rank: released when its part of a collective ended
   std::vector<std::uint64_t> joined_;  // per rank: how many collectives it joined
   std::map<std::uint64_t, std::shared_ptr<Instance>> instances_;  // by sequence number, until conducted
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const FlowPlan>> plans_;  // by (name, key)

@@ -16,8 +16,8 @@
 
 namespace dsgd::simulate {
 
-namespace s4u = simgrid::s4u;
-using simgrid::kernel::routing::NetPoint;
+namespace s4u = ::simgrid::s4u;
+using ::simgrid::kernel::routing::NetPoint;
 
 namespace {
 
@@ -622,7 +622,7 @@ std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int 
 }
 
 void install_segment_factors(const platforms::Platform& platform, const SharesCores& shares_cores) {
-  namespace s4u = simgrid::s4u;
+  namespace s4u = ::simgrid::s4u;
   const auto& chip = platform.nodes.shared_chip;
   const std::optional<platforms::Link> loaded = chip && shares_cores ? chip->loaded_link : std::nullopt;
   if (platform.network.link.segments.empty() && !loaded) return;

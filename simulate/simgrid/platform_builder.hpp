@@ -132,7 +132,7 @@ PcieLayout pcie_layout(const platforms::PcieTree& tree);
 
 // Builds the platform in the running SimGrid engine (one per process: see simulate/simgrid/executor.hpp) and
 // returns the host of each rank. Calls check_simulatable first. Must be called before Engine::run().
-std::vector<simgrid::s4u::Host*> build_platform(const platforms::Platform& platform, int ranks,
+std::vector<::simgrid::s4u::Host*> build_platform(const platforms::Platform& platform, int ranks,
                                                 const PlacementOptions& placement = {});
 
 // Makes every message between two hosts of `platform` cost its link segment's latency + n / bandwidth (plus the
@@ -147,7 +147,7 @@ std::vector<simgrid::s4u::Host*> build_platform(const platforms::Platform& platf
 // Where the platform has a shared chip with a loaded link (platforms::SharedChip::loaded_link) and `shares_cores`
 // is given, a message for which shares_cores(source host, destination host) holds as it starts costs the loaded
 // link's segment instead (World::transfer_shares_cores).
-using SharesCores = std::function<bool(const simgrid::s4u::Host*, const simgrid::s4u::Host*)>;
+using SharesCores = std::function<bool(const ::simgrid::s4u::Host*, const ::simgrid::s4u::Host*)>;
 void install_segment_factors(const platforms::Platform& platform, const SharesCores& shares_cores = {});
 
 // A flat alpha-beta star of `nodes` identical nodes, for tests and calibration: a message of n bytes between two

@@ -49,7 +49,7 @@ class Algorithms : public testing::ScratchDirTest {
     RunResult result;
     WorldOptions world;
     world.size = world_size(cli.run);
-    measure::threads::run_threads(world, training_worker(cli.run, data_, &result));
+    measure::threads::run(world, training_worker(cli.run, data_, &result));
     return result;
   }
 
@@ -148,7 +148,7 @@ TEST_F(Algorithms, DeterministicAlgorithmsGiveTheSameWeightsOnThreadsMpiAndSimgr
     options.fidelity = simulate::Fidelity::kMessage;
     RunResult simulated;
     options.collect = [&simulated] { return hex(simulated.parameters_hash); };
-    const auto simgrid = simulate::run_simulation(simulate::flat_platform(world.size, 1e-6, 1e9, 1e12), world,
+    const auto simgrid = simulate::simgrid::run(simulate::flat_platform(world.size, 1e-6, 1e9, 1e12), world,
                                                   training_worker(cli.run, data_, &simulated), options)
                              .collected;
     std::printf("%-15s threads %s, mpi %s, simgrid %s\n", entry.info.name.c_str(), threads.c_str(), mpi.c_str(),

@@ -22,7 +22,7 @@ TEST_P(MeasureThreadsCollectives, AreExact) {
   WorldOptions options;
   options.size = ranks;
   options.timeout_s = 60;
-  run_threads(options, [count = count](Comm& comm) { dsgd::testing::check_collectives(comm, count); });
+  run(options, [count = count](Comm& comm) { dsgd::testing::check_collectives(comm, count); });
 }
 
 std::vector<Case> cases() {
@@ -50,7 +50,7 @@ WorldOptions two_ranks(double timeout_s) {
 
 std::string failure_of(const WorldOptions& options, const WorkerFunction& worker) {
   try {
-    run_threads(options, worker);
+    run(options, worker);
   } catch (const CommError& e) {
     return e.what();
   }
@@ -89,7 +89,7 @@ TEST(MeasureThreadsErrors, AFailingWorkerWakesTheOthersAndItsErrorIsRethrown) {
   // its 60 s timeout.
   const auto start = std::chrono::steady_clock::now();
   try {
-    run_threads(two_ranks(60), [](Comm& comm) {
+    run(two_ranks(60), [](Comm& comm) {
       if (comm.rank() == 0) throw InputError("bad hyper-parameter");
       float x = 0;
       comm.recv(0, 1, &x, sizeof x, Category::kNetwork);
@@ -104,7 +104,7 @@ TEST(MeasureThreadsErrors, AFailingWorkerWakesTheOthersAndItsErrorIsRethrown) {
 TEST(MeasureThreadsComm, KeepsOrderPerSourceAndTagAndMatchesAnySource) {
   WorldOptions options;
   options.size = 3;
-  run_threads(options, [](Comm& comm) {
+  run(options, [](Comm& comm) {
     if (comm.rank() != 0) {
       for (int i = 0; i < 50; ++i) {
         const int value = comm.rank() * 1000 + i;
@@ -125,7 +125,7 @@ TEST(MeasureThreadsComm, KeepsOrderPerSourceAndTagAndMatchesAnySource) {
 TEST(MeasureThreadsComm, ChargesTimeToTheStepsCategory) {
   WorldOptions options;
   options.size = 1;
-  const auto result = run_threads(options, [](Comm& comm) {
+  const auto result = run(options, [](Comm& comm) {
     ComputeStep step;
     step.category = Category::kForwardBackward;
     step.kernel = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
@@ -140,7 +140,7 @@ TEST(MeasureThreadsComm, SharedVectorAddsFromEveryWorker) {
   WorldOptions options;
   options.size = 4;
   std::atomic<int> checked{0};
-  run_threads(options, [&](Comm& comm) {
+  run(options, [&](Comm& comm) {
     const std::vector<float> initial(8, 10.0F);
     auto shared = comm.shared_vector("w", 8, comm.rank() == 0 ? std::span<const float>(initial) : std::span<const float>());
     const std::vector<float> ones(2, 1.0F);

@@ -92,7 +92,7 @@ std::vector<double> simulated_round_trips(const platforms::Platform& platform, c
     for (const double seconds : round_trips) out << seconds << ' ';
     return out.str();
   };
-  const auto result = run_simulation(
+  const auto result = simgrid::run(
       platform, world,
       [&sizes, &round_trips](Comm& comm) {
         for (std::size_t i = 0; i < sizes.size(); ++i) {

@@ -82,9 +82,9 @@ double simulate(const Collective& collective, int ranks, std::size_t count, doub
   WorldOptions world;
   world.size = ranks;
   world.payload = false;
-  const auto result = run_simulation(flat_platform(ranks, kLatency, kBandwidth, flops), world,
+  const auto result = simgrid::run(flat_platform(ranks, kLatency, kBandwidth, flops), world,
                                      [&](Comm& comm) { collective.run(comm, count); });
-  return result.simulated_s;
+  return result.time_s;
 }
 
 struct Setting {

@@ -50,7 +50,7 @@ SimulationResult simulate(const platforms::Platform& platform, int ranks, Fideli
   world.timeout_s = timeout_s;
   SimulationOptions options;
   options.fidelity = fidelity;
-  const auto result = run_simulation(platform, world, worker, options);
+  const auto result = simgrid::run(platform, world, worker, options);
   EXPECT_EQ(result.fidelity, fidelity);
   return result;
 }
@@ -60,8 +60,8 @@ SimulationResult simulate(const platforms::Platform& platform, int ranks, Fideli
 // synchronised steps then move a rank's time by up to a float's transfer per step, which `slack_s` allows.
 void expect_same_times(const SimulationResult& message, const SimulationResult& flow, const std::string& what,
                        bool per_rank = true, double slack_s = 0) {
-  const double tolerance = 1e-4 * message.simulated_s + slack_s;
-  EXPECT_NEAR(flow.simulated_s, message.simulated_s, tolerance) << what;
+  const double tolerance = 1e-4 * message.time_s + slack_s;
+  EXPECT_NEAR(flow.time_s, message.time_s, tolerance) << what;
   ASSERT_EQ(flow.per_rank.size(), message.per_rank.size());
   if (!per_rank) return;
   for (std::size_t rank = 0; rank < message.per_rank.size(); ++rank) {
@@ -84,7 +84,7 @@ TEST_P(FlowMatchesMessage, OnAFlatStar) {
       const auto message = simulate(platform, ranks, Fidelity::kMessage, worker);
       const auto flow = simulate(platform, ranks, Fidelity::kFlow, worker);
       std::printf("%-30s %2d ranks %6zu floats%s: message %.9g s, flow %.9g s\n", collective.name.c_str(), ranks,
-                  count, with_gamma ? " gamma" : "", message.simulated_s, flow.simulated_s);
+                  count, with_gamma ? " gamma" : "", message.time_s, flow.time_s);
       const double float_per_step_s = 2.0 * ranks * (sizeof(float) / kBandwidth + 1.0 / flops);
       expect_same_times(message, flow,
                         collective.name + ", " + std::to_string(ranks) + " ranks, " + std::to_string(count) + " floats",
@@ -112,7 +112,7 @@ TEST(FlowFidelity, SharedBackboneKeepsEveryFlow) {
       const auto message = simulate(platform, ranks, Fidelity::kMessage, worker);
       const auto flow = simulate(platform, ranks, Fidelity::kFlow, worker);
       std::printf("backbone %-22s %2d ranks: message %.9g s, flow %.9g s\n", collective.name.c_str(), ranks,
-                  message.simulated_s, flow.simulated_s);
+                  message.time_s, flow.time_s);
       // On 13 ranks the binomial trees are irregular: there the message level lets a leaf's send to an inner node
       // cross the network as soon as that node posts a receive for another child on the same tag (SimGrid matches
       // per mailbox; the message is kept as unexpected), while the flow level starts it when its own receive is
@@ -132,7 +132,7 @@ TEST(FlowFidelity, LaterJoinerDelaysTheCollective) {
       broadcast(comm, {nullptr, 1000}, 0);
     });
   };
-  EXPECT_NEAR(run(1e6).simulated_s - run(0).simulated_s, 1e-3, 1e-12);
+  EXPECT_NEAR(run(1e6).time_s - run(0).time_s, 1e-3, 1e-12);
 }
 
 TEST(FlowFidelity, NonCollectiveMessagesStayMessages) {
@@ -144,7 +144,7 @@ TEST(FlowFidelity, NonCollectiveMessagesStayMessages) {
     }
     allreduce(comm, {nullptr, 100}, AllreduceAlgorithm::kRecursiveDoubling);
   });
-  EXPECT_GT(result.simulated_s, 0);
+  EXPECT_GT(result.time_s, 0);
 }
 
 TEST(FlowFidelity, DifferentCollectivesInOnePositionIsCommError) {
@@ -196,7 +196,7 @@ TEST(FlowFidelity, NeedsASizeOnlyWorld) {
   world.payload = true;
   SimulationOptions options;
   options.fidelity = Fidelity::kFlow;
-  EXPECT_THROW(run_simulation(flat_platform(2, kLatency, kBandwidth, 1e12), world, [](Comm&) {}, options), InputError);
+  EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, 1e12), world, [](Comm&) {}, options), InputError);
 }
 
 TEST(FlowFidelity, AutoPicksFlowForLargeSizeOnlyWorlds) {
@@ -204,12 +204,12 @@ TEST(FlowFidelity, AutoPicksFlowForLargeSizeOnlyWorlds) {
   world.payload = false;
   for (const auto& [ranks, expected] : {std::pair{4, Fidelity::kMessage}, std::pair{kFlowFromRanks, Fidelity::kFlow}}) {
     world.size = ranks;
-    const auto result = run_simulation(flat_platform(ranks, kLatency, kBandwidth, 1e12), world, [](Comm&) {});
+    const auto result = simgrid::run(flat_platform(ranks, kLatency, kBandwidth, 1e12), world, [](Comm&) {});
     EXPECT_EQ(result.fidelity, expected) << ranks << " ranks";
   }
   world.size = kFlowFromRanks;
   world.payload = true;
-  EXPECT_EQ(run_simulation(flat_platform(kFlowFromRanks, kLatency, kBandwidth, 1e12), world, [](Comm&) {}).fidelity,
+  EXPECT_EQ(simgrid::run(flat_platform(kFlowFromRanks, kLatency, kBandwidth, 1e12), world, [](Comm&) {}).fidelity,
             Fidelity::kMessage);
 }
 

@@ -191,7 +191,7 @@ TEST(PlatformBuilder, DragonflyBeyondSimgridsWiringIsRefusedBeforeSimgridSeesIt)
   world.size = 2;
   world.payload = false;
   try {
-    run_simulation(platform, world, [](Comm&) {});
+    simgrid::run(platform, world, [](Comm&) {});
     FAIL() << "SimGrid was handed a dragonfly it cannot wire";
   } catch (const InputError& error) {
     const std::string message = error.what();
@@ -209,13 +209,13 @@ TEST(PlatformBuilder, PcieTreeSharesASwitchUplinkOnly) {
     WorldOptions world;
     world.size = 8;
     world.payload = false;
-    return run_simulation(platform, world, [&](Comm& comm) {
+    return simgrid::run(platform, world, [&](Comm& comm) {
              const int r = comm.rank();
              if (r == from_a) comm.send(to_a, 0, nullptr, bytes, Category::kNetwork);
              if (r == to_a) comm.recv(from_a, 0, nullptr, bytes, Category::kNetwork);
              if (r == from_b) comm.send(to_b, 0, nullptr, bytes, Category::kNetwork);
              if (r == to_b) comm.recv(from_b, 0, nullptr, bytes, Category::kNetwork);
-           }).simulated_s;
+           }).time_s;
   };
   const auto& tree = std::get<platforms::PcieTree>(platform.nodes.intra_node);
   const double link_Bps = tree.switches.front().device_link->bandwidth_Bps;
@@ -243,12 +243,12 @@ TEST(PlatformBuilder, StarCatalogPlatformRuns) {
   world.payload = false;
   SimulationOptions options;
   options.placement.ranks_per_node = 1;  // rank 1 on the next node: the message crosses the network
-  const auto result = run_simulation(m40, world, [](Comm& comm) {
+  const auto result = simgrid::run(m40, world, [](Comm& comm) {
     if (comm.rank() == 0) comm.send(1, 0, nullptr, 1 << 20, Category::kNetwork);
     if (comm.rank() == 1) comm.recv(0, 0, nullptr, 1 << 20, Category::kNetwork);
   }, options);
   const auto& link = m40.network.link;
-  EXPECT_NEAR(result.simulated_s, link.latency_s + (1 << 20) / link.bandwidth_Bps, 1e-12);
+  EXPECT_NEAR(result.time_s, link.latency_s + (1 << 20) / link.bandwidth_Bps, 1e-12);
 }
 
 TEST(PlatformBuilder, FlatPlatformChecksItsArguments) {

@@ -1,7 +1,7 @@
 // simulate/simgrid: the SimGrid executor runs every collective exactly, in size-only mode at 4352 ranks, and turns
 // every failure (a silent peer, a size mismatch, a bad rank, a deadlock, a crash) into a dsgd error.
 //
-// Each run_simulation() forks a child (simulate/simgrid/executor.hpp): GoogleTest assertions inside a worker would
+// Each simgrid::run() forks a child (simulate/simgrid/executor.hpp): GoogleTest assertions inside a worker would
 // fail in the child only, so workers throw (the checker of tests/core/collective_checks.hpp does) or report
 // through SimulationOptions::collect.
 
@@ -50,17 +50,17 @@ class SimgridCollectives : public ::testing::TestWithParam<std::tuple<int, std::
 
 TEST_P(SimgridCollectives, ExactResults) {
   const auto [ranks, count] = GetParam();
-  const auto result = run_simulation(flat_platform(ranks, kLatency, kBandwidth, kFlops), world_of(ranks),
+  const auto result = simgrid::run(flat_platform(ranks, kLatency, kBandwidth, kFlops), world_of(ranks),
                                      [count = count](Comm& comm) { testing::check_collectives(comm, count); });
   EXPECT_EQ(result.per_rank.size(), static_cast<std::size_t>(ranks));
   if (ranks > 1) {
-    EXPECT_GT(result.simulated_s, 0);
+    EXPECT_GT(result.time_s, 0);
   }
 }
 
 TEST_P(SimgridCollectives, SizeOnly) {
   const auto [ranks, count] = GetParam();
-  const auto result = run_simulation(flat_platform(ranks, kLatency, kBandwidth, kFlops), world_of(ranks, false),
+  const auto result = simgrid::run(flat_platform(ranks, kLatency, kBandwidth, kFlops), world_of(ranks, false),
                                      [count = count](Comm& comm) {
                                        if (comm.has_payload()) throw Error("size-only world with payloads");
                                        testing::check_collectives(comm, count);
@@ -88,7 +88,7 @@ TEST_P(At4352Ranks, SizeOnlyReduceBroadcast) {
   const auto platform = flat_platform(kRanks, kLatency, kBandwidth, kFlops);
   SimulationOptions options;
   options.fidelity = GetParam();
-  const auto result = run_simulation(
+  const auto result = simgrid::run(
       platform, world_of(kRanks, false),
       [](Comm& comm) {
         const Floats buffer{nullptr, kCount};
@@ -101,9 +101,9 @@ TEST_P(At4352Ranks, SizeOnlyReduceBroadcast) {
   std::printf(
       "4352 ranks, reduce + broadcast of 1 MiB, %s fidelity: expected %.9g s, simulated %.9g s (wall %.3f s: setup "
       "%.3f, run %.3f)\n",
-      std::string(to_string(result.fidelity)).c_str(), expected, result.simulated_s, result.wall_s, result.setup_wall_s,
+      std::string(to_string(result.fidelity)).c_str(), expected, result.time_s, result.wall_s, result.setup_wall_s,
       result.run_wall_s);
-  EXPECT_NEAR(result.simulated_s, expected, expected * 0.01);
+  EXPECT_NEAR(result.time_s, expected, expected * 0.01);
   EXPECT_EQ(result.fidelity, GetParam() == Fidelity::kAuto ? Fidelity::kFlow : GetParam());
   ASSERT_EQ(result.per_rank.size(), static_cast<std::size_t>(kRanks));
 }
@@ -115,7 +115,7 @@ INSTANTIATE_TEST_SUITE_P(Fidelities, At4352Ranks, ::testing::Values(Fidelity::kA
 
 TEST(SimgridExecutor, SilentPeerTimesOutNamingBothRanks) {
   try {
-    run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
+    simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
       std::vector<float> buffer(1024);
       if (comm.rank() == 1) comm.recv(0, 7, buffer.data(), 4096, Category::kNetwork);
     });
@@ -130,7 +130,7 @@ TEST(SimgridExecutor, UnreceivedSendTimesOut) {
   WorldOptions world = world_of(2);
   world.timeout_s = 5;
   try {
-    run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world, [](Comm& comm) {
+    simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world, [](Comm& comm) {
       if (comm.rank() == 0) comm.send(1, 3, nullptr, 0, Category::kNetwork);
     });
     FAIL() << "no error";
@@ -143,7 +143,7 @@ TEST(SimgridExecutor, UnreceivedSendTimesOut) {
 TEST(SimgridExecutor, CaughtTimeoutLeavesTheCommUsable) {
   WorldOptions world = world_of(2);
   world.timeout_s = 1;
-  const auto result = run_simulation(flat_platform(2, kLatency, kBandwidth, 1e9), world, [](Comm& comm) {
+  const auto result = simgrid::run(flat_platform(2, kLatency, kBandwidth, 1e9), world, [](Comm& comm) {
     float value = 3;
     if (comm.rank() == 0) {
       ComputeStep step;
@@ -163,12 +163,12 @@ TEST(SimgridExecutor, CaughtTimeoutLeavesTheCommUsable) {
         throw Error("timed out: " + std::to_string(timed_out) + ", value " + std::to_string(value));
     }
   });
-  EXPECT_NEAR(result.simulated_s, 1.5 + kLatency + 4 / kBandwidth, 1e-12);
+  EXPECT_NEAR(result.time_s, 1.5 + kLatency + 4 / kBandwidth, 1e-12);
 }
 
 TEST(SimgridExecutor, SizeMismatchIsCommErrorNamingBothSizes) {
   try {
-    run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
+    simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
       std::vector<float> buffer(1024);
       if (comm.rank() == 0) comm.send(1, 7, buffer.data(), 1024, Category::kNetwork);
       if (comm.rank() == 1) comm.recv(0, 7, buffer.data(), 4096, Category::kNetwork);
@@ -185,7 +185,7 @@ TEST(SimgridExecutor, SizeMismatchIsCommErrorNamingBothSizes) {
 TEST(SimgridExecutor, RankOutOfRangeIsCommError) {
   for (const int peer : {2, -5}) {
     try {
-      run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [peer](Comm& comm) {
+      simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [peer](Comm& comm) {
         if (comm.rank() == 0) comm.send(peer, 0, nullptr, 0, Category::kNetwork);
       });
       FAIL() << "no error for rank " << peer;
@@ -195,7 +195,7 @@ TEST(SimgridExecutor, RankOutOfRangeIsCommError) {
       EXPECT_TRUE(contains(error.what(), "out of range [0, 2)")) << error.what();
     }
   }
-  EXPECT_THROW(run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
+  EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
                               [](Comm& comm) { comm.recv(3, 0, nullptr, 0, Category::kNetwork); }),
                CommError);
 }
@@ -204,7 +204,7 @@ TEST(SimgridExecutor, DeadlockWithoutTimeoutIsCommErrorNamingWhoWaitsForWhom) {
   WorldOptions world = world_of(2);
   world.timeout_s = std::numeric_limits<double>::infinity();
   try {
-    run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world, [](Comm& comm) {
+    simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world, [](Comm& comm) {
       float value = 0;
       comm.recv(1 - comm.rank(), 9, &value, sizeof value, Category::kNetwork);
     });
@@ -221,7 +221,7 @@ TEST(SimgridExecutor, DeadlockWithoutTimeoutIsCommErrorNamingWhoWaitsForWhom) {
 TEST(SimgridExecutor, FirstErrorWinsAndOthersStop) {
   // Rank 1 fails at once; ranks 0 and 2 would wait 60 simulated seconds for it. Only rank 1's error comes back.
   try {
-    run_simulation(flat_platform(3, kLatency, kBandwidth, kFlops), world_of(3), [](Comm& comm) {
+    simgrid::run(flat_platform(3, kLatency, kBandwidth, kFlops), world_of(3), [](Comm& comm) {
       if (comm.rank() == 1) throw std::runtime_error("boom");
       comm.recv(1, 0, nullptr, 0, Category::kNetwork);
     });
@@ -234,17 +234,17 @@ TEST(SimgridExecutor, FirstErrorWinsAndOthersStop) {
 }
 
 TEST(SimgridExecutor, DsgdErrorsKeepTheirClass) {
-  EXPECT_THROW(run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
+  EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
                               [](Comm&) { throw InputError("bad input"); }),
                InputError);
-  EXPECT_THROW(run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
+  EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
                               [](Comm&) { throw UnavailableError("no gpu"); }),
                UnavailableError);
 }
 
 TEST(SimgridExecutor, CrashOfTheSimulationProcessIsInternalError) {
   try {
-    run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
+    simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
       if (comm.rank() == 1) std::raise(SIGKILL);
     });
     FAIL() << "no error";
@@ -256,7 +256,7 @@ TEST(SimgridExecutor, CrashOfTheSimulationProcessIsInternalError) {
 TEST(SimgridExecutor, WallTimeoutStopsAWorkerThatNeverBlocks) {
   SimulationOptions options;
   options.wall_timeout_s = 0.5;
-  EXPECT_THROW(run_simulation(
+  EXPECT_THROW(simgrid::run(
                    flat_platform(1, kLatency, kBandwidth, kFlops), world_of(1),
                    [](Comm&) {
                      volatile bool forever = true;
@@ -270,15 +270,15 @@ TEST(SimgridExecutor, WallTimeoutStopsAWorkerThatNeverBlocks) {
 TEST(SimgridExecutor, RefusesBadRequestsBeforeStarting) {
   const auto platform = flat_platform(2, kLatency, kBandwidth, kFlops);
   const WorkerFunction nothing = [](Comm&) {};
-  EXPECT_THROW(run_simulation(platform, world_of(3), nothing), InputError);
-  EXPECT_THROW(run_simulation(platform, world_of(0), nothing), InputError);
+  EXPECT_THROW(simgrid::run(platform, world_of(3), nothing), InputError);
+  EXPECT_THROW(simgrid::run(platform, world_of(0), nothing), InputError);
   WorldOptions no_time = world_of(2);
   no_time.timeout_s = 0;
-  EXPECT_THROW(run_simulation(platform, no_time, nothing), InputError);
+  EXPECT_THROW(simgrid::run(platform, no_time, nothing), InputError);
   SimulationOptions options;
   options.network_model = "CM03";
   try {
-    run_simulation(platform, world_of(2), nothing, options);
+    simgrid::run(platform, world_of(2), nothing, options);
     FAIL() << "unknown network model accepted";
   } catch (const UnknownNameError& error) {
     EXPECT_TRUE(contains(error.what(), "CM02")) << error.what();
@@ -293,7 +293,7 @@ TEST(SimgridExecutor, ComputeAdvancesTheClockAndRunsKernelsOnlyWithPayloads) {
     bool ran = false;
     SimulationOptions options;
     options.collect = [&ran] { return std::string(ran ? "ran" : "skipped"); };
-    const auto result = run_simulation(
+    const auto result = simgrid::run(
         platform, world_of(2, payload),
         [&ran](Comm& comm) {
           ComputeStep step;
@@ -304,7 +304,7 @@ TEST(SimgridExecutor, ComputeAdvancesTheClockAndRunsKernelsOnlyWithPayloads) {
           if (comm.now_s() != 2.0) throw Error("clock at " + std::to_string(comm.now_s()) + " s after 2e9 flops");
         },
         options);
-    EXPECT_DOUBLE_EQ(result.simulated_s, 2.0);
+    EXPECT_DOUBLE_EQ(result.time_s, 2.0);
     EXPECT_DOUBLE_EQ(result.per_rank[1][Category::kForwardBackward], 2.0);
     EXPECT_EQ(result.collected, payload ? "ran" : "skipped");
     EXPECT_FALSE(ran);  // the kernel ran in the simulation's process, not here
@@ -313,7 +313,7 @@ TEST(SimgridExecutor, ComputeAdvancesTheClockAndRunsKernelsOnlyWithPayloads) {
 
 TEST(SimgridExecutor, BreakdownChargesSimulatedTimeToCategories) {
   const auto result =
-      run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2, false), [](Comm& comm) {
+      simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2, false), [](Comm& comm) {
         if (comm.rank() == 0) comm.send(1, 0, nullptr, 1000, Category::kCpuGpuPara);
         if (comm.rank() == 1) comm.recv(0, 0, nullptr, 1000, Category::kCpuGpuPara);
       });
@@ -330,7 +330,7 @@ TEST(SimgridExecutor, MessagesOfOneSourceAndTagDoNotOvertake) {
   SimulationOptions options;
   std::string order;
   options.collect = [&order] { return order; };
-  const auto result = run_simulation(
+  const auto result = simgrid::run(
       flat_platform(3, kLatency, kBandwidth, kFlops), world_of(3),
       [&order](Comm& comm) {
         std::vector<float> big(100000, 1.0F);
@@ -367,7 +367,7 @@ TEST(SimgridExecutor, SharedVectorStartsAsRankZerosAndChargesMemoryTime) {
   std::string seen;
   SimulationOptions options;
   options.collect = [&seen] { return seen; };
-  const auto result = run_simulation(
+  const auto result = simgrid::run(
       platform, world_of(4),
       [&seen](Comm& comm) {
         const std::vector<float> initial = {10, 20, 30};
@@ -389,7 +389,7 @@ TEST(SimgridExecutor, SharedVectorStartsAsRankZerosAndChargesMemoryTime) {
 }
 
 TEST(SimgridExecutor, SharedVectorOutOfRangeIsCommError) {
-  EXPECT_THROW(run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
+  EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
                               [](Comm& comm) {
                                 auto vector = comm.shared_vector("w", 3, {});
                                 std::vector<float> out(2);
@@ -405,7 +405,7 @@ TEST(SimgridExecutor, InProcessRunsOnceThenRefuses) {
         SimulationOptions options;
         options.isolate = false;
         int ran = 0;
-        const auto result = run_simulation(
+        const auto result = simgrid::run(
             flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
             [&ran](Comm& comm) {
               if (comm.rank() == 0) comm.send(1, 0, nullptr, 0, Category::kNetwork);
@@ -415,11 +415,11 @@ TEST(SimgridExecutor, InProcessRunsOnceThenRefuses) {
             options);
         bool refused = false;
         try {
-          run_simulation(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm&) {});
+          simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm&) {});
         } catch (const UnavailableError&) {
           refused = true;
         }
-        std::_Exit(ran == 2 && std::abs(result.simulated_s - kLatency) < 1e-15 && refused ? 0 : 1);
+        std::_Exit(ran == 2 && std::abs(result.time_s - kLatency) < 1e-15 && refused ? 0 : 1);
       },
       ::testing::ExitedWithCode(0), "");
 }
@@ -466,7 +466,7 @@ ChipRun run_on_chip(const platforms::Platform& platform, int ranks, const ChipBo
     }
     return text;
   };
-  run.result = run_simulation(
+  run.result = simgrid::run(
       platform, world_of(ranks, false),
       [&steps, &body](Comm& comm) {
         auto& spans = steps[static_cast<std::size_t>(comm.rank())];
@@ -543,7 +543,7 @@ TEST(SimgridSharedChip, RanksComputingTogetherTakeTheBusyTime) {
   // Rank 0 starts alone (at the alone pace) and is re-paced at once when rank 1 starts at the same instant.
   expect_span(run.span(0), 0, testing::kBusyS);
   expect_span(run.span(1), 0, testing::kBusyS);
-  EXPECT_NEAR(run.result.simulated_s, testing::kBusyS, kChipTolerance * testing::kBusyS);
+  EXPECT_NEAR(run.result.time_s, testing::kBusyS, kChipTolerance * testing::kBusyS);
   EXPECT_NEAR(run.result.per_rank[1][Category::kForwardBackward], testing::kBusyS, kChipTolerance * testing::kBusyS);
 }
 
@@ -559,7 +559,7 @@ TEST(SimgridSharedChip, ARankComputingWhileTheOtherIdlesTakesTheAloneTime) {
         }
       });
   expect_span(waiting.span(0), 0, testing::kAloneS);
-  EXPECT_NEAR(waiting.result.simulated_s, testing::kAloneS + kLatency, kChipTolerance * testing::kAloneS);
+  EXPECT_NEAR(waiting.result.time_s, testing::kAloneS + kLatency, kChipTolerance * testing::kAloneS);
   // The other rank does nothing at all.
   const auto idle =
       run_on_chip(testing::shared_chip_platform(2, 2, 2), 2, [](Comm& comm, const std::function<void()>& compute) {

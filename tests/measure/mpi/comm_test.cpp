@@ -290,8 +290,8 @@ TEST(MeasureMpiComm, BadPeersTagsAndBuffersAreCommErrors) {
   comm.barrier();
 }
 
-TEST(MeasureMpiExecutor, RunMpiWorkerReturnsThisRanksBreakdown) {
-  const auto result = run_mpi_worker(options(), [](Comm& comm) {
+TEST(MeasureMpiExecutor, RunReturnsEveryRanksBreakdown) {
+  const auto result = run(options(), [](Comm& comm) {
     std::vector<float> values = testing::inputs(comm.rank(), 100);
     allreduce(comm, {values.data(), values.size()}, AllreduceAlgorithm::kRing);
     testing::expect_values(comm, "ring", values, [&] {
@@ -301,7 +301,11 @@ TEST(MeasureMpiExecutor, RunMpiWorkerReturnsThisRanksBreakdown) {
     }());
   });
   EXPECT_GT(result.wall_s, 0.0);
-  EXPECT_GT(result.breakdown[Category::kGpuGpuPara], 0.0);
+  EXPECT_GE(result.time_s, result.wall_s) << "the slowest rank's time";
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  ASSERT_EQ(result.per_rank.size(), static_cast<std::size_t>(size)) << "every rank's breakdown, on every rank";
+  for (const auto& breakdown : result.per_rank) EXPECT_GT(breakdown[Category::kGpuGpuPara], 0.0);
 }
 
 }  // namespace

@@ -53,7 +53,7 @@ SimulationResult iterations(const platforms::Platform& platform, int ranks, int 
   options.fidelity = fidelity;
   options.placement.ranks_per_node = ranks_per_node;
   options.noise_seed = 7;
-  return run_simulation(
+  return simgrid::run(
       platform, world,
       [&collective](Comm& comm) {
         for (int iteration = 0; iteration < 3; ++iteration) {
@@ -74,12 +74,12 @@ void expect_levels_agree(const platforms::Platform& platform, int ranks_per_node
                          const std::function<void(Comm&, Floats)>& collective, bool with_message = true) {
   for (const int ranks : {4, 8, 16, 64}) {
     SCOPED_TRACE(platform.name + ", " + std::to_string(ranks) + " ranks");
-    const double analytic = iterations(platform, ranks, ranks_per_node, Fidelity::kAnalytic, collective).simulated_s;
-    const double flow = iterations(platform, ranks, ranks_per_node, Fidelity::kFlow, collective).simulated_s;
+    const double analytic = iterations(platform, ranks, ranks_per_node, Fidelity::kAnalytic, collective).time_s;
+    const double flow = iterations(platform, ranks, ranks_per_node, Fidelity::kFlow, collective).time_s;
     // Not exact: two transfers of a step inside a KNL node may meet at an MCDRAM controller (0.7% here).
     EXPECT_NEAR(analytic, flow, 1e-2 * flow);
     if (!with_message) continue;
-    const double message = iterations(platform, ranks, ranks_per_node, Fidelity::kMessage, collective).simulated_s;
+    const double message = iterations(platform, ranks, ranks_per_node, Fidelity::kMessage, collective).time_s;
     EXPECT_NEAR(analytic, message, 1e-2 * message);
   }
 }
@@ -112,8 +112,8 @@ TEST(AnalyticLevel, IsALowerBoundWhereTransfersShareLinks) {
   // flow and message levels share and the analytic level does not.
   const auto ring = [](Comm& comm, Floats buffer) { allreduce(comm, buffer, AllreduceAlgorithm::kRing); };
   const auto platform = platforms::catalog_platform("cori-knl");
-  const double analytic = iterations(platform, 16, 4, Fidelity::kAnalytic, ring).simulated_s;
-  const double flow = iterations(platform, 16, 4, Fidelity::kFlow, ring).simulated_s;
+  const double analytic = iterations(platform, 16, 4, Fidelity::kAnalytic, ring).time_s;
+  const double flow = iterations(platform, 16, 4, Fidelity::kFlow, ring).time_s;
   std::printf("ring on 4 KNL nodes: analytic %.6g s, flow %.6g s\n", analytic, flow);
   EXPECT_LT(analytic, flow);
 }
@@ -141,10 +141,10 @@ TEST(AnalyticLevel, RefusesWhatOneRepresentativeRankCannotStandFor) {
   SimulationOptions analytic;
   analytic.fidelity = Fidelity::kAnalytic;
   const auto sends = [](Comm& comm) { comm.send(1, 3, nullptr, 64, Category::kNetwork); };
-  const std::string p2p = error_of<UnavailableError>([&] { run_simulation(platform, world, sends, analytic); });
+  const std::string p2p = error_of<UnavailableError>([&] { simgrid::run(platform, world, sends, analytic); });
   EXPECT_NE(p2p.find("rank 0 sends 64 bytes to rank 1"), std::string::npos) << p2p;
   world.payload = true;
-  EXPECT_THROW(run_simulation(
+  EXPECT_THROW(simgrid::run(
                    platform, world, [](Comm&) {}, analytic),
                InputError);
 }
@@ -171,10 +171,10 @@ TEST(AnalyticLevel, ComputesOnASharedChipAsIfEveryRankComputed) {
     };
     SimulationOptions options;
     options.fidelity = Fidelity::kAnalytic;
-    const double analytic = run_simulation(platform, world, two_steps, options).simulated_s;
+    const double analytic = simgrid::run(platform, world, two_steps, options).time_s;
     EXPECT_NEAR(analytic, 2 * c.expected_s, 1e-12) << "expectation " << 2 * c.expected_s << " s";
     options.fidelity = Fidelity::kMessage;
-    const double message = run_simulation(platform, world, two_steps, options).simulated_s;
+    const double message = simgrid::run(platform, world, two_steps, options).time_s;
     EXPECT_NEAR(analytic, message, 1e-9 * message);
   }
 }
