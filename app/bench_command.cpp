@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "app/commands.hpp"
+#include "app/executors.hpp"
 #include "app/mpi_worker.hpp"
 #include "core/collectives.hpp"
 #include "core/stats.hpp"
@@ -21,7 +22,6 @@ namespace {
 
 // DeepBench's allreduce sizes, in floats (the sweep).
 const std::vector<std::size_t> kDeepBenchFloats = {100000, 3097600, 4194304, 6553600, 16777217, 38360000, 64500000};
-const std::vector<std::string> kExecutors = {"threads", "simgrid", "mpi"};
 
 struct BenchOptions {
   std::string executor = "threads";
@@ -147,9 +147,8 @@ void bench_mpi(const BenchOptions& options, const std::vector<AllreduceAlgorithm
 }
 
 void bench_allreduce(Context& context, BenchOptions options) {
-  if (std::find(kExecutors.begin(), kExecutors.end(), options.executor) == kExecutors.end()) {
-    throw UnknownNameError("executor", options.executor, kExecutors);
-  }
+  static const std::vector<std::string> accepted = {"threads", "simgrid", "mpi"};
+  const Executor& executor = find_executor(options.executor, accepted);
   if (options.ranks < 1) throw InputError("bench: --ranks must be at least 1, got " + std::to_string(options.ranks));
   if (options.rounds < 1) throw InputError("bench: --rounds must be at least 1, got " + std::to_string(options.rounds));
   if (options.max_floats > 0) std::erase_if(options.sizes, [&](std::size_t n) { return n > options.max_floats; });
@@ -159,13 +158,21 @@ void bench_allreduce(Context& context, BenchOptions options) {
   if (algorithms.empty()) algorithms.assign(kAllreduceAlgorithms.begin(), kAllreduceAlgorithms.end());
 
   auto results = new_results(context);
-  if (options.executor == "threads") bench_threads(options, algorithms, results, context);
-  if (options.executor == "simgrid") bench_simgrid(options, algorithms, results, context);
-  if (options.executor == "mpi") bench_mpi(options, algorithms, results, context);
+  switch (executor.kind) {
+    case ExecutorKind::kThreads:
+      bench_threads(options, algorithms, results, context);
+      break;
+    case ExecutorKind::kSimgrid:
+      bench_simgrid(options, algorithms, results, context);
+      break;
+    case ExecutorKind::kMpi:
+      bench_mpi(options, algorithms, results, context);
+      break;
+  }
   if (!options.results.empty()) reports::write_results(options.results, results);
 
   char line[200];
-  if (options.executor == "simgrid") {
+  if (executor.kind == ExecutorKind::kSimgrid) {
     const std::string fidelity = results.benchmarks.empty() ? options.fidelity : results.benchmarks.front().fidelity;
     std::snprintf(line, sizeof line, "allreduce, simgrid executor on %s, %d ranks (simulated, size-only, %s fidelity)\n",
                   options.platform.c_str(), options.ranks, fidelity.c_str());

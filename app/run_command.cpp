@@ -6,85 +6,53 @@
 #include "algorithms/algorithm.hpp"
 #include "algorithms/studies.hpp"
 #include "app/commands.hpp"
-#include "app/mpi_worker.hpp"
+#include "app/executors.hpp"
 #include "app/run_common.hpp"
-#include "measure/mpi/launch.hpp"
-#include "measure/threads/executor.hpp"
 
 namespace dsgd::app {
 
 namespace {
 
+// The options of `dsgd run` and `dsgd study`: a training job and the executor to put it on.
 struct RunCommand {
-  RunCli cli;
+  TrainingJob job;
   std::string executor = "threads";
-  double timeout_s = 120;         // for any wait of a rank for another
-  double wall_timeout_s = 3600;   // for the whole MPI run
 };
 
-// With `record_divergence`, a run whose loss diverges becomes an entry (stop reason "diverged", the curve up to
-// then) instead of an error: a study that runs every algorithm with the same settings reports it.
-reports::Entry run_threads(const RunCommand& command, const algorithms::RunData& data, Context& context,
-                           bool record_divergence = false) {
-  algorithms::RunResult result;
-  WorldOptions world;
-  world.size = algorithms::world_size(command.cli.run);
-  world.timeout_s = command.timeout_s;
-  auto worker = algorithms::training_worker(command.cli.run, data, &result,
-                                            [&](const algorithms::RunPoint& point) {
-                                              context.err << progress_line(point) << std::flush;
-                                            });
-  try {
-    measure::threads::run(world, worker);
-  } catch (const algorithms::DivergedError& error) {
-    if (!record_divergence) throw;
-    context.err << "run: " << error.what() << std::endl;
-    result.stop_reason = "diverged";
-  }
-  return run_entry(command.cli, result, "threads");
-}
-
-reports::Entry run_mpi(const RunCommand& command, Context& context) {
-  WorkerLaunch launch;
-  launch.command = "run";
-  launch.what = "dsgd-mpi run";
-  launch.ranks = algorithms::world_size(command.cli.run);
-  launch.program = {measure::mpi::worker_executable().string(), "--timeout", std::to_string(command.timeout_s), "run"};
-  for (const auto& argument : run_arguments(command.cli)) launch.program.push_back(argument);
-  launch.timeout_s = command.wall_timeout_s;
-  const auto outcome = run_worker(launch, context);
-  context.err << outcome.output;  // rank 0's progress lines
-  if (outcome.results.benchmarks.size() != 1) throw InternalError("run: dsgd-mpi wrote no run result");
-  return outcome.results.benchmarks.front();
+// Trains `job` on `executor` with `data` (loaded by the caller where the executor needs it here).
+reports::Entry train(const Executor& executor, const TrainingJob& job, const algorithms::RunData* data,
+                     Context& context) {
+  TrainingJob run = job;
+  run.data = data;
+  return executor.train(run, context);
 }
 
 }  // namespace
 
 void register_run_command(CLI::App& app, Context& context) {
   auto command = std::make_shared<RunCommand>();
-  command->cli.run.budget.target_accuracy = 0.85;
+  TrainingJob& job = command->job;
+  job.cli.run.budget.target_accuracy = 0.85;
+  job.progress = true;
   auto* run = app.add_subcommand("run", "Train with one algorithm of the catalog, natively (threads or MPI)");
-  add_run_options(*run, command->cli);
+  add_run_options(*run, job.cli);
   run->add_option("--executor", command->executor, "threads or mpi")->capture_default_str();
-  run->add_option("--timeout", command->timeout_s, "Seconds a rank waits for another before failing")
+  run->add_option("--timeout", job.timeout_s, "Seconds a rank waits for another before failing")->capture_default_str();
+  run->add_option("--wall-timeout", job.wall_timeout_s, "mpi: seconds before the whole run is stopped")
       ->capture_default_str();
-  run->add_option("--wall-timeout", command->wall_timeout_s, "mpi: seconds before the whole run is stopped")
-      ->capture_default_str();
-  run->add_option("--results", command->cli.results, "Write the results (JSON) here");
+  run->add_option("--results", job.cli.results, "Write the results (JSON) here");
   run->callback([&context, command] {
-    const std::vector<std::string> executors = {"threads", "mpi"};
-    if (std::find(executors.begin(), executors.end(), command->executor) == executors.end()) {
-      throw UnknownNameError("executor", command->executor, executors);
-    }
-    algorithms::check_run_options(command->cli.run);
-    context.err << "run: " << command->cli.run.algorithm << ", " << command->cli.run.workers << " workers, "
-                << command->cli.run.model << " on " << command->cli.dataset << ", " << command->executor << std::endl;
-    const auto entry = command->executor == "mpi" ? run_mpi(*command, context)
-                                                   : run_threads(*command, load_run_data(command->cli), context);
+    const TrainingJob& job = command->job;
+    const Executor& executor = find_executor(command->executor, training_executor_names());
+    algorithms::check_run_options(job.cli.run);
+    context.err << "run: " << job.cli.run.algorithm << ", " << job.cli.run.workers << " workers, " << job.cli.run.model
+                << " on " << job.cli.dataset << ", " << executor.name << std::endl;
+    const auto data = executor.needs_data_here ? load_run_data(job.cli) : algorithms::RunData{};
+    const auto entry = train(executor, job, &data, context);
     auto results = new_results(context);
     results.benchmarks.push_back(entry);
-    if (!command->cli.results.empty()) reports::write_results(command->cli.results, results);
-    context.out << run_summary(command->cli, entry);
+    if (!job.cli.results.empty()) reports::write_results(job.cli.results, results);
+    context.out << run_summary(job.cli, entry);
   });
 }
 
@@ -102,28 +70,31 @@ void register_study_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   study->add_option("--iterations", settings->iterations, "Iterations per worker (packing, partition)")
       ->capture_default_str();
-  study->add_option("--data", command->cli.dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")
+  study->add_option("--data", command->job.cli.dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")
       ->capture_default_str();
   study->add_option("--executor", command->executor, "threads or mpi")->capture_default_str();
-  study->add_option("--results", command->cli.results, "Write the results (JSON) here");
+  study->add_option("--results", command->job.cli.results, "Write the results (JSON) here");
+  command->job.command = "study";
+  command->job.progress = true;
+  command->job.record_divergence = true;
   study->callback([&context, command, settings, name] {
     const auto& chosen = algorithms::find_study(*name);
+    const Executor& executor = find_executor(command->executor, training_executor_names());
     const auto runs = chosen.runs(*settings);
-    const auto data = command->executor == "mpi" ? algorithms::RunData{} : load_run_data(command->cli);
+    const auto data = executor.needs_data_here ? load_run_data(command->job.cli) : algorithms::RunData{};
     auto results = new_results(context);
     for (const auto& run : runs) {
-      RunCommand one = *command;
+      TrainingJob one = command->job;
       one.cli.run = run.options;
       algorithms::check_run_options(one.cli.run);
       context.err << "study " << chosen.name << ": " << run.label << std::endl;
-      auto entry = command->executor == "mpi" ? run_mpi(one, context)
-                                              : run_threads(one, data, context, /*record_divergence=*/true);
+      auto entry = train(executor, one, &data, context);
       entry.labels["study"] = chosen.name;
       entry.labels["run"] = run.label;
       context.out << run_summary(one.cli, entry);
       results.benchmarks.push_back(std::move(entry));
     }
-    if (!command->cli.results.empty()) reports::write_results(command->cli.results, results);
+    if (!command->job.cli.results.empty()) reports::write_results(command->job.cli.results, results);
   });
 }
 

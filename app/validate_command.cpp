@@ -14,6 +14,7 @@
 #include "algorithms/runner.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
+#include "app/executors.hpp"
 #include "app/validate_runs.hpp"
 #include "core/format.hpp"
 #include "measure/validation.hpp"
@@ -38,11 +39,6 @@ struct ValidateOptions {
   int kernel_repetitions = 20;  // of the kernels timed around a run
   int repetitions = 3;          // runs per row, each with its kernel timings and prediction (measure::RowRuns)
 };
-
-const std::vector<std::string>& executor_names() {
-  static const std::vector<std::string> names{"threads", "mpi"};
-  return names;
-}
 
 // A platform named on the command line: a file, platforms/NAME.json (where dsgd calibrate writes), or the catalog.
 std::string platform_path(const std::string& name) {
@@ -99,19 +95,16 @@ void check(const ValidateOptions& options) {
   if (options.kernel_repetitions < 1) throw InputError("validate: --kernel-repetitions must be at least 1");
   if (options.repetitions < 1) throw InputError("validate: --repetitions must be at least 1");
   if (options.executors.empty()) throw InputError("validate: --executors lists none");
-  for (const auto& executor : options.executors) {
-    if (std::find(executor_names().begin(), executor_names().end(), executor) == executor_names().end()) {
-      throw UnknownNameError("executor", executor, executor_names());
-    }
-  }
+  for (const auto& executor : options.executors) find_executor(executor, training_executor_names());
   for (const auto& name : options.algorithms) algorithms::find_algorithm(name);  // lists the valid ones
 }
 
 void validate(Context& context, const ValidateOptions& options) {
   check(options);
   const auto mpi_platform = platforms::load_platform(platform_path(options.platform));
-  const bool wants_threads =
-      std::find(options.executors.begin(), options.executors.end(), "threads") != options.executors.end();
+  const bool wants_threads = std::any_of(options.executors.begin(), options.executors.end(), [](const auto& name) {
+    return find_executor(name, training_executor_names()).kind == ExecutorKind::kThreads;
+  });
   const auto threads_platform = wants_threads ? platforms::load_platform(threads_platform_path(options)) : mpi_platform;
   const int cores = options.cores > 0 ? options.cores : mpi_platform.nodes.count;
 
@@ -138,25 +131,27 @@ void validate(Context& context, const ValidateOptions& options) {
     cli.run.algorithm = name;
     algorithms::check_run_options(cli.run);
     const auto& info = algorithms::find_algorithm(name).info;
-    for (const auto& executor : options.executors) {
-      const bool mpi = executor == "mpi";
-      context.err << "validate: " << name << " on " << executor << ", " << cli.run.workers << " workers" << std::endl;
-      Row row{name, executor, algorithms::world_size(cli.run), {}, {}};
+    for (const auto& executor_name : options.executors) {
+      const Executor& executor = find_executor(executor_name, training_executor_names());
+      const bool threads = executor.kind == ExecutorKind::kThreads;
+      context.err << "validate: " << name << " on " << executor.name << ", " << cli.run.workers << " workers"
+                  << std::endl;
+      Row row{name, std::string(executor.name), algorithms::world_size(cli.run), {}, {}};
+      TrainingJob job{cli, &data, options.timeout_s, 10 * options.timeout_s, "validate"};
       reports::Entry entry;
       std::string prediction;
       for (int repetition = 0; repetition < options.repetitions; ++repetition) {
         std::vector<reports::Entry> attempts;  // the run of each measurement; measure_run says which is kept
         const auto measured = measure::measure_run(
             [&] {
-              attempts.push_back(mpi ? measure_mpi(cli, options.timeout_s, context)
-                                     : measure_threads(cli, data, options.timeout_s));
+              attempts.push_back(executor.train(job, context));
               return steady_seconds_per_iteration(attempts.back());
             },
             bench, options.policy, context.err);
         auto& run = attempts[static_cast<std::size_t>(measured.attempt)];
         row.note.clear();
         const auto platform =
-            measure::run_platform(mpi ? mpi_platform : threads_platform, measured, where, row.ranks, cores, &row.note);
+            measure::run_platform(threads ? threads_platform : mpi_platform, measured, where, row.ranks, cores, &row.note);
         const auto point = predict(platform, cli.run);
         row.runs.add(measured, point.seconds_per_iteration);
         if (repetition == 0) {
@@ -179,7 +174,7 @@ void validate(Context& context, const ValidateOptions& options) {
       context.out << (rows.empty() ? header : "") << row_text(row) << std::flush;
 
       entry.name =
-          "validate/" + name + "/" + cli.run.model + "/" + std::to_string(cli.run.workers) + "workers/" + executor;
+          "validate/" + name + "/" + cli.run.model + "/" + std::to_string(cli.run.workers) + "workers/" + row.executor;
       entry.counters["runs"] = options.repetitions;
       entry.counters["measured_s_per_iteration"] = row.runs.measured();
       entry.counters["predicted_s_per_iteration"] = row.runs.predicted();

@@ -5,35 +5,10 @@
 #include <utility>
 #include <vector>
 
-#include "app/mpi_worker.hpp"
 #include "core/error.hpp"
-#include "measure/mpi/launch.hpp"
-#include "measure/threads/executor.hpp"
 #include "measure/validation.hpp"
 
 namespace dsgd::app {
-
-reports::Entry measure_threads(const RunCli& cli, const algorithms::RunData& data, double timeout_s) {
-  algorithms::RunResult result;
-  WorldOptions world;
-  world.size = algorithms::world_size(cli.run);
-  world.timeout_s = timeout_s;
-  measure::threads::run(world, algorithms::training_worker(cli.run, data, &result));
-  return run_entry(cli, result, "threads");
-}
-
-reports::Entry measure_mpi(const RunCli& cli, double timeout_s, Context& context) {
-  WorkerLaunch launch;
-  launch.command = "validate";
-  launch.what = "dsgd-mpi run";
-  launch.ranks = algorithms::world_size(cli.run);
-  launch.program = {measure::mpi::worker_executable().string(), "--timeout", std::to_string(timeout_s), "run"};
-  for (const auto& argument : run_arguments(cli)) launch.program.push_back(argument);
-  launch.timeout_s = 10 * timeout_s;
-  const auto outcome = run_worker(launch, context);
-  if (outcome.results.benchmarks.size() != 1) throw InternalError("validate: dsgd-mpi wrote no run result");
-  return outcome.results.benchmarks.front();
-}
 
 double steady_seconds_per_iteration(const reports::Entry& run) {
   const std::vector<std::pair<double, double>>* by_time = nullptr;

@@ -1,6 +1,6 @@
 #pragma once
-// The runs of `dsgd validate` as results entries: one measured natively (on threads in this process, or as dsgd-mpi
-// under mpirun), one predicted in SimGrid, and the entry of a row made of several runs. What is measured how, and how
+// The runs of `dsgd validate` as results entries: one measured natively (app/executors.hpp's training runners), one
+// predicted in SimGrid, and the entry of a row made of several runs. What is measured how, and how
 // a row's runs become its numbers, is measure/validation.hpp's; the command itself is app/validate_command.cpp.
 
 #include <cstdint>
@@ -11,11 +11,6 @@
 #include "simulate/weak_scaling.hpp"
 
 namespace dsgd::app {
-
-// A training run of `cli` on the threads executor, its ranks waiting `timeout_s` for each other at most.
-reports::Entry measure_threads(const RunCli& cli, const algorithms::RunData& data, double timeout_s);
-// The same as `dsgd-mpi run` under mpirun (app/mpi_worker.hpp); throws InternalError if it wrote no run result.
-reports::Entry measure_mpi(const RunCli& cli, double timeout_s, Context& context);
 
 // A run's steady seconds per iteration (measure::steady_seconds_per_iteration), from its accuracy curves' points at
 // the end of each round. Throws InternalError if the run has no such curves of two rounds or more.

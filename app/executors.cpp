@@ -1,0 +1,76 @@
+#include "app/executors.hpp"
+
+#include <algorithm>
+
+#include "app/mpi_worker.hpp"
+#include "measure/mpi/launch.hpp"
+#include "measure/threads/executor.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
+  if (job.data == nullptr) throw InternalError(job.command + ": the threads executor needs the data loaded");
+  algorithms::RunResult result;
+  WorldOptions world;
+  world.size = algorithms::world_size(job.cli.run);
+  world.timeout_s = job.timeout_s;
+  std::function<void(const algorithms::RunPoint&)> progress;
+  if (job.progress) progress = [&](const algorithms::RunPoint& point) { context.err << progress_line(point) << std::flush; };
+  try {
+    measure::threads::run(world, algorithms::training_worker(job.cli.run, *job.data, &result, progress));
+  } catch (const algorithms::DivergedError& error) {
+    if (!job.record_divergence) throw;
+    context.err << job.command << ": " << error.what() << std::endl;
+    result.stop_reason = "diverged";
+  }
+  return run_entry(job.cli, result, "threads");
+}
+
+reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
+  WorkerLaunch launch;
+  launch.command = job.command;
+  launch.what = "dsgd-mpi run";
+  launch.ranks = algorithms::world_size(job.cli.run);
+  launch.program = {measure::mpi::worker_executable().string(), "--timeout", std::to_string(job.timeout_s), "run"};
+  for (const auto& argument : run_arguments(job.cli)) launch.program.push_back(argument);
+  launch.timeout_s = job.wall_timeout_s;
+  const auto outcome = run_worker(launch, context);
+  if (job.progress) context.err << outcome.output;  // rank 0's progress lines
+  if (outcome.results.benchmarks.size() != 1) throw InternalError(job.command + ": dsgd-mpi wrote no run result");
+  return outcome.results.benchmarks.front();
+}
+
+}  // namespace
+
+const std::vector<Executor>& executor_table() {
+  static const std::vector<Executor> table = {
+      {"threads", ExecutorKind::kThreads, "one thread per rank in this process", true, train_on_threads},
+      {"mpi", ExecutorKind::kMpi, "one OpenMPI process per rank (dsgd-mpi under mpirun)", false, train_on_mpi},
+      {"simgrid", ExecutorKind::kSimgrid, "one SimGrid actor per rank on a simulated platform", false, nullptr},
+  };
+  return table;
+}
+
+const std::vector<std::string>& training_executor_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& executor : executor_table()) {
+      if (executor.train) out.emplace_back(executor.name);
+    }
+    return out;
+  }();
+  return names;
+}
+
+const Executor& find_executor(std::string_view name, const std::vector<std::string>& accepted) {
+  if (std::find(accepted.begin(), accepted.end(), name) != accepted.end()) {
+    for (const auto& executor : executor_table()) {
+      if (executor.name == name) return executor;
+    }
+  }
+  throw UnknownNameError("executor", name, accepted);
+}
+
+}  // namespace dsgd::app

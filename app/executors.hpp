@@ -1,0 +1,49 @@
+#pragma once
+// The executors `dsgd` puts work on, one table from name to runner (DESIGN.md "One shape for the executors"):
+// threads (this process), mpi (dsgd-mpi under mpirun: dsgd links SimGrid, whose library defines MPI_* too) and
+// simgrid (simulated). Commands look an executor up here instead of comparing names.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algorithms/runner.hpp"
+#include "app/commands.hpp"
+#include "app/run_common.hpp"
+
+namespace dsgd::app {
+
+// One training run for a native executor.
+struct TrainingJob {
+  RunCli cli;
+  const algorithms::RunData* data = nullptr;  // loaded in this process, for executors whose ranks live here
+  double timeout_s = 120;                     // for any wait of a rank for another
+  double wall_timeout_s = 3600;               // for a whole run in other processes
+  std::string command = "run";                // the dsgd command, for messages
+  bool progress = false;                      // print each evaluation on the error stream
+  // A diverging loss ends the run with stop reason "diverged" instead of an error (a study that runs every
+  // algorithm with the same settings reports it). Executors whose ranks live in other processes report it as the
+  // run's error.
+  bool record_divergence = false;
+};
+
+enum class ExecutorKind { kThreads, kMpi, kSimgrid };
+
+struct Executor {
+  std::string_view name;
+  ExecutorKind kind;
+  std::string_view description;
+  bool needs_data_here;  // TrainingJob::data must be loaded (the ranks run in this process)
+  // Trains natively and returns the run's results entry (fidelity "measured"); null for simgrid, which trains
+  // only in simulation (`dsgd simulate`).
+  reports::Entry (*train)(const TrainingJob& job, Context& context);
+};
+
+// Every executor, in the order the help texts list them.
+const std::vector<Executor>& executor_table();
+// The names of the executors that can train natively: "threads", "mpi".
+const std::vector<std::string>& training_executor_names();
+// The executor named `name`, which must be one of `accepted`. Throws UnknownNameError("executor", name, accepted).
+const Executor& find_executor(std::string_view name, const std::vector<std::string>& accepted);
+
+}  // namespace dsgd::app
