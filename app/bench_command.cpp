@@ -40,14 +40,8 @@ struct BenchOptions {
 // `fidelity`: the simulation level that produced `seconds`, or "measured".
 reports::Entry allreduce_entry(const std::string& executor, const std::string& algorithm, int ranks,
                                std::size_t floats, double seconds, const std::string& fidelity = "measured") {
-  reports::Entry entry;
-  entry.name = "allreduce/" + algorithm + "/" + std::to_string(floats);
-  entry.executor = executor;
-  entry.fidelity = fidelity;
-  entry.algorithm = algorithm;
-  entry.ranks = ranks;
-  entry.real_time = seconds;
-  entry.cpu_time = seconds;
+  reports::Entry entry =
+      timed_entry("allreduce/" + algorithm + "/" + std::to_string(floats), executor, fidelity, algorithm, ranks, seconds);
   const double bytes = static_cast<double>(floats) * sizeof(float);
   entry.counters["bytes"] = bytes;
   entry.counters["seconds"] = seconds;

@@ -53,6 +53,19 @@ reports::Entry catalog_entry(const std::string& name, const std::string& kind, c
   return entry;
 }
 
+reports::Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
+                           int ranks, double seconds) {
+  reports::Entry entry;
+  entry.name = std::move(name);
+  entry.executor = std::move(executor);
+  entry.fidelity = std::move(fidelity);
+  entry.algorithm = std::move(algorithm);
+  entry.ranks = ranks;
+  entry.real_time = seconds;
+  entry.cpu_time = seconds;
+  return entry;
+}
+
 void print_manifest_table(std::ostream& out, std::string_view experiment_id, std::string_view table_id,
                           const reports::Results& results) {
   const auto manifest = reports::default_manifest();

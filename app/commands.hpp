@@ -39,6 +39,11 @@ reports::Results new_results(const Context& context);
 // A results entry for a description (a model, a platform, a link): executor "catalog", fidelity "static".
 reports::Entry catalog_entry(const std::string& name, const std::string& kind, const std::string& description);
 
+// A results entry of something an executor timed: `seconds` (its real and CPU time, in the executor's seconds) of
+// `algorithm` on `ranks` ranks, measured or simulated at `fidelity`.
+reports::Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
+                           int ranks, double seconds);
+
 // Prints table `table_id` of experiment `experiment_id` of the embedded default manifest, filled from `results`,
 // as fixed-width text: commands print exactly what the report shows.
 void print_manifest_table(std::ostream& out, std::string_view experiment_id, std::string_view table_id,

@@ -60,16 +60,9 @@ std::filesystem::path numbered(const std::string& path, int workers) {
 reports::Entry simulated_entry(std::string name, const std::string& platform, const std::string& algorithm,
                                const std::string& model, const std::string& fidelity, int ranks,
                                double seconds_per_iteration) {
-  reports::Entry entry;
-  entry.name = std::move(name);
-  entry.executor = "simgrid";
-  entry.fidelity = fidelity;
+  reports::Entry entry = timed_entry(std::move(name), "simgrid", fidelity, algorithm, ranks, seconds_per_iteration);
   entry.platform = platform;
-  entry.algorithm = algorithm;
   entry.model = model;
-  entry.ranks = ranks;
-  entry.real_time = seconds_per_iteration;
-  entry.cpu_time = seconds_per_iteration;
   return entry;
 }
 

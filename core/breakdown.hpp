@@ -3,9 +3,11 @@
 // breakdown"). On a CPU-only run "gpu" means the worker device and "cpu" the master.
 
 #include <array>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 
 namespace dsgd {
 
@@ -42,6 +44,12 @@ constexpr bool is_communication(Category category) {
 // Time per category, in the executor's seconds.
 struct Breakdown {
   std::array<double, kCategoryNames.size()> seconds{};
+  // A breakdown of the given seconds per category: Breakdown::of({{Category::kWait, 2}, ...}).
+  static Breakdown of(std::initializer_list<std::pair<Category, double>> spent) {
+    Breakdown out;
+    for (const auto& [category, s] : spent) out.add(category, s);
+    return out;
+  }
   void add(Category category, double s) { seconds[static_cast<std::size_t>(category)] += s; }
   double operator[](Category category) const { return seconds[static_cast<std::size_t>(category)]; }
   double total() const;

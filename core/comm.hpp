@@ -60,6 +60,16 @@ class Request {
 };
 using RequestPtr = std::unique_ptr<Request>;
 
+// For a native request's destructor: waits for `request` unless `waited`, and drops a failure there (a destructor
+// must not throw; an unwaited failure was the caller's to see, or surfaces through the world's abort).
+inline void finish_unwaited(Request& request, bool waited) noexcept {
+  if (waited) return;
+  try {
+    request.wait();
+  } catch (...) {
+  }
+}
+
 // One step of computation. Natively the kernel runs and is timed. In simulation the worker's clock advances by
 // the roofline time max(flops / (the host's rate for kernel_class), bytes / (its memory bandwidth)), and the
 // kernel also runs if the simulation carries payloads (numeric mode), so results stay exact.

@@ -61,14 +61,7 @@ class SendRequest final : public Request {
  public:
   SendRequest(MpiComm& comm, MPI_Request request, int destination, Tag tag, std::size_t bytes, Category category)
       : comm_(comm), request_(request), destination_(destination), tag_(tag), bytes_(bytes), category_(category) {}
-  ~SendRequest() override {
-    if (!waited_) {
-      try {
-        wait();
-      } catch (...) {  // a destructor must not throw; an unwaited failure was the caller's to see
-      }
-    }
-  }
+  ~SendRequest() override { finish_unwaited(*this, waited_); }
 
   Status wait() override {
     if (waited_) return {destination_, tag_, bytes_};
@@ -260,14 +253,7 @@ class MpiComm::ReceiveRequest final : public Request {
  public:
   ReceiveRequest(MpiComm& comm, std::shared_ptr<PostedReceive> posted, Category category)
       : comm_(comm), posted_(std::move(posted)), category_(category) {}
-  ~ReceiveRequest() override {
-    if (!waited_) {
-      try {
-        wait();
-      } catch (...) {  // a destructor must not throw; an unwaited failure was the caller's to see
-      }
-    }
-  }
+  ~ReceiveRequest() override { finish_unwaited(*this, waited_); }
 
   Status wait() override {
     PostedReceive& posted = *posted_;

@@ -35,14 +35,7 @@ class ReceiveRequest final : public Request {
  public:
   ReceiveRequest(Hub& hub, ThreadsComm& comm, std::shared_ptr<PostedReceive> posted, Category category)
       : hub_(hub), comm_(comm), posted_(std::move(posted)), category_(category) {}
-  ~ReceiveRequest() override {
-    if (!waited_) {
-      try {
-        wait();
-      } catch (...) {  // a destructor must not throw; the failure surfaces through the world's abort
-      }
-    }
-  }
+  ~ReceiveRequest() override { finish_unwaited(*this, waited_); }
 
   Status wait() override {
     if (waited_) return posted_->status;

@@ -13,18 +13,14 @@ namespace {
 // (tests/simulate/scaling_study_test.cpp holds the studies to the same function): equal category times, equal
 // comm ratio.
 TEST(AppRunCommon, MeasuredRunsShareTheTable3DefinitionOfSimulatedOnes) {
-  Breakdown master;
-  master.add(Category::kCpuUpdate, 0.5);
-  master.add(Category::kWait, 9);
-  Breakdown worker;
-  worker.add(Category::kCpuGpuPara, 2);
-  worker.add(Category::kNetwork, 1);
-  worker.add(Category::kForwardBackward, 6);
-  worker.add(Category::kWait, 4);
   algorithms::RunResult result;
   result.info.has_master = true;
   result.ranks = 2;
-  result.per_rank = {master, worker};
+  result.per_rank = {Breakdown::of({{Category::kCpuUpdate, 0.5}, {Category::kWait, 9}}),
+                     Breakdown::of({{Category::kCpuGpuPara, 2},
+                                    {Category::kNetwork, 1},
+                                    {Category::kForwardBackward, 6},
+                                    {Category::kWait, 4}})};
   const reports::Entry entry = run_entry(RunCli{}, result, "threads");
   const Table3Shares expected = table3_shares(result.per_rank, true);
   EXPECT_DOUBLE_EQ(entry.counters.at("comm_ratio"), expected.comm_ratio);

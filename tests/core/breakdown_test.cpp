@@ -10,14 +10,10 @@ namespace dsgd {
 namespace {
 
 TEST(CoreBreakdown, Table3SharesCountABusyWorkerAndTheMastersUpdate) {
-  Breakdown master;
-  master.add(Category::kCpuUpdate, 1);
-  master.add(Category::kWait, 50);
-  Breakdown worker;
-  worker.add(Category::kCpuGpuPara, 2);
-  worker.add(Category::kCpuGpuData, 1);
-  worker.add(Category::kForwardBackward, 6);
-  worker.add(Category::kWait, 100);  // idle: left out of the shares, reported beside them
+  const Breakdown master = Breakdown::of({{Category::kCpuUpdate, 1}, {Category::kWait, 50}});
+  // The wait is idle time: left out of the shares, reported beside them.
+  const Breakdown worker = Breakdown::of(
+      {{Category::kCpuGpuPara, 2}, {Category::kCpuGpuData, 1}, {Category::kForwardBackward, 6}, {Category::kWait, 100}});
   // (2 + 1) communication of 2 + 1 + 6 busy + 1 of the master's update.
   const Table3Shares with_master = table3_shares(std::vector<Breakdown>{master, worker}, true);
   EXPECT_DOUBLE_EQ(with_master.comm_ratio, 3.0 / 10.0);
@@ -31,17 +27,13 @@ TEST(CoreBreakdown, Table3SharesCountABusyWorkerAndTheMastersUpdate) {
 }
 
 TEST(CoreBreakdown, Table3CommRatioCountsTheNetworkAndNothingElse) {
-  Breakdown worker;
-  worker.add(Category::kNetwork, 1);
-  worker.add(Category::kGpuGpuPara, 1);
-  worker.add(Category::kGpuUpdate, 1);
-  worker.add(Category::kForwardBackward, 1);
+  const Breakdown worker = Breakdown::of(
+      {{Category::kNetwork, 1}, {Category::kGpuGpuPara, 1}, {Category::kGpuUpdate, 1}, {Category::kForwardBackward, 1}});
   EXPECT_DOUBLE_EQ(table3_shares(std::vector<Breakdown>{worker}, false).comm_ratio, 0.5);
 }
 
 TEST(CoreBreakdown, Table3SharesOfAnIdleOrMissingWorker) {
-  Breakdown idle;
-  idle.add(Category::kWait, 3);
+  const Breakdown idle = Breakdown::of({{Category::kWait, 3}});
   const Table3Shares shares = table3_shares(std::vector<Breakdown>{idle}, false);
   EXPECT_EQ(shares.busy_s, 0.0);
   EXPECT_EQ(shares.comm_ratio, 0.0);
