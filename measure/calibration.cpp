@@ -12,6 +12,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "platforms/loader.hpp"
 
 namespace dsgd::measure {
@@ -19,12 +20,6 @@ namespace dsgd::measure {
 namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
 
 // Weighted least squares of y = a + b x over the points, on centred data for numerical stability.
 std::pair<double, double> fit_line(const std::vector<PingPongPoint>& points, FitWeighting weighting) {

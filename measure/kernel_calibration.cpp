@@ -16,11 +16,13 @@
 #include "core/data/dataset.hpp"
 #include "core/data/sampler.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
 #include "core/nn/network.hpp"
 #include "core/nn/sgd.hpp"
 #include "core/stats.hpp"
+#include "core/stopwatch.hpp"
 #include "measure/calibration.hpp"
 
 namespace dsgd::measure {
@@ -28,12 +30,6 @@ namespace dsgd::measure {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
 
 // A timing with its samples, before the copies' samples are merged.
 struct Measured : KernelTiming {
@@ -76,7 +72,7 @@ std::vector<double> timed_samples(const KernelBenchOptions& options, const Step&
   const auto timed = [&] {
     const auto start = Clock::now();
     body();
-    samples.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+    samples.push_back(seconds_since(start));
   };
   if (step.turns > 0) {
     for (int i = 0; i < options.warmup; ++i) step.run(body);
@@ -267,7 +263,7 @@ std::vector<Measured> time_iteration(const ModelSpec& model, const KernelBenchOp
       for (auto& kernel : kernels) {
         const auto start = Clock::now();
         kernel.body();
-        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        const double seconds = seconds_since(start);
         if (i >= options.warmup) kernel.timing.samples.push_back(seconds);
       }
     });

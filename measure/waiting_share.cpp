@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/stopwatch.hpp"
 #include "measure/threads/executor.hpp"
 
 namespace dsgd::measure {
@@ -46,7 +47,7 @@ WaitingShare measure_waiting_share(Comm& comm, double seconds, const std::functi
   const auto start = std::chrono::steady_clock::now();
   for (int rank = 1; rank < comm.size(); ++rank) comm.recv(rank, kDoneTag, &byte, 1, Category::kWait);
   WaitingShare measured;
-  measured.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  measured.wall_s = seconds_since(start);
   measured.cpu_s = cpu_seconds() - cpu_start;
   measured.computing = comm.size() - 1;
   return measured;

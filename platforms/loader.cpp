@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace dsgd::platforms {
 
@@ -15,11 +16,7 @@ namespace {
 // them (a missing factor 2 for FMA, GHz written as MHz) then shows up as an error rather than a wrong prediction.
 constexpr double kPeakTolerance = 0.01;
 
-std::string show(double value) {
-  std::ostringstream out;
-  out << value;
-  return out.str();
-}
+std::string show(double value) { return significant(value); }
 
 // --- sources --------------------------------------------------------------------------------------------------
 

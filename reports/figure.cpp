@@ -5,6 +5,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/subprocess.hpp"
 
 namespace dsgd::reports {
@@ -23,12 +24,8 @@ std::string quoted(const std::string& text) {
   return out + "\"";
 }
 
-std::string number(double value) {
-  std::ostringstream out;
-  out.precision(17);
-  out << value;
-  return out.str();
-}
+// Every digit a double needs to come back unchanged.
+std::string number(double value) { return significant(value, 17); }
 
 void check_log_axis(const Figure& figure, const std::filesystem::path& stem) {
   auto bad = [&](const char* axis, double value) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "reports/embedded_manifests.hpp"
 
 namespace dsgd::reports {
@@ -17,12 +18,6 @@ namespace {
 const std::vector<std::string> kPlainFields = {"name",  "executor", "fidelity", "platform", "algorithm", "model",
                                                "dataset", "ranks",  "seed",     "real_time", "cpu_time", "iterations"};
 const std::vector<std::string> kPrefixes = {"counter", "label", "breakdown", "option"};
-
-std::string format_number(double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.6g", value);
-  return buffer;
-}
 
 std::string thousands(double value) {
   const long long rounded = std::llround(value);
@@ -195,7 +190,7 @@ std::optional<std::string> FieldRef::text_of(const Entry& entry) const {
   if (prefix == "algorithm") return nonempty(entry.algorithm);
   if (prefix == "model") return nonempty(entry.model);
   if (prefix == "dataset") return nonempty(entry.dataset);
-  if (const auto value = number_of(entry)) return format_number(*value);
+  if (const auto value = number_of(entry)) return significant(*value);
   return std::nullopt;
 }
 

@@ -15,6 +15,7 @@
 #include <iostream>
 
 #include "core/error.hpp"
+#include "core/stopwatch.hpp"
 
 namespace dsgd::simulate {
 
@@ -67,7 +68,7 @@ ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s,
   for (;;) {
     if (wall_timeout_s > 0) {
       const double left =
-          wall_timeout_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          wall_timeout_s - seconds_since(start);
       if (left <= 0) {
         outcome.timed_out = true;
         break;

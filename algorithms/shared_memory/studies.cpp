@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/linear/optimum.hpp"
 
 namespace dsgd::algorithms::shared_memory {
@@ -25,11 +26,7 @@ void say(std::ostream* log, const std::string& line) {
   if (log != nullptr) *log << line << std::endl;
 }
 
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.3f s", seconds);
-  return text;
-}
+std::string seconds_text(double seconds) { return fixed(seconds, 3) + " s"; }
 
 // A data set of the options, its stats and its optimum.
 DatasetOutcome prepare(const std::string& name, const StudyOptions& options, data::SparseDataset& data) {

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/stopwatch.hpp"
 #include "core/subprocess.hpp"
 #include "measure/calibration.hpp"
 #include "measure/mpi/launch.hpp"
@@ -41,12 +43,6 @@ std::vector<double> default_boundaries() {
 
 constexpr const char* kCpuinfo =
     "processor\t: 0\nmodel name\t: test CPU\ncpu MHz\t\t: 2000.0\nflags\t\t: sse2 avx2 fma\n";
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
 
 // The sizes dsgd-mpi pingpong sweeps: powers of two from 8 B, and sizes around Open MPI's eager limit.
 std::vector<double> pingpong_sizes(double max_bytes) {
@@ -245,7 +241,7 @@ TEST(CalibrationRoundtrip, RealMpiPingPongReproducesItself) {
   std::string failures;
   const auto start = std::chrono::steady_clock::now();
   for (int attempt = 1; attempt <= kAttempts; ++attempt) {
-    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > kBudgetSeconds) break;
+    if (seconds_since(start) > kBudgetSeconds) break;
     const double idle = idle_share(std::chrono::milliseconds(500));
     if (idle < kIdle) {
       std::printf("attempt %d: only %.0f%% of the CPU time idle; not measuring\n", attempt, 100 * idle);
