@@ -41,6 +41,31 @@ StalenessHistogram measure(const MethodEntry& entry, const MethodOptions& option
   return recorder.merged();
 }
 
+// A catalog method's staleness bounds by its own formulas and its staleness measured over 2 passes, both printed:
+// `threads` threads, S = `batch`, and 4 models for the method that trains several.
+struct BoundsAndMeasured {
+  StalenessBounds expected;
+  StalenessHistogram measured;
+};
+
+BoundsAndMeasured measure_beside_bounds(const MethodEntry& entry, int threads, int batch, Schedule schedule) {
+  MethodOptions options;
+  options.threads = threads;
+  options.batch = batch;
+  options.schedule = schedule;
+  if (entry.multi_model) options.models = 4;
+  const StalenessBounds expected = entry.make(options)->staleness_bounds();
+  const StalenessHistogram measured = measure(entry, options, 2);
+  const bool lockstep = schedule == Schedule::kLockstep;
+  std::printf("%-20s %s T=%d: expectation [%llu, %llu]%s; actual [%llu, %llu], mean %.2f over %llu writes\n",
+              entry.name.c_str(), lockstep ? "lockstep" : "threads", threads,
+              static_cast<unsigned long long>(expected.min), static_cast<unsigned long long>(expected.max),
+              lockstep ? "" : " (the max in lockstep)", static_cast<unsigned long long>(measured.min),
+              static_cast<unsigned long long>(measured.max), measured.mean,
+              static_cast<unsigned long long>(measured.count));
+  return {expected, measured};
+}
+
 TEST(AlgorithmsSharedMemoryStaleness, FormulasGiveSeed003Examples) {
   // Table I and Table II at T = 8, S = 1024, HS = S/T = 128, as printed in seed 003.
   const auto expect = [](StalenessBounds actual, std::uint64_t min, std::uint64_t max, const char* what) {
@@ -85,18 +110,7 @@ TEST(AlgorithmsSharedMemoryStaleness, RecorderMergesThreads) {
 // HogBatch with the local model [0, 896] (Table II), serial [0, 0].
 TEST(AlgorithmsSharedMemoryStaleness, LockstepMeasuresTheTables) {
   for (const MethodEntry& entry : method_catalog()) {
-    MethodOptions options;
-    options.threads = 8;
-    options.batch = 1024;
-    options.schedule = Schedule::kLockstep;
-    if (entry.multi_model) options.models = 4;
-    const StalenessBounds expected = entry.make(options)->staleness_bounds();
-    const StalenessHistogram measured = measure(entry, options, 2);
-    std::printf("%-20s lockstep T=8: expectation [%llu, %llu]; actual [%llu, %llu], mean %.1f over %llu writes\n",
-                entry.name.c_str(), static_cast<unsigned long long>(expected.min),
-                static_cast<unsigned long long>(expected.max), static_cast<unsigned long long>(measured.min),
-                static_cast<unsigned long long>(measured.max), measured.mean,
-                static_cast<unsigned long long>(measured.count));
+    const auto [expected, measured] = measure_beside_bounds(entry, 8, 1024, Schedule::kLockstep);
     EXPECT_GT(measured.count, 0U) << entry.name;
     EXPECT_EQ(measured.min, expected.min) << entry.name;
     EXPECT_EQ(measured.max, expected.max) << entry.name;
@@ -124,16 +138,7 @@ TEST(AlgorithmsSharedMemoryStaleness, LockstepHogwildSpreadsEvenly) {
 // synchronous methods are exact throughout. The racing methods' maximum depends on preemption: reported only.
 TEST(AlgorithmsSharedMemoryStaleness, RealThreadsKeepTheMinimum) {
   for (const MethodEntry& entry : method_catalog()) {
-    MethodOptions options;
-    options.threads = 2;
-    options.batch = 256;
-    if (entry.multi_model) options.models = 4;
-    const StalenessBounds expected = entry.make(options)->staleness_bounds();
-    const StalenessHistogram measured = measure(entry, options, 2);
-    std::printf("%-20s threads T=2: expectation min %llu (max %llu in lockstep); actual [%llu, %llu], mean %.2f\n",
-                entry.name.c_str(), static_cast<unsigned long long>(expected.min),
-                static_cast<unsigned long long>(expected.max), static_cast<unsigned long long>(measured.min),
-                static_cast<unsigned long long>(measured.max), measured.mean);
+    const auto [expected, measured] = measure_beside_bounds(entry, 2, 256, Schedule::kThreads);
     ::testing::Test::RecordProperty(entry.name + "_max_staleness", std::to_string(measured.max));
     EXPECT_GT(measured.count, 0U) << entry.name;
     EXPECT_EQ(measured.min, expected.min) << entry.name;

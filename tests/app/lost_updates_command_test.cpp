@@ -8,17 +8,13 @@
 #include "app/cli.hpp"
 #include "reports/results.hpp"
 #include "tests/support/cli_run.hpp"
-#include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::app {
 namespace {
 
-using Outcome = dsgd::testing::CliOutcome;
 using dsgd::testing::contains;
 
-Outcome dsgd(const std::vector<std::string>& args) { return dsgd::testing::run_dsgd(args); }
-
-using AppLostUpdates = dsgd::testing::ScratchDirTest;
+using AppLostUpdates = dsgd::testing::CliScratchTest;  // a fresh folder per test, and dsgd(args)
 
 TEST_F(AppLostUpdates, PrintsTheTableAndWritesOneEntryPerRow) {
   for (const std::string variant : {"spread", "hot", "fetch-add"}) {
@@ -51,7 +47,9 @@ TEST_F(AppLostUpdates, PrintsTheTableAndWritesOneEntryPerRow) {
   }
 }
 
-TEST(AppLostUpdatesOptions, BadOptionsExitTwoWithOneLine) {
+using AppLostUpdatesOptions = dsgd::testing::CliScratchTest;  // writes nothing: for dsgd(args)
+
+TEST_F(AppLostUpdatesOptions, BadOptionsExitTwoWithOneLine) {
   auto outcome = dsgd({"lost-updates", "--variant", "cold"});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_EQ(outcome.err, "dsgd: unknown lost-update variant 'cold'; valid values are: spread, hot, fetch-add\n");

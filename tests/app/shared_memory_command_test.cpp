@@ -7,17 +7,13 @@
 #include "app/cli.hpp"
 #include "reports/results.hpp"
 #include "tests/support/cli_run.hpp"
-#include "tests/support/scratch_dir.hpp"
 
 namespace dsgd::app {
 namespace {
 
-using Outcome = dsgd::testing::CliOutcome;
 using dsgd::testing::contains;
 
-Outcome dsgd(const std::vector<std::string>& args) { return dsgd::testing::run_dsgd(args); }
-
-using AppSharedMemory = dsgd::testing::ScratchDirTest;
+using AppSharedMemory = dsgd::testing::CliScratchTest;  // a fresh folder per test, and dsgd(args)
 
 const reports::Entry* find_entry(const reports::Results& results, const std::string& kind, const std::string& method) {
   for (const auto& entry : results.benchmarks) {

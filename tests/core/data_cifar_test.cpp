@@ -10,6 +10,7 @@
 #include "core/data/catalog.hpp"
 #include "core/data/cifar.hpp"
 #include "core/error.hpp"
+#include "tests/support/dataset_shape.hpp"
 #include "tests/support/error_message.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -32,18 +33,15 @@ std::vector<std::uint8_t> cifar_records(const std::vector<std::uint8_t>& labels,
   return bytes;
 }
 
+using dsgd::testing::DatasetShape;
 using dsgd::testing::input_error;
+using dsgd::testing::shape_of;
 
 TEST_F(CoreDataCifar, ReadsRecordsOfSeveralFilesInOrder) {
   const fs::path a = write("data_batch_1.bin", cifar_records({6, 9}));
   const fs::path b = write("data_batch_2.bin", gzip_bytes(cifar_records({0}, 2)));  // gzip is accepted too
   const Dataset data = read_cifar10({a, b}, "cifar");
-  EXPECT_EQ(data.name, "cifar");
-  ASSERT_EQ(data.size(), 3U);
-  EXPECT_EQ(data.channels, 3);
-  EXPECT_EQ(data.height, 32);
-  EXPECT_EQ(data.width, 32);
-  EXPECT_EQ(data.classes, 10);
+  ASSERT_EQ(shape_of(data), (DatasetShape{"cifar", 3, 3, 32, 32, 10}));  // 3 records of 3 x 32 x 32, 10 classes
   EXPECT_EQ(data.labels, (std::vector<std::int32_t>{6, 9, 0}));
   ASSERT_EQ(data.images.size(), 3U * 3072U);
   for (std::size_t r = 0; r < 3; ++r) {

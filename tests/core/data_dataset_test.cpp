@@ -11,12 +11,7 @@ namespace {
 
 // `n` images of 2 x 3 x 4: channel 0 spread over [0, 1], channel 1 a narrow band around 0.8.
 Dataset two_channel(std::size_t n, std::size_t salt) {
-  Dataset data;
-  data.name = "two-channel";
-  data.channels = 2;
-  data.height = 3;
-  data.width = 4;
-  data.classes = 3;
+  Dataset data{.name = "two-channel", .channels = 2, .height = 3, .width = 4, .classes = 3, .images = {}, .labels = {}};
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t k = 0; k < 12; ++k) {
       data.images.push_back(static_cast<float>((i * 7 + k * 3 + salt) % 256) / 255.0f);

@@ -9,6 +9,7 @@
 #include "core/data/binary_file.hpp"
 #include "core/data/idx.hpp"
 #include "core/error.hpp"
+#include "tests/support/dataset_shape.hpp"
 #include "tests/support/error_message.hpp"
 #include "tests/support/scratch_dir.hpp"
 
@@ -29,7 +30,9 @@ IdxImages small_images() {
   return images;
 }
 
+using dsgd::testing::DatasetShape;
 using dsgd::testing::input_error;
+using dsgd::testing::shape_of;
 
 std::vector<std::uint8_t> header(std::uint32_t magic, std::vector<std::uint32_t> sizes) {
   std::vector<std::uint8_t> out;
@@ -60,12 +63,7 @@ TEST_F(CoreDataIdx, RoundTripPlainAndGzip) {
     EXPECT_EQ(read_idx_labels(label_path), labels);
 
     const Dataset data = read_idx_dataset(image_path, label_path, 10, "small");
-    EXPECT_EQ(data.name, "small");
-    EXPECT_EQ(data.size(), 3U);
-    EXPECT_EQ(data.channels, 1);
-    EXPECT_EQ(data.height, 2);
-    EXPECT_EQ(data.width, 4);
-    EXPECT_EQ(data.classes, 10);
+    EXPECT_EQ(shape_of(data), (DatasetShape{"small", 3, 1, 2, 4, 10}));  // 3 images of 1 x 2 x 4, 10 classes
     EXPECT_EQ(data.labels, (std::vector<std::int32_t>{3, 0, 9}));
     EXPECT_EQ(data.float_labels(), (std::vector<float>{3.0f, 0.0f, 9.0f}));
     ASSERT_EQ(data.images.size(), 24U);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "tests/support/error_message.hpp"
 
 namespace dsgd {
 namespace {
@@ -31,15 +32,10 @@ TEST(CoreModelZoo, NamesAreTheZooKeysInOrder) { EXPECT_EQ(model_names(), kExpect
 
 TEST(CoreModelZoo, UnknownNameThrowsListingValidNames) {
   EXPECT_THROW(build_model("resnet-50"), UnknownNameError);
-  try {
-    build_model("resnet-50");
-    FAIL() << "expected UnknownNameError";
-  } catch (const UnknownNameError& error) {
-    const std::string message = error.what();
-    EXPECT_NE(message.find("'resnet-50'"), std::string::npos) << message;
-    EXPECT_NE(message.find("resnet50"), std::string::npos) << message;
-    EXPECT_NE(message.find("inception_v3"), std::string::npos) << message;
-  }
+  const std::string message = testing::error_of<UnknownNameError>([] { build_model("resnet-50"); });
+  EXPECT_NE(message.find("'resnet-50'"), std::string::npos) << message;
+  EXPECT_NE(message.find("resnet50"), std::string::npos) << message;
+  EXPECT_NE(message.find("inception_v3"), std::string::npos) << message;
 }
 
 TEST(CoreModelZoo, LayerKindsHaveNames) {

@@ -284,12 +284,16 @@ TEST_P(NnLayers, BackwardOverwritesParameterGradientsAndMaySkipInputGradient) {
 
 // --- pooling ----------------------------------------------------------------------------------------------------
 
+// Max and average pooling of 6x6, kernel 3, stride 2, ceil: the last window hangs over the input; of 5x5, kernel 3,
+// stride 1, pad 1: padding counts; and LeNet's 2x2 max pooling of a `square` x `square` input.
+std::vector<LayerSpec> pooling_cases(std::int64_t square) {
+  return {pooling(LayerKind::kMaxPool, {3, 6, 6}, 3, 2, 0), pooling(LayerKind::kAveragePool, {3, 6, 6}, 3, 2, 0),
+          pooling(LayerKind::kMaxPool, {2, 5, 5}, 3, 1, 1), pooling(LayerKind::kAveragePool, {2, 5, 5}, 3, 1, 1),
+          pooling(LayerKind::kMaxPool, {2, square, square}, 2, 2, 0)};
+}
+
 TEST_P(NnLayers, PoolingForwardMatchesCaffe) {
-  // 6x6, kernel 3, stride 2, ceil: the last window hangs over the input. Kernel 3, stride 1, pad 1: padding counts.
-  for (const LayerSpec& spec :
-       {pooling(LayerKind::kMaxPool, {3, 6, 6}, 3, 2, 0), pooling(LayerKind::kAveragePool, {3, 6, 6}, 3, 2, 0),
-        pooling(LayerKind::kMaxPool, {2, 5, 5}, 3, 1, 1), pooling(LayerKind::kAveragePool, {2, 5, 5}, 3, 1, 1),
-        pooling(LayerKind::kMaxPool, {2, 28, 28}, 2, 2, 0)}) {
+  for (const LayerSpec& spec : pooling_cases(28)) {
     SCOPED_TRACE(std::string(to_string(spec.kind)) + " on " + std::to_string(spec.input.height));
     const int batch = 2;
     const auto x = random_values(static_cast<std::size_t>(batch * spec.input.elements()), 8);
@@ -310,10 +314,7 @@ TEST_P(NnLayers, AveragePoolingOfOnesIsOneWithOverhangAndFractionWithPadding) {
 }
 
 TEST_P(NnLayers, PoolingGradients) {
-  for (const LayerSpec& spec :
-       {pooling(LayerKind::kMaxPool, {3, 6, 6}, 3, 2, 0), pooling(LayerKind::kAveragePool, {3, 6, 6}, 3, 2, 0),
-        pooling(LayerKind::kMaxPool, {2, 5, 5}, 3, 1, 1), pooling(LayerKind::kAveragePool, {2, 5, 5}, 3, 1, 1),
-        pooling(LayerKind::kMaxPool, {2, 8, 8}, 2, 2, 0)}) {
+  for (const LayerSpec& spec : pooling_cases(8)) {
     SCOPED_TRACE(std::string(to_string(spec.kind)) + " on " + std::to_string(spec.input.height));
     const int batch = 2;
     const auto count = static_cast<std::size_t>(batch * spec.input.elements());

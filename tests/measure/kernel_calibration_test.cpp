@@ -405,10 +405,7 @@ TEST(MeasureKernelCalibration, SeveralCopiesFitTheNoiseToTheSlowestCopy) {
 }
 
 TEST(MeasureThreadsPingPong, OnePointPerPowerOfTwo) {
-  ThreadsPingPongOptions options;
-  options.min_bytes = 8;
-  options.max_bytes = 1024;
-  options.rounds = 1;
+  ThreadsPingPongOptions options{.min_bytes = 8, .max_bytes = 1024, .rounds = 1};
   const auto points = threads_pingpong(options);
   ASSERT_EQ(points.size(), 8U);
   EXPECT_EQ(points.front().bytes, 8);
@@ -419,10 +416,7 @@ TEST(MeasureThreadsPingPong, OnePointPerPowerOfTwo) {
 }
 
 TEST(MeasureThreadsPingPong, BesideComputingRanksTheyStopWhenThePairEnds) {
-  ThreadsPingPongOptions options;
-  options.min_bytes = 8;
-  options.max_bytes = 64;
-  options.rounds = 1;
+  ThreadsPingPongOptions options{.min_bytes = 8, .max_bytes = 64, .rounds = 1};
   options.busy_ranks = 2;
   const auto points = threads_pingpong(options);  // returns only once the computing threads stopped
   ASSERT_EQ(points.size(), 4U);
@@ -434,11 +428,7 @@ TEST(MeasureThreadsPingPong, BesideComputingRanksTheyStopWhenThePairEnds) {
 }
 
 TEST(MeasureThreadsPingPong, FromColdBuffers) {
-  ThreadsPingPongOptions options;
-  options.min_bytes = 1024;
-  options.max_bytes = 65536;
-  options.rounds = 1;
-  options.pool_bytes = std::size_t{1} << 20;
+  const ThreadsPingPongOptions options{.min_bytes = 1024, .max_bytes = 65536, .rounds = 1, .pool_bytes = 1 << 20};
   const auto points = threads_pingpong(options);
   ASSERT_EQ(points.size(), 7U);
   for (const auto& point : points) EXPECT_GT(point.round_trip_s, 0);

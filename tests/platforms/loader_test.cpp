@@ -4,12 +4,15 @@
 
 #include <gtest/gtest.h>
 
-#include <initializer_list>
+#include <optional>
 #include <regex>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/error.hpp"
 #include "platforms/catalog.hpp"
+#include "tests/support/error_message.hpp"
 
 namespace dsgd::platforms {
 namespace {
@@ -21,7 +24,7 @@ Json catalog_json(std::string_view name) { return parse_json(catalog_text(name),
 Json::json_pointer ptr(const std::string& path) { return Json::json_pointer(path); }
 
 // The message of the InputError that parsing `json` throws, checked to be a single line containing `parts`.
-std::string rejection(const Json& json, std::initializer_list<std::string_view> parts) {
+std::string rejection(const Json& json, const std::vector<std::string_view>& parts) {
   std::string message;
   try {
     parse_platform(json, "test.json");
@@ -72,90 +75,74 @@ TEST(PlatformsLoader, SyntaxErrorInTextNamesSource) {
   }
 }
 
-TEST(PlatformsLoader, MissingFieldNamesJsonPath) {
-  Json json = minimal();
-  json[ptr("/nodes/cpu")].erase("clock_Hz");
-  rejection(json, {"/nodes/cpu", "missing required field 'clock_Hz'"});
+// One edit of a valid file -- the value at a JSON path set, or erased where no value is given -- and what the
+// rejection names. Each is its own test, named by `test`.
+struct BadEdit {
+  std::string test;
+  bool cori_knl;  // the catalog's cori-knl, else minimal.json
+  std::string path;
+  std::optional<Json> value;
+  std::vector<std::string_view> parts;
+};
+
+const std::vector<BadEdit>& bad_edits() {
+  static const std::vector<BadEdit> edits = {
+      {"MissingFieldNamesJsonPath", false, "/nodes/cpu/clock_Hz", {},
+       {"/nodes/cpu", "missing required field 'clock_Hz'"}},
+      {"WrongTypeNamesExpectedType", false, "/nodes/cpu/clock_Hz", "fast",
+       {"/nodes/cpu/clock_Hz", "expected a number", "string"}},
+      {"NegativeBandwidthRejected", false, "/network/link/bandwidth_Bps", -5e9,
+       {"/network/link/bandwidth_Bps", "expected a positive number"}},
+      {"ZeroMemoryBandwidthRejected", true, "/nodes/memories/0/bandwidth_Bps", 0,
+       {"/nodes/memories/0/bandwidth_Bps", "positive"}},
+      // The typo the check exists for.
+      {"UnknownFieldRejected", false, "/network/link/bandwith_Bps", 1e9,
+       {"/network/link", "unknown field 'bandwith_Bps'", "bandwidth_Bps"}},
+      {"NumberWithoutSourceRejected", false, "/nodes/cpu/sources/clock_Hz", {},
+       {"/nodes/cpu/clock_Hz", "number without a source", "/nodes/cpu/sources"}},
+      {"NumberArrayWithoutSourceRejected", true, "/nodes/intra_node/controllers/sources/mcdram", {},
+       {"/nodes/intra_node/controllers/mcdram", "number without a source"}},
+      {"ObjectWithoutSourcesMapRejected", false, "/network/link/sources", {},
+       {"/network/link/", "number without a source"}},
+      {"EmptySourceRejected", false, "/nodes/sources/count", "", {"/nodes/sources/count", "non-empty source"}},
+      {"SourceOfAbsentFieldRejected", false, "/nodes/cpu/sources/turbo_Hz", "someone's blog",
+       {"/nodes/cpu/sources/turbo_Hz", "not a field of /nodes/cpu"}},
+      // Half of 4 x 2e9 x 32.
+      {"PeakInconsistentWithCoresAndClockRejected", false, "/nodes/cpu/peak_flops", 128e9,
+       {"/nodes/cpu/peak_flops", "disagrees", "2.56e+11"}},
+      {"NodesBeyondTopologyCapacityRejected", true, "/nodes/count", 9688,
+       {"/network/topology", "holds 6144 nodes", "9688"}},
+  };
+  return edits;
 }
 
-TEST(PlatformsLoader, WrongTypeNamesExpectedType) {
-  Json json = minimal();
-  json[ptr("/nodes/cpu/clock_Hz")] = "fast";
-  rejection(json, {"/nodes/cpu/clock_Hz", "expected a number", "string"});
+class PlatformsLoaderRejects : public ::testing::TestWithParam<std::size_t> {};
+
+TEST_P(PlatformsLoaderRejects, TheEdit) {
+  const BadEdit& edit = bad_edits().at(GetParam());
+  Json json = edit.cori_knl ? catalog_json("cori-knl") : minimal();
+  if (edit.value) {
+    json[ptr(edit.path)] = *edit.value;
+  } else {
+    ASSERT_EQ(json[ptr(edit.path).parent_pointer()].erase(ptr(edit.path).back()), 1U) << edit.path << " is absent";
+  }
+  rejection(json, edit.parts);
 }
 
-TEST(PlatformsLoader, NegativeBandwidthRejected) {
-  Json json = minimal();
-  json[ptr("/network/link/bandwidth_Bps")] = -5e9;
-  rejection(json, {"/network/link/bandwidth_Bps", "expected a positive number"});
-}
-
-TEST(PlatformsLoader, ZeroMemoryBandwidthRejected) {
-  Json json = catalog_json("cori-knl");
-  json[ptr("/nodes/memories/0/bandwidth_Bps")] = 0;
-  rejection(json, {"/nodes/memories/0/bandwidth_Bps", "positive"});
-}
+INSTANTIATE_TEST_SUITE_P(Edits, PlatformsLoaderRejects, ::testing::Range(std::size_t{0}, bad_edits().size()),
+                         [](const auto& param_info) { return bad_edits().at(param_info.param).test; });
 
 TEST(PlatformsLoader, UnknownTopologyListsValidOnes) {
-  const std::string path = data_dir() + "/unknown_topology.json";
-  try {
-    read_platform_file(path);
-    FAIL() << "accepted an unknown topology";
-  } catch (const InputError& error) {
-    const std::string message = error.what();
-    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
-    EXPECT_NE(message.find("unknown_topology.json: /network/topology/kind"), std::string::npos) << message;
-    EXPECT_NE(message.find("'hypercube'"), std::string::npos) << message;
-    EXPECT_NE(message.find("star, fat_tree, dragonfly, torus"), std::string::npos) << message;
-  }
-}
-
-TEST(PlatformsLoader, UnknownFieldRejected) {
-  Json json = minimal();
-  json[ptr("/network/link/bandwith_Bps")] = 1e9;  // the typo the check exists for
-  rejection(json, {"/network/link", "unknown field 'bandwith_Bps'", "bandwidth_Bps"});
-}
-
-TEST(PlatformsLoader, NumberWithoutSourceRejected) {
-  Json json = minimal();
-  json[ptr("/nodes/cpu/sources")].erase("clock_Hz");
-  rejection(json, {"/nodes/cpu/clock_Hz", "number without a source", "/nodes/cpu/sources"});
-}
-
-TEST(PlatformsLoader, NumberArrayWithoutSourceRejected) {
-  Json json = catalog_json("cori-knl");
-  json[ptr("/nodes/intra_node/controllers/sources")].erase("mcdram");
-  rejection(json, {"/nodes/intra_node/controllers/mcdram", "number without a source"});
-}
-
-TEST(PlatformsLoader, ObjectWithoutSourcesMapRejected) {
-  Json json = minimal();
-  json[ptr("/network/link")].erase("sources");
-  rejection(json, {"/network/link/", "number without a source"});
-}
-
-TEST(PlatformsLoader, EmptySourceRejected) {
-  Json json = minimal();
-  json[ptr("/nodes/sources/count")] = "";
-  rejection(json, {"/nodes/sources/count", "non-empty source"});
-}
-
-TEST(PlatformsLoader, SourceOfAbsentFieldRejected) {
-  Json json = minimal();
-  json[ptr("/nodes/cpu/sources/turbo_Hz")] = "someone's blog";
-  rejection(json, {"/nodes/cpu/sources/turbo_Hz", "not a field of /nodes/cpu"});
+  const std::string message = testing::input_error([] { read_platform_file(data_dir() + "/unknown_topology.json"); });
+  EXPECT_NE(message.find("unknown_topology.json: /network/topology/kind"), std::string::npos) << message;
+  EXPECT_NE(message.find("'hypercube'"), std::string::npos) << message;
+  EXPECT_NE(message.find("star, fat_tree, dragonfly, torus"), std::string::npos) << message;
 }
 
 TEST(PlatformsLoader, SourceOfTextFieldAllowed) {
   Json json = minimal();
   json[ptr("/nodes/cpu/sources/model")] = "vendor sheet";
   EXPECT_EQ(parse_platform(json, "test.json").nodes.cpu.sources.at("model"), "vendor sheet");
-}
-
-TEST(PlatformsLoader, PeakInconsistentWithCoresAndClockRejected) {
-  Json json = minimal();
-  json[ptr("/nodes/cpu/peak_flops")] = 128e9;  // half of 4 x 2e9 x 32
-  rejection(json, {"/nodes/cpu/peak_flops", "disagrees", "2.56e+11"});
 }
 
 TEST(PlatformsLoader, DragonflyBeyondSimgridsWiringLoads) {
@@ -165,12 +152,6 @@ TEST(PlatformsLoader, DragonflyBeyondSimgridsWiringLoads) {
   json[ptr("/network/topology/groups")] = 34;
   json[ptr("/nodes/count")] = 64;
   EXPECT_EQ(std::get<DragonflyTopology>(parse_platform(json, "cori34.json").network.topology.shape).groups, 34);
-}
-
-TEST(PlatformsLoader, NodesBeyondTopologyCapacityRejected) {
-  Json json = catalog_json("cori-knl");
-  json[ptr("/nodes/count")] = 9688;
-  rejection(json, {"/network/topology", "holds 6144 nodes", "9688"});
 }
 
 TEST(PlatformsLoader, FatTreeAndTorusShapes) {

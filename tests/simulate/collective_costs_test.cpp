@@ -114,10 +114,7 @@ TEST_P(ClosedFormMatchesSimulation, WithinOnePercent) {
 
 INSTANTIATE_TEST_SUITE_P(Collectives, ClosedFormMatchesSimulation,
                          ::testing::Combine(::testing::Range(std::size_t{0}, collectives().size()), ::testing::Bool()),
-                         [](const auto& param_info) {
-                           return testing::parameter_name(collectives().at(std::get<0>(param_info.param)).name) +
-                                  (std::get<1>(param_info.param) ? "_gamma" : "_alpha_beta");
-                         });
+                         testing::collective_gamma_name(collectives));
 
 TEST(CollectiveCosts, OneRankCostsNothing) {
   const AlphaBetaGamma model{kLatency, kBandwidth, kGammaFlops};

@@ -55,6 +55,11 @@ SimulationResult simulate(const platforms::Platform& platform, int ranks, Fideli
   return result;
 }
 
+// `worker` on 3 ranks of a flat star at flow fidelity.
+SimulationResult simulate_three_ranks(const std::function<void(Comm&)>& worker, double timeout_s = 60) {
+  return simulate(flat_platform(3, kLatency, kBandwidth, 1e12), 3, Fidelity::kFlow, worker, timeout_s);
+}
+
 // Equal totals and, with `per_rank`, equal per-rank category times, within 1e-4 of the total plus `slack_s`. An
 // uneven split (1001 floats over 8 ranks) makes the activities of one step differ by a float: the flow level's
 // synchronised steps then move a rank's time by up to a float's transfer per step, which `slack_s` allows.
@@ -95,10 +100,7 @@ TEST_P(FlowMatchesMessage, OnAFlatStar) {
 
 INSTANTIATE_TEST_SUITE_P(Collectives, FlowMatchesMessage,
                          ::testing::Combine(::testing::Range(std::size_t{0}, collectives().size()), ::testing::Bool()),
-                         [](const auto& param_info) {
-                           return testing::parameter_name(collectives().at(std::get<0>(param_info.param)).name) +
-                                  (std::get<1>(param_info.param) ? "_gamma" : "_alpha_beta");
-                         });
+                         testing::collective_gamma_name(collectives));
 
 TEST(FlowFidelity, SharedBackboneKeepsEveryFlow) {
   // Every message crosses one backbone slower than the node links: the flows of a step share it, so none may be
@@ -136,7 +138,7 @@ TEST(FlowFidelity, LaterJoinerDelaysTheCollective) {
 }
 
 TEST(FlowFidelity, NonCollectiveMessagesStayMessages) {
-  const auto result = simulate(flat_platform(3, kLatency, kBandwidth, 1e12), 3, Fidelity::kFlow, [](Comm& comm) {
+  const auto result = simulate_three_ranks([](Comm& comm) {
     if (comm.rank() == 0) {
       serve_parameter_server(comm, 100, 2, {[](int, std::span<const float>) { return Floats{nullptr, 100}; }, {}});
     } else {
@@ -149,7 +151,7 @@ TEST(FlowFidelity, NonCollectiveMessagesStayMessages) {
 
 TEST(FlowFidelity, DifferentCollectivesInOnePositionIsCommError) {
   const std::string message = testing::error_of<CommError>([] {
-    simulate(flat_platform(3, kLatency, kBandwidth, 1e12), 3, Fidelity::kFlow, [](Comm& comm) {
+    simulate_three_ranks([](Comm& comm) {
       if (comm.rank() == 2) {
         reduce(comm, {nullptr, 10}, 0);
       } else {
@@ -164,12 +166,8 @@ TEST(FlowFidelity, DifferentCollectivesInOnePositionIsCommError) {
 
 TEST(FlowFidelity, RankThatNeverJoinsTimesOut) {
   const std::string message = testing::error_of<TimeoutError>([] {
-    simulate(
-        flat_platform(3, kLatency, kBandwidth, 1e12), 3, Fidelity::kFlow,
-        [](Comm& comm) {
-          if (comm.rank() != 1) broadcast(comm, {nullptr, 10}, 0);
-        },
-        /*timeout_s=*/0.5);
+    simulate_three_ranks([](Comm& comm) { if (comm.rank() != 1) broadcast(comm, {nullptr, 10}, 0); },
+                         /*timeout_s=*/0.5);
   });
   EXPECT_NE(message.find("rank 0 waited 0.5 s for collective broadcast (count 10"), std::string::npos) << message;
   EXPECT_NE(message.find("(2 of 3 ranks joined; rank 1 did not)"), std::string::npos) << message;
@@ -177,13 +175,11 @@ TEST(FlowFidelity, RankThatNeverJoinsTimesOut) {
 
 TEST(FlowFidelity, DeadlockWithoutTimeoutNamesTheCollective) {
   const std::string message = testing::error_of<CommError>([] {
-    simulate(
-        flat_platform(3, kLatency, kBandwidth, 1e12), 3, Fidelity::kFlow,
-        [](Comm& comm) {
-          if (comm.rank() == 1) comm.recv(2, 5, nullptr, 4, Category::kNetwork);  // nobody sends it
-          broadcast(comm, {nullptr, 10}, 0);
-        },
-        std::numeric_limits<double>::infinity());
+    const auto worker = [](Comm& comm) {
+      if (comm.rank() == 1) comm.recv(2, 5, nullptr, 4, Category::kNetwork);  // nobody sends it
+      broadcast(comm, {nullptr, 10}, 0);
+    };
+    simulate_three_ranks(worker, std::numeric_limits<double>::infinity());
   });
   EXPECT_NE(message.find("deadlock"), std::string::npos) << message;
   EXPECT_NE(message.find("rank 0 waits for collective broadcast (count 10"), std::string::npos) << message;

@@ -26,6 +26,7 @@
 #include "simulate/simgrid/executor.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 #include "tests/core/collective_checks.hpp"
+#include "tests/support/error_message.hpp"
 #include "tests/support/shared_chip_platform.hpp"
 
 namespace dsgd::simulate {
@@ -114,30 +115,24 @@ INSTANTIATE_TEST_SUITE_P(Fidelities, At4352Ranks, ::testing::Values(Fidelity::kA
 // --- failures -------------------------------------------------------------------------------------------------
 
 TEST(SimgridExecutor, SilentPeerTimesOutNamingBothRanks) {
-  try {
+  const std::string message = testing::error_of<TimeoutError>([] {
     simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
       std::vector<float> buffer(1024);
       if (comm.rank() == 1) comm.recv(0, 7, buffer.data(), 4096, Category::kNetwork);
     });
-    FAIL() << "no error";
-  } catch (const TimeoutError& error) {
-    EXPECT_TRUE(contains(error.what(), "rank 1 waited 60 s for a message from rank 0 (tag 7, 4096 bytes)"))
-        << error.what();
-  }
+  });
+  EXPECT_TRUE(contains(message, "rank 1 waited 60 s for a message from rank 0 (tag 7, 4096 bytes)")) << message;
 }
 
 TEST(SimgridExecutor, UnreceivedSendTimesOut) {
   WorldOptions world = world_of(2);
   world.timeout_s = 5;
-  try {
+  const std::string message = testing::error_of<TimeoutError>([&world] {
     simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world, [](Comm& comm) {
       if (comm.rank() == 0) comm.send(1, 3, nullptr, 0, Category::kNetwork);
     });
-    FAIL() << "no error";
-  } catch (const TimeoutError& error) {
-    EXPECT_TRUE(contains(error.what(), "rank 0 waited 5 s for rank 1 to receive its message (tag 3, 0 bytes)"))
-        << error.what();
-  }
+  });
+  EXPECT_TRUE(contains(message, "rank 0 waited 5 s for rank 1 to receive its message (tag 3, 0 bytes)")) << message;
 }
 
 TEST(SimgridExecutor, CaughtTimeoutLeavesTheCommUsable) {

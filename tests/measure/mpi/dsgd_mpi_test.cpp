@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/subprocess.hpp"
@@ -29,6 +31,26 @@ fs::path scratch(const std::string& name) {
   const auto dir = fs::temp_directory_path() / ("dsgd-mpi-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   return dir / name;
+}
+
+// The results file `file` the worker's `command` writes on `ranks` ranks; none, and a failure, when it does not exit 0
+// (the tests' size assertions then stop them).
+reports::Results worker_results(int ranks, std::vector<std::string> command, const fs::path& file) {
+  command.insert(command.begin(), kWorker);
+  command.insert(command.end(), {"--results", file.string()});
+  const auto result = run_process(mpirun_command(ranks, command), std::chrono::seconds(120));
+  if (result.exit_code != 0) {
+    ADD_FAILURE() << "exit code " << result.exit_code << ": " << result.output;
+    return {};
+  }
+  return reports::read_results(file);
+}
+
+// The worker's pingpong on 2 ranks refuses `option value` with exit code 2, saying `message`.
+void expect_pingpong_refuses(const std::string& option, const std::string& value, const std::string& message) {
+  const auto result = run_process(mpirun_command(2, {kWorker, "pingpong", option, value}), std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, 2) << result.output;
+  EXPECT_TRUE(contains(result.output, message)) << result.output;
 }
 
 TEST(MeasureMpiLaunch, MpirunCommandLine) {
@@ -77,11 +99,7 @@ TEST(MeasureMpiLaunch, UsageErrorsExitTwoOnEveryRank) {
 
 TEST(MeasureMpiLaunch, PingpongAndAllreduceWriteResults) {
   const auto pingpong_file = scratch("pingpong.json");
-  auto result = run_process(mpirun_command(2, {kWorker, "pingpong", "--max-bytes", "65536", "--rounds", "2",
-                                               "--results", pingpong_file.string()}),
-                            std::chrono::seconds(120));
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  const auto pingpong = reports::read_results(pingpong_file);
+  const auto pingpong = worker_results(2, {"pingpong", "--max-bytes", "65536", "--rounds", "2"}, pingpong_file);
   ASSERT_GE(pingpong.benchmarks.size(), 14U);  // 8 B .. 64 KiB plus the sizes near the eager limit
   for (const auto& entry : pingpong.benchmarks) {
     EXPECT_EQ(entry.executor, "mpi");
@@ -92,11 +110,8 @@ TEST(MeasureMpiLaunch, PingpongAndAllreduceWriteResults) {
   }
 
   const auto allreduce_file = scratch("allreduce.json");
-  result = run_process(mpirun_command(3, {kWorker, "allreduce", "--max-floats", "3097600", "--rounds", "1", "--results",
-                                          allreduce_file.string()}),
-                       std::chrono::seconds(120));
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  const auto allreduce = reports::read_results(allreduce_file);
+  const auto allreduce =
+      worker_results(3, {"allreduce", "--max-floats", "3097600", "--rounds", "1"}, allreduce_file);
   ASSERT_EQ(allreduce.benchmarks.size(), 2U * 5U);  // 2 DeepBench sizes x (4 algorithms + MPI_Allreduce)
   for (const auto& entry : allreduce.benchmarks) {
     EXPECT_EQ(entry.ranks, 3);
@@ -108,20 +123,15 @@ TEST(MeasureMpiLaunch, PingpongAndAllreduceWriteResults) {
 
 TEST(MeasureMpiLaunch, PingpongFromColdBuffers) {
   const auto file = scratch("cold-pingpong.json");
-  auto result = run_process(mpirun_command(2, {kWorker, "pingpong", "--max-bytes", "65536", "--rounds", "1",
-                                               "--pool-bytes", "1048576", "--results", file.string()}),
-                            std::chrono::seconds(120));
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  const auto results = reports::read_results(file);
+  const auto results =
+      worker_results(2, {"pingpong", "--max-bytes", "65536", "--rounds", "1", "--pool-bytes", "1048576"}, file);
   ASSERT_FALSE(results.benchmarks.empty());
   for (const auto& entry : results.benchmarks) {
     EXPECT_EQ(entry.counters.at("pool_bytes"), 1048576.0) << entry.name;
     EXPECT_EQ(entry.labels.at("buffers"), "from cold buffers (cycled through 1 MiB)") << entry.name;
     EXPECT_GT(entry.counters.at("round_trip_s"), 0.0) << entry.name;
   }
-  result = run_process(mpirun_command(2, {kWorker, "pingpong", "--pool-bytes", "-1"}), std::chrono::seconds(60));
-  EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_TRUE(contains(result.output, "--pool-bytes must be >= 0")) << result.output;
+  expect_pingpong_refuses("--pool-bytes", "-1", "--pool-bytes must be >= 0");
   fs::remove_all(file.parent_path());
 }
 
@@ -164,11 +174,7 @@ TEST(MeasureMpiLaunch, CalibrateWritesAPlatformThatLoads) {
 TEST(MeasureMpiLaunch, PingpongBesideComputingRanksEnds) {
   // Ranks 2 and 3 compute until rank 0 tells them the ping-pong is over: the run must end, and say so.
   const auto file = scratch("busy-pingpong.json");
-  const auto result = run_process(mpirun_command(4, {kWorker, "pingpong", "--busy", "--max-bytes", "4096", "--rounds",
-                                                     "1", "--results", file.string()}),
-                                  std::chrono::seconds(120));
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  const auto results = reports::read_results(file);
+  const auto results = worker_results(4, {"pingpong", "--busy", "--max-bytes", "4096", "--rounds", "1"}, file);
   ASSERT_FALSE(results.benchmarks.empty());
   for (const auto& entry : results.benchmarks) {
     EXPECT_EQ(entry.counters.at("computing_ranks"), 2.0) << entry.name;
@@ -183,20 +189,15 @@ TEST(MeasureMpiLaunch, PingpongBesideComputingRanksEnds) {
 TEST(MeasureMpiLaunch, PingpongAfterThinkingTimesOneRoundTripASample) {
   // Rank 0 computes 50 ms before each round trip while rank 1 waits: the samples time the round trips alone.
   const auto file = scratch("think-pingpong.json");
-  auto result = run_process(mpirun_command(2, {kWorker, "pingpong", "--think", "0.05", "--min-bytes", "64",
-                                               "--max-bytes", "128", "--rounds", "2", "--results", file.string()}),
-                            std::chrono::seconds(120));
-  ASSERT_EQ(result.exit_code, 0) << result.output;
-  const auto results = reports::read_results(file);
+  const auto results = worker_results(
+      2, {"pingpong", "--think", "0.05", "--min-bytes", "64", "--max-bytes", "128", "--rounds", "2"}, file);
   ASSERT_EQ(results.benchmarks.size(), 2U) << "64 and 128 bytes";
   for (const auto& entry : results.benchmarks) {
     EXPECT_EQ(entry.counters.at("think_s"), 0.05) << entry.name;
     EXPECT_EQ(entry.iterations, 2) << "one round trip in each of 2 rounds";
     EXPECT_LT(entry.counters.at("round_trip_max_s"), 0.05) << "the thinking is not timed";
   }
-  result = run_process(mpirun_command(2, {kWorker, "pingpong", "--think", "-1"}), std::chrono::seconds(60));
-  EXPECT_EQ(result.exit_code, 2) << result.output;
-  EXPECT_TRUE(contains(result.output, "--think must be >= 0")) << result.output;
+  expect_pingpong_refuses("--think", "-1", "--think must be >= 0");
   fs::remove_all(file.parent_path());
 }
 
