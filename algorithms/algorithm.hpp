@@ -41,16 +41,16 @@ struct Hyperparameters {
   float weight_decay = 5e-4F;   // lambda, L2
   // rho: the elastic force is alpha = eta * rho. 0 picks alpha = 0.9 / P (EASGD's beta = P alpha = 0.9).
   float elastic_rho = 0.0F;
-  int batch = 64;             // per worker
-  int period = 1;             // tau: iterations between exchanges
+  int batch = 64;  // per worker
+  int period = 1;  // tau: iterations between exchanges
   std::uint64_t seed = 1;
-  bool per_layer = false;     // exchange weights one message per layer instead of one packed message (Fig 10)
+  bool per_layer = false;  // exchange weights one message per layer instead of one packed message (Fig 10)
 };
 
 struct AlgorithmInfo {
-  std::string name;         // as on the command line, e.g. "sync-easgd2"
-  std::string description;  // one line
-  bool has_master = false;  // rank 0 is a master (the CPU); workers are ranks 1..P
+  std::string name;          // as on the command line, e.g. "sync-easgd2"
+  std::string description;   // one line
+  bool has_master = false;   // rank 0 is a master (the CPU); workers are ranks 1..P
   bool synchronous = false;  // same seed, same weights, bit for bit (on any executor)
 };
 

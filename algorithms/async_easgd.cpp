@@ -7,8 +7,10 @@
 namespace dsgd::algorithms {
 
 AlgorithmEntry async_easgd_entry() {
-  return {{"async-easgd", "workers and a centre on the master pull toward each other, first come first served (eqs. 1-2)", /*has_master=*/true, /*synchronous=*/false},
-          [](Trainer& trainer) { return std::make_unique<ElasticServer>(trainer, 0.0F); }};
+  return {
+      {"async-easgd", "workers and a centre on the master pull toward each other, first come first served (eqs. 1-2)",
+       /*has_master=*/true, /*synchronous=*/false},
+      [](Trainer& trainer) { return std::make_unique<ElasticServer>(trainer, 0.0F); }};
 }
 
 }  // namespace dsgd::algorithms

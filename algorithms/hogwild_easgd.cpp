@@ -15,7 +15,9 @@ namespace {
 class HogwildEasgd final : public Algorithm {
  public:
   explicit HogwildEasgd(Trainer& trainer)
-      : sgd_(trainer.make_sgd(0.0F)), centre_(trainer.model_vector()), move_(trainer.model_vector()),
+      : sgd_(trainer.make_sgd(0.0F)),
+        centre_(trainer.model_vector()),
+        move_(trainer.model_vector()),
         shared_(trainer.comm().shared_vector("hogwild-easgd centre", trainer.parameter_count(),
                                              {trainer.parameters(), trainer.parameter_count()})) {}
 

@@ -16,7 +16,8 @@ namespace {
 class HogwildSgd final : public Algorithm {
  public:
   explicit HogwildSgd(Trainer& trainer)
-      : sgd_(trainer.make_sgd(0.0F)), read_(trainer.model_vector()),
+      : sgd_(trainer.make_sgd(0.0F)),
+        read_(trainer.model_vector()),
         shared_(trainer.comm().shared_vector("hogwild-sgd weights", trainer.parameter_count(),
                                              {trainer.parameters(), trainer.parameter_count()})) {}
 

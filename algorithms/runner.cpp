@@ -49,8 +49,7 @@ class Recorder {
 
   // After a round of `iterations` taking `seconds` with `train_loss`: evaluates `algorithm`'s model, records the
   // point and returns whether to stop.
-  bool after_round(Algorithm& algorithm, Trainer& trainer, std::int64_t iterations, double seconds,
-                   double train_loss) {
+  bool after_round(Algorithm& algorithm, Trainer& trainer, std::int64_t iterations, double seconds, double train_loss) {
     result_.iterations += iterations;
     result_.train_seconds += seconds;
     if (!evaluator_) return result_.iterations >= options_.budget.iterations;  // size-only: nothing to evaluate
@@ -74,7 +73,7 @@ class Recorder {
       result_.stop_reason = "iterations";
       return true;
     }
-    const double seconds_budget = budget.seconds > 0 ? budget.seconds
+    const double seconds_budget = budget.seconds > 0      ? budget.seconds
                                   : budget.iterations > 0 ? 0.0
                                                           : kTargetOnlyCapSeconds;
     if (seconds_budget > 0 && result_.train_seconds >= seconds_budget) {
@@ -104,7 +103,8 @@ class Recorder {
 void check_run_options(const RunOptions& options) {
   find_algorithm(options.algorithm);  // UnknownNameError lists the names
   build_model(options.model);
-  if (options.workers < 1) throw InputError("run: --workers must be at least 1, got " + std::to_string(options.workers));
+  if (options.workers < 1)
+    throw InputError("run: --workers must be at least 1, got " + std::to_string(options.workers));
   const auto& hyper = options.hyper;
   if (hyper.batch < 1) throw InputError("run: --batch must be at least 1, got " + std::to_string(hyper.batch));
   if (hyper.period < 1) throw InputError("run: --period must be at least 1, got " + std::to_string(hyper.period));

@@ -21,9 +21,9 @@ namespace dsgd::algorithms {
 
 // Training stops at the first budget reached (0: not set; at least one must be set).
 struct Budget {
-  std::int64_t iterations = 0;   // per worker
-  double seconds = 0;            // training time, evaluations excluded
-  double target_accuracy = 0;    // test accuracy in (0, 1]; alone, it runs under a 600 s cap
+  std::int64_t iterations = 0;    // per worker
+  double seconds = 0;             // training time, evaluations excluded
+  double target_accuracy = 0;     // test accuracy in (0, 1]; alone, it runs under a 600 s cap
   std::int64_t eval_every = 100;  // iterations per worker between evaluations: a multiple of the period
 };
 
@@ -58,9 +58,9 @@ struct RunResult {
   std::vector<RunPoint> curve;
   std::int64_t iterations = 0;  // per worker
   double train_seconds = 0;
-  double images_per_second = 0;   // all workers together
-  double time_to_target_s = -1;   // training time when the target accuracy was first reached, or -1
-  std::string stop_reason;        // "iterations", "seconds", "target accuracy"
+  double images_per_second = 0;     // all workers together
+  double time_to_target_s = -1;     // training time when the target accuracy was first reached, or -1
+  std::string stop_reason;          // "iterations", "seconds", "target accuracy"
   std::vector<Breakdown> per_rank;  // training rounds only; left empty in a size-only world (the executor has them)
   // The first round's share of per_rank (oneDNN creates its primitives, pages fault in): per_rank minus it is the
   // steady state. Filled where per_rank is.

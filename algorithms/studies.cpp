@@ -52,7 +52,8 @@ std::vector<StudyRun> packing(const StudySettings& settings) {
 }
 
 std::vector<StudyRun> partition(const StudySettings& settings) {
-  const int cores = settings.cores > 0 ? settings.cores : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  const int cores =
+      settings.cores > 0 ? settings.cores : static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   std::vector<StudyRun> runs;
   // The global batch stays 64: g groups of 64 / g images, each on cores / g threads.
   for (int groups = 1; groups <= cores && groups <= 64; groups *= 2) {
@@ -110,10 +111,18 @@ ScalingStudy table4() {
   // The seed gives no batch for Table 4: 32 per rank (128 per chip) is assumed. Only the product of batch and
   // kernel efficiency matters to the fitted compute time, so the fit absorbs that choice.
   study.cases = {
-      {"GoogLeNet", "sync-easgd3", "googlenet", 32, 300,
+      {"GoogLeNet",
+       "sync-easgd3",
+       "googlenet",
+       32,
+       300,
        {1533, 1590, 1608, 1641, 1630, 1662, 1674},
        {1.000, 0.964, 0.953, 0.934, 0.940, 0.923, 0.916}},
-      {"VGG", "sync-easgd3", "vgg16", 32, 80,
+      {"VGG",
+       "sync-easgd3",
+       "vgg16",
+       32,
+       80,
        {1318, 1440, 1482, 1524, 1634, 1679, 1642},
        {1.000, 0.915, 0.890, 0.865, 0.807, 0.785, 0.802}},
   };

@@ -21,7 +21,7 @@ namespace dsgd::algorithms {
 
 struct StudySettings {
   int workers = 4;
-  double seconds = 20;           // per run, where a study runs on time (methods)
+  double seconds = 20;            // per run, where a study runs on time (methods)
   double target_accuracy = 0.85;  // where a study runs to an accuracy (easgd-variants)
   std::int64_t iterations = 200;  // where a study runs on iterations (packing, partition)
   int cores = 0;                  // for partition; 0: this machine's
@@ -59,21 +59,21 @@ enum class ComputeFit { kNone, kEachCase, kOneCase };
 
 // One world size of a study: a column of the paper's table.
 struct ScalingStudyPoint {
-  std::string size;        // the paper's name for it: "68 cores", "4 GPUs", "16 groups"
+  std::string size;  // the paper's name for it: "68 cores", "4 GPUs", "16 groups"
   int workers = 0;
   int ranks_per_node = 0;  // 0: one rank per core of a mesh / device / node (PlacementOptions)
 };
 
 // One row (or series) of the published table: an algorithm and a model with the paper's numbers per point.
 struct ScalingStudyCase {
-  std::string label;      // the paper's name: "GoogLeNet", "Sync EASGD1", "AlexNet"
-  std::string algorithm;  // catalog name; the comment of its definition says why it stands for the paper's
-  std::string model;      // model zoo name
-  int batch = 0;          // per worker, or shared by all workers where the study splits a global batch
-  std::int64_t paper_iterations = 0;       // iterations the published times are for; 0: times to an accuracy
-  std::vector<double> published_seconds;   // per point (empty where the paper gives none)
-  std::vector<double> published_values;    // per point, of the study's measure as a fraction; empty: derived
-                                           // from published_seconds (efficiency and speed-up only)
+  std::string label;                  // the paper's name: "GoogLeNet", "Sync EASGD1", "AlexNet"
+  std::string algorithm;              // catalog name; the comment of its definition says why it stands for the paper's
+  std::string model;                  // model zoo name
+  int batch = 0;                      // per worker, or shared by all workers where the study splits a global batch
+  std::int64_t paper_iterations = 0;  // iterations the published times are for; 0: times to an accuracy
+  std::vector<double> published_seconds;  // per point (empty where the paper gives none)
+  std::vector<double> published_values;   // per point, of the study's measure as a fraction; empty: derived
+                                          // from published_seconds (efficiency and speed-up only)
 };
 
 struct ScalingStudy {

@@ -79,7 +79,8 @@ double Trainer::compute_gradient() {
   copy.kernel_class = "copy";
   copy.category = Category::kCpuGpuData;
   // The batch's images and labels as floats.
-  copy.bytes = static_cast<double>(hyper_.batch) * static_cast<double>(setup_.model.input.elements() + 1) * sizeof(float);
+  copy.bytes =
+      static_cast<double>(hyper_.batch) * static_cast<double>(setup_.model.input.elements() + 1) * sizeof(float);
   if (prefetch_.valid()) {
     copy.kernel = [this] { prefetch_.get(); };  // only the part the exchange did not hide
   } else {
@@ -102,8 +103,8 @@ double Trainer::compute_gradient() {
   if (comm_.has_payload()) {
     if (!std::isfinite(loss)) {
       throw DivergedError(info_.name + ": worker " + std::to_string(worker_index()) + "'s loss became " +
-                  std::to_string(loss) + " at its iteration " + std::to_string(iterations_) +
-                  " (diverged; lower the learning rate)");
+                          std::to_string(loss) + " at its iteration " + std::to_string(iterations_) +
+                          " (diverged; lower the learning rate)");
     }
     loss_sum_ += loss;
     ++loss_count_;
@@ -173,9 +174,8 @@ void Trainer::for_each_slice(float* data, PerSlice&& per_slice) {
 
 void Trainer::send_weights(int peer, const float* data, Tag tag, Category category) {
   // Floats holds a mutable pointer; a send only reads through it.
-  for_each_slice(const_cast<float*>(data), [&](Floats slice) {
-    comm_.send(peer, tag, slice.data, slice.bytes(), category);
-  });
+  for_each_slice(const_cast<float*>(data),
+                 [&](Floats slice) { comm_.send(peer, tag, slice.data, slice.bytes(), category); });
 }
 
 void Trainer::recv_weights(int peer, float* data, Tag tag, Category category) {

@@ -38,10 +38,10 @@ struct BenchOptions {
 
 // nccl-tests' definitions: algbw = bytes / time; busbw = algbw * 2 (P - 1) / P for allreduce.
 // `fidelity`: the simulation level that produced `seconds`, or "measured".
-reports::Entry allreduce_entry(const std::string& executor, const std::string& algorithm, int ranks,
-                               std::size_t floats, double seconds, const std::string& fidelity = "measured") {
-  reports::Entry entry =
-      timed_entry("allreduce/" + algorithm + "/" + std::to_string(floats), executor, fidelity, algorithm, ranks, seconds);
+reports::Entry allreduce_entry(const std::string& executor, const std::string& algorithm, int ranks, std::size_t floats,
+                               double seconds, const std::string& fidelity = "measured") {
+  reports::Entry entry = timed_entry("allreduce/" + algorithm + "/" + std::to_string(floats), executor, fidelity,
+                                     algorithm, ranks, seconds);
   const double bytes = static_cast<double>(floats) * sizeof(float);
   entry.counters["bytes"] = bytes;
   entry.counters["seconds"] = seconds;
@@ -56,8 +56,9 @@ void bench_threads(const BenchOptions& options, const std::vector<AllreduceAlgor
   for (const std::size_t floats : options.sizes) {
     // seconds[algorithm][round][rank], each rank writing only its own slots
     std::vector<std::vector<std::vector<double>>> seconds(
-        algorithms.size(), std::vector<std::vector<double>>(static_cast<std::size_t>(options.rounds),
-                                                            std::vector<double>(static_cast<std::size_t>(options.ranks))));
+        algorithms.size(),
+        std::vector<std::vector<double>>(static_cast<std::size_t>(options.rounds),
+                                         std::vector<double>(static_cast<std::size_t>(options.ranks))));
     WorldOptions world;
     world.size = options.ranks;
     world.timeout_s = options.timeout_s;
@@ -67,7 +68,8 @@ void bench_threads(const BenchOptions& options, const std::vector<AllreduceAlgor
       for (int round = 0; round < options.rounds; ++round) {
         for (std::size_t a = 0; a < algorithms.size(); ++a) {
           // Start together: a one-float allreduce is the barrier.
-          allreduce(comm, {&token, 1}, AllreduceAlgorithm::kRecursiveDoubling, {Category::kWait, kFirstCollectiveTag + 1});
+          allreduce(comm, {&token, 1}, AllreduceAlgorithm::kRecursiveDoubling,
+                    {Category::kWait, kFirstCollectiveTag + 1});
           const double start = comm.now_s();
           allreduce(comm, {buffer.data(), floats}, algorithms[a]);
           seconds[a][static_cast<std::size_t>(round)][static_cast<std::size_t>(comm.rank())] = comm.now_s() - start;
@@ -88,8 +90,9 @@ void bench_threads(const BenchOptions& options, const std::vector<AllreduceAlgor
 void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgorithm>& algorithms,
                    reports::Results& results, Context& context) {
   if (options.platform.empty()) {
-    throw InputError("bench: --executor simgrid needs --platform (a catalog name or a platform file, e.g. one "
-                     "written by `dsgd calibrate`)");
+    throw InputError(
+        "bench: --executor simgrid needs --platform (a catalog name or a platform file, e.g. one "
+        "written by `dsgd calibrate`)");
   }
   const auto platform = platforms::load_platform(options.platform);
   WorldOptions world;
@@ -107,7 +110,11 @@ void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgor
   for (const std::size_t floats : options.sizes) {
     for (const auto algorithm : algorithms) {
       const auto simulated = simulate::simgrid::run(
-          platform, world, [&](Comm& comm) { allreduce(comm, {nullptr, floats}, algorithm); }, simulation);
+          platform, world,
+          [&](Comm& comm) {
+            allreduce(comm, {nullptr, floats}, algorithm);
+          },
+          simulation);
       auto entry = allreduce_entry("simgrid", std::string(to_string(algorithm)), options.ranks, floats,
                                    simulated.time_s, std::string(simulate::to_string(simulated.fidelity)));
       entry.platform = platform.name;
@@ -130,8 +137,14 @@ void bench_mpi(const BenchOptions& options, const std::vector<AllreduceAlgorithm
   launch.command = "bench";
   launch.what = "dsgd-mpi allreduce";
   launch.ranks = options.ranks;
-  launch.program = {measure::mpi::worker_executable().string(), "allreduce", "--sizes", sizes, "--algorithms", names,
-                    "--rounds", std::to_string(options.rounds)};
+  launch.program = {measure::mpi::worker_executable().string(),
+                    "allreduce",
+                    "--sizes",
+                    sizes,
+                    "--algorithms",
+                    names,
+                    "--rounds",
+                    std::to_string(options.rounds)};
   launch.timeout_s = options.timeout_s;
   const auto measured = run_worker(launch, context).results;
   for (auto entry : measured.benchmarks) {
@@ -168,15 +181,16 @@ void bench_allreduce(Context& context, BenchOptions options) {
   char line[200];
   if (executor.kind == ExecutorKind::kSimgrid) {
     const std::string fidelity = results.benchmarks.empty() ? options.fidelity : results.benchmarks.front().fidelity;
-    std::snprintf(line, sizeof line, "allreduce, simgrid executor on %s, %d ranks (simulated, size-only, %s fidelity)\n",
+    std::snprintf(line, sizeof line,
+                  "allreduce, simgrid executor on %s, %d ranks (simulated, size-only, %s fidelity)\n",
                   options.platform.c_str(), options.ranks, fidelity.c_str());
   } else {
     std::snprintf(line, sizeof line, "allreduce, %s executor, %d ranks (median of %d rounds, slowest rank)\n",
                   options.executor.c_str(), options.ranks, options.rounds);
   }
   context.out << line;
-  std::snprintf(line, sizeof line, "%-20s %12s %12s %12s %12s %14s\n", "algorithm", "floats", "time (s)",
-                "algbw GB/s", "busbw GB/s", "closed form (s)");
+  std::snprintf(line, sizeof line, "%-20s %12s %12s %12s %12s %14s\n", "algorithm", "floats", "time (s)", "algbw GB/s",
+                "busbw GB/s", "closed form (s)");
   context.out << line;
   for (const auto& entry : results.benchmarks) {
     const auto closed = entry.counters.find("closed_form_s");
@@ -201,15 +215,17 @@ void register_bench_command(CLI::App& app, Context& context) {
   allreduce_command->add_option("--ranks", options->ranks, "Workers")->capture_default_str();
   allreduce_command->add_option("--sizes", options->sizes, "Sizes in floats (default: DeepBench's)")->delimiter(',');
   allreduce_command->add_option("--max-floats", options->max_floats, "Leave out sizes above this");
-  allreduce_command->add_option("--algorithms", options->algorithms,
-                                "ring, recursive_doubling, rabenseifner, reduce_broadcast (default: all)")
+  allreduce_command
+      ->add_option("--algorithms", options->algorithms,
+                   "ring, recursive_doubling, rabenseifner, reduce_broadcast (default: all)")
       ->delimiter(',');
-  allreduce_command->add_option("--rounds", options->rounds, "Timed rounds (measured executors)")->capture_default_str();
+  allreduce_command->add_option("--rounds", options->rounds, "Timed rounds (measured executors)")
+      ->capture_default_str();
   allreduce_command->add_option("--platform", options->platform, "simgrid: catalog name or platform file");
   allreduce_command
-      ->add_option("--fidelity", options->fidelity,
-                   "simgrid: message, flow, or auto (flow from " + std::to_string(simulate::kFlowFromRanks) +
-                       " ranks on)")
+      ->add_option(
+          "--fidelity", options->fidelity,
+          "simgrid: message, flow, or auto (flow from " + std::to_string(simulate::kFlowFromRanks) + " ranks on)")
       ->capture_default_str();
   allreduce_command->add_option("--results", options->results, "Write the results (JSON) here");
   allreduce_command->add_option("--timeout", options->timeout_s, "Seconds before a wait or a run gives up")

@@ -81,8 +81,7 @@ void print_manifest_table(std::ostream& out, std::string_view experiment_id, std
   throw InternalError("the default manifest lacks table " + std::string(experiment_id) + "/" + std::string(table_id));
 }
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-        const std::string& shown_command) {
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const std::string& shown_command) {
   std::string command_line = shown_command;
   if (command_line.empty()) {
     for (const auto& arg : args) command_line += (command_line.empty() ? "" : " ") + arg;
@@ -92,8 +91,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   CLI::App app{"dsgd: measure distributed SGD natively, simulate it at scale, report it for papers", "dsgd"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::function<std::string()>(version_text), "Print version, commit and back ends");
-  app.footer("Run `dsgd COMMAND --help` for a command's options. Exit codes: 0 ok, 1 failure, 2 usage or input "
-             "error, 3 internal error.");
+  app.footer(
+      "Run `dsgd COMMAND --help` for a command's options. Exit codes: 0 ok, 1 failure, 2 usage or input "
+      "error, 3 internal error.");
   register_calibrate_command(app, context);
   register_models_command(app, context);
   register_platforms_command(app, context);

@@ -1,11 +1,10 @@
 #pragma once
 // The subcommands of `dsgd`, one file each (app/<name>_command.cpp), and what they share.
 
+#include <CLI/CLI.hpp>
 #include <iosfwd>
 #include <string>
 #include <string_view>
-
-#include <CLI/CLI.hpp>
 
 #include "reports/results.hpp"
 

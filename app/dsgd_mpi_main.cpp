@@ -11,16 +11,15 @@
 // with MPI_Abort, so no other rank waits for it.
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
-
 #include "algorithms/runner.hpp"
-#include "app/run_common.hpp"
 #include "app/dsgd_mpi_sweeps.hpp"
+#include "app/run_common.hpp"
 #include "measure/mpi/executor.hpp"
 
 namespace {
@@ -46,9 +45,8 @@ void train(const dsgd::app::RunCli& cli, const dsgd::WorldOptions& world, const 
   dsgd::algorithms::check_run_options(cli.run);
   const auto data = dsgd::app::load_run_data(cli);
   dsgd::algorithms::RunResult result;
-  const auto worker = dsgd::algorithms::training_worker(cli.run, data, &result, [](const auto& point) {
-    std::fputs(dsgd::app::progress_line(point).c_str(), stderr);
-  });
+  const auto worker = dsgd::algorithms::training_worker(
+      cli.run, data, &result, [](const auto& point) { std::fputs(dsgd::app::progress_line(point).c_str(), stderr); });
   int rank = 0;
   mpi::run(world, [&](dsgd::Comm& comm) {
     rank = comm.rank();

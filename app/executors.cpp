@@ -17,7 +17,8 @@ reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
   world.size = algorithms::world_size(job.cli.run);
   world.timeout_s = job.timeout_s;
   std::function<void(const algorithms::RunPoint&)> progress;
-  if (job.progress) progress = [&](const algorithms::RunPoint& point) { context.err << progress_line(point) << std::flush; };
+  if (job.progress)
+    progress = [&](const algorithms::RunPoint& point) { context.err << progress_line(point) << std::flush; };
   try {
     measure::threads::run(world, algorithms::training_worker(job.cli.run, *job.data, &result, progress));
   } catch (const algorithms::DivergedError& error) {

@@ -43,9 +43,14 @@ void print_layers(std::ostream& out, const ModelSpec& model) {
   reports::Table table;
   table.title = model.name + ": " + model.description;
   using reports::Align;
-  table.columns = {{"layer", Align::kLeft},      {"kind", Align::kLeft},          {"input", Align::kLeft},
-                   {"output", Align::kLeft},     {"kernel/stride/pad", Align::kLeft}, {"parameters", Align::kRight},
-                   {"MFLOP", Align::kRight},     {"activation KB", Align::kRight}};
+  table.columns = {{"layer", Align::kLeft},
+                   {"kind", Align::kLeft},
+                   {"input", Align::kLeft},
+                   {"output", Align::kLeft},
+                   {"kernel/stride/pad", Align::kLeft},
+                   {"parameters", Align::kRight},
+                   {"MFLOP", Align::kRight},
+                   {"activation KB", Align::kRight}};
   for (const auto& layer : model.layers) {
     std::string geometry;
     if (layer.kernel_h > 0) {
@@ -66,7 +71,8 @@ void print_layers(std::ostream& out, const ModelSpec& model) {
 }  // namespace
 
 void register_models_command(CLI::App& app, Context& context) {
-  auto* models = app.add_subcommand("models", "The model zoo: parameters, sizes, FLOPs, computation/communication ratio");
+  auto* models =
+      app.add_subcommand("models", "The model zoo: parameters, sizes, FLOPs, computation/communication ratio");
   auto results_path = std::make_shared<std::string>();
   auto with_sources = std::make_shared<bool>(false);
   models->add_option("--results", *results_path, "Also write the table as a results file (JSON) here");

@@ -12,17 +12,17 @@
 namespace dsgd::app {
 
 struct WorkerLaunch {
-  std::string command;                 // the dsgd command, for messages: "calibrate", "bench", "run"
-  std::string what;                    // what dsgd-mpi does, for messages: "the ping-pong", "dsgd-mpi run"
+  std::string command;  // the dsgd command, for messages: "calibrate", "bench", "run"
+  std::string what;     // what dsgd-mpi does, for messages: "the ping-pong", "dsgd-mpi run"
   int ranks = 2;
-  std::vector<std::string> program;    // dsgd-mpi and its arguments, without --results
-  std::filesystem::path results;       // where dsgd-mpi writes them; empty: a temporary file, removed afterwards
-  double timeout_s = 600;              // for the whole mpirun
+  std::vector<std::string> program;  // dsgd-mpi and its arguments, without --results
+  std::filesystem::path results;     // where dsgd-mpi writes them; empty: a temporary file, removed afterwards
+  double timeout_s = 600;            // for the whole mpirun
 };
 
 struct WorkerOutcome {
   reports::Results results;
-  std::string output;  // what mpirun printed (dsgd-mpi's progress lines)
+  std::string output;                  // what mpirun printed (dsgd-mpi's progress lines)
   std::filesystem::path results_path;  // where they were read from (gone afterwards if temporary)
 };
 

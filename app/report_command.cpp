@@ -22,9 +22,8 @@ void register_report_command(CLI::App& app, Context& context) {
   report->callback([&context, options] {
     const auto manifest =
         options->manifest.empty() ? reports::default_manifest() : reports::read_manifest(options->manifest);
-    reports::render_report(manifest, options->results_dir, options->out_dir, [&](const reports::Experiment& e) {
-      context.err << "report: rendering " << e.id << '\n';
-    });
+    reports::render_report(manifest, options->results_dir, options->out_dir,
+                           [&](const reports::Experiment& e) { context.err << "report: rendering " << e.id << '\n'; });
     context.out << (std::filesystem::path(options->out_dir) / "index.md").string() << '\n';
   });
 }

@@ -64,7 +64,8 @@ void register_study_command(CLI::App& app, Context& context) {
   for (const auto& study : algorithms::study_catalog()) names += (names.empty() ? "" : ", ") + study.name;
   auto* study = app.add_subcommand("study", "Run one of seed 000's comparisons (" + names + ")");
   study->add_option("name", *name, "The study: " + names)->required();
-  study->add_option("--workers", settings->workers, "Workers (methods, easgd-variants, packing)")->capture_default_str();
+  study->add_option("--workers", settings->workers, "Workers (methods, easgd-variants, packing)")
+      ->capture_default_str();
   study->add_option("--seconds", settings->seconds, "Training time per run (methods)")->capture_default_str();
   study->add_option("--target-accuracy", settings->target_accuracy, "Accuracy each run trains to (easgd-variants)")
       ->capture_default_str();

@@ -40,15 +40,40 @@ void add_run_options(CLI::App& command, RunCli& cli) {
 
 std::vector<std::string> run_arguments(const RunCli& cli) {
   const auto& run = cli.run;
-  std::vector<std::string> arguments = {
-      "--algo", run.algorithm, "--workers", std::to_string(run.workers), "--model", run.model, "--data", cli.dataset,
-      "--lr", significant(run.hyper.learning_rate, 9), "--momentum", significant(run.hyper.momentum, 9), "--weight-decay",
-      significant(run.hyper.weight_decay, 9), "--rho", significant(run.hyper.elastic_rho, 9), "--batch",
-      std::to_string(run.hyper.batch), "--period", std::to_string(run.hyper.period), "--seed",
-      std::to_string(run.hyper.seed), "--iterations", std::to_string(run.budget.iterations), "--seconds",
-      significant(run.budget.seconds, 9), "--target-accuracy", significant(run.budget.target_accuracy, 9), "--eval-every",
-      std::to_string(run.budget.eval_every), "--threads", std::to_string(run.threads_per_rank), "--test-images",
-      std::to_string(cli.test_images)};
+  std::vector<std::string> arguments = {"--algo",
+                                        run.algorithm,
+                                        "--workers",
+                                        std::to_string(run.workers),
+                                        "--model",
+                                        run.model,
+                                        "--data",
+                                        cli.dataset,
+                                        "--lr",
+                                        significant(run.hyper.learning_rate, 9),
+                                        "--momentum",
+                                        significant(run.hyper.momentum, 9),
+                                        "--weight-decay",
+                                        significant(run.hyper.weight_decay, 9),
+                                        "--rho",
+                                        significant(run.hyper.elastic_rho, 9),
+                                        "--batch",
+                                        std::to_string(run.hyper.batch),
+                                        "--period",
+                                        std::to_string(run.hyper.period),
+                                        "--seed",
+                                        std::to_string(run.hyper.seed),
+                                        "--iterations",
+                                        std::to_string(run.budget.iterations),
+                                        "--seconds",
+                                        significant(run.budget.seconds, 9),
+                                        "--target-accuracy",
+                                        significant(run.budget.target_accuracy, 9),
+                                        "--eval-every",
+                                        std::to_string(run.budget.eval_every),
+                                        "--threads",
+                                        std::to_string(run.threads_per_rank),
+                                        "--test-images",
+                                        std::to_string(cli.test_images)};
   if (run.hyper.per_layer) arguments.emplace_back("--per-layer");
   return arguments;
 }
@@ -88,10 +113,14 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
   entry.executor = executor;
   entry.fidelity = "measured";
   entry.algorithm = run.algorithm;
-  entry.algorithm_options = {{"learning_rate", run.hyper.learning_rate}, {"momentum", run.hyper.momentum},
-                             {"weight_decay", run.hyper.weight_decay},   {"rho", run.hyper.elastic_rho},
-                             {"batch", run.hyper.batch},                 {"period", run.hyper.period},
-                             {"per_layer", run.hyper.per_layer},         {"workers", run.workers},
+  entry.algorithm_options = {{"learning_rate", run.hyper.learning_rate},
+                             {"momentum", run.hyper.momentum},
+                             {"weight_decay", run.hyper.weight_decay},
+                             {"rho", run.hyper.elastic_rho},
+                             {"batch", run.hyper.batch},
+                             {"period", run.hyper.period},
+                             {"per_layer", run.hyper.per_layer},
+                             {"workers", run.workers},
                              {"threads_per_rank", run.threads_per_rank}};
   entry.model = run.model;
   entry.dataset = cli.dataset;
@@ -174,10 +203,9 @@ std::string run_summary(const RunCli& cli, const reports::Entry& entry) {
   std::snprintf(line, sizeof line,
                 "%s, %d workers on %s (%lld ranks): test accuracy %.4f after %lld iterations per worker, %.1f s of "
                 "training, %.0f images/s; stopped by %s\n",
-                cli.run.algorithm.c_str(), cli.run.workers, entry.executor.c_str(),
-                static_cast<long long>(entry.ranks), counter("test_accuracy"),
-                static_cast<long long>(entry.iterations), entry.real_time, counter("images_per_second"),
-                entry.labels.at("stop_reason").c_str());
+                cli.run.algorithm.c_str(), cli.run.workers, entry.executor.c_str(), static_cast<long long>(entry.ranks),
+                counter("test_accuracy"), static_cast<long long>(entry.iterations), entry.real_time,
+                counter("images_per_second"), entry.labels.at("stop_reason").c_str());
   text += line;
   double total = 0;
   for (const auto& [category, seconds] : entry.breakdown_s) total += seconds;

@@ -2,11 +2,10 @@
 // What `dsgd run` and `dsgd-mpi run` share: the command-line options of a training run, forwarding them to
 // dsgd-mpi, loading the data, and the results entry. Links neither SimGrid nor OpenMPI, so both executables can.
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "algorithms/runner.hpp"
 #include "core/comm.hpp"

@@ -45,7 +45,8 @@ int workers_for_cores(const platforms::Platform& platform, int ranks_per_node, i
 Breakdown mean_breakdown(const std::vector<Breakdown>& per_rank) {
   Breakdown mean;
   for (const auto& rank : per_rank) {
-    for (std::size_t i = 0; i < mean.seconds.size(); ++i) mean.seconds[i] += rank.seconds[i] / static_cast<double>(per_rank.size());
+    for (std::size_t i = 0; i < mean.seconds.size(); ++i)
+      mean.seconds[i] += rank.seconds[i] / static_cast<double>(per_rank.size());
   }
   return mean;
 }
@@ -161,8 +162,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
   sim->add_option("--results", command->results, "Write the results (JSON) here");
   sim->add_option("--per-rank-csv", command->per_rank_csv, "Per-rank breakdown CSV, one file per size (-N suffix)");
   sim->add_option("--trace", command->trace, "Chrome-trace JSON (Perfetto), one file per size (-N suffix)");
-  sim->add_option("--trace-events", command->scaling.trace_events, "Most events a trace keeps")
-      ->default_val(200000);
+  sim->add_option("--trace-events", command->scaling.trace_events, "Most events a trace keeps")->default_val(200000);
   std::vector<std::string> study_names;
   for (const auto& study : algorithms::scaling_study_catalog()) study_names.push_back(study.name);
   sim->add_option("--study", command->study,
@@ -215,10 +215,9 @@ void register_simulate_command(CLI::App& app, Context& context) {
                     shares.c_str());
       context.out << line;
 
-      auto entry =
-          simulated_entry("simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers),
-                          platform.name, options.algorithm, options.model, fidelity, point.ranks,
-                          point.seconds_per_iteration);
+      auto entry = simulated_entry(
+          "simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers), platform.name,
+          options.algorithm, options.model, fidelity, point.ranks, point.seconds_per_iteration);
       entry.counters["workers"] = point.workers;
       entry.counters["nodes"] = point.nodes;
       entry.counters["seconds_per_iteration"] = point.seconds_per_iteration;
@@ -234,12 +233,14 @@ void register_simulate_command(CLI::App& app, Context& context) {
       if (!command->trace.empty()) {
         reports::TraceLimits limits;
         limits.max_events = std::max<std::size_t>(1, options.trace_events);
-        const auto summary = reports::write_chrome_trace(
-            numbered(command->trace, point.workers), point.timeline, limits,
-            {{"platform", platform.name}, {"algorithm", options.algorithm}, {"model", options.model},
-             {"spans_not_recorded", std::to_string(point.timeline_dropped)}});
-        context.err << "simulate: trace of " << point.workers << " workers: " << summary.events_written
-                    << " events (" << summary.events_dropped + point.timeline_dropped << " left out)" << std::endl;
+        const auto summary =
+            reports::write_chrome_trace(numbered(command->trace, point.workers), point.timeline, limits,
+                                        {{"platform", platform.name},
+                                         {"algorithm", options.algorithm},
+                                         {"model", options.model},
+                                         {"spans_not_recorded", std::to_string(point.timeline_dropped)}});
+        context.err << "simulate: trace of " << point.workers << " workers: " << summary.events_written << " events ("
+                    << summary.events_dropped + point.timeline_dropped << " left out)" << std::endl;
       }
     }
     if (!command->results.empty()) reports::write_results(command->results, results);

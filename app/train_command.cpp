@@ -80,7 +80,8 @@ void register_train_command(CLI::App& app, Context& context) {
                 << " back end, batch " << options->batch << std::endl;
     const auto result = measure::train(*options, [&](const measure::EvalPoint& point) {
       char line[160];
-      std::snprintf(line, sizeof line, "  iteration %6lld  %7.1f s  train loss %.4f  test loss %.4f  test accuracy %.4f\n",
+      std::snprintf(line, sizeof line,
+                    "  iteration %6lld  %7.1f s  train loss %.4f  test loss %.4f  test accuracy %.4f\n",
                     static_cast<long long>(point.iteration), point.train_seconds, point.train_loss, point.test_loss,
                     point.test_accuracy);
       context.err << line << std::flush;

@@ -13,8 +13,8 @@
 #include "algorithms/algorithm.hpp"
 #include "algorithms/runner.hpp"
 #include "app/commands.hpp"
-#include "app/run_common.hpp"
 #include "app/executors.hpp"
+#include "app/run_common.hpp"
 #include "app/validate_runs.hpp"
 #include "core/format.hpp"
 #include "measure/validation.hpp"
@@ -150,8 +150,8 @@ void validate(Context& context, const ValidateOptions& options) {
             bench, options.policy, context.err);
         auto& run = attempts[static_cast<std::size_t>(measured.attempt)];
         row.note.clear();
-        const auto platform =
-            measure::run_platform(threads ? threads_platform : mpi_platform, measured, where, row.ranks, cores, &row.note);
+        const auto platform = measure::run_platform(threads ? threads_platform : mpi_platform, measured, where,
+                                                    row.ranks, cores, &row.note);
         const auto point = predict(platform, cli.run);
         row.runs.add(measured, point.seconds_per_iteration);
         if (repetition == 0) {

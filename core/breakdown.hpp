@@ -12,14 +12,14 @@
 namespace dsgd {
 
 enum class Category {
-  kGpuGpuPara,   // worker-worker parameter exchange
-  kCpuGpuData,   // copying a batch of samples to the worker device
-  kCpuGpuPara,   // master-worker parameter exchange
+  kGpuGpuPara,  // worker-worker parameter exchange
+  kCpuGpuData,  // copying a batch of samples to the worker device
+  kCpuGpuPara,  // master-worker parameter exchange
   kForwardBackward,
-  kGpuUpdate,    // weight update on the worker device
-  kCpuUpdate,    // weight update on the master
-  kNetwork,      // between nodes
-  kWait,         // idle, blocked on a peer
+  kGpuUpdate,  // weight update on the worker device
+  kCpuUpdate,  // weight update on the master
+  kNetwork,    // between nodes
+  kWait,       // idle, blocked on a peer
 };
 
 inline constexpr std::array<std::string_view, 8> kCategoryNames = {
@@ -37,8 +37,8 @@ constexpr std::optional<Category> category_from_string(std::string_view name) {
 
 // Communication categories count toward seed 000's "comm ratio"; the rest is computation or waiting.
 constexpr bool is_communication(Category category) {
-  return category == Category::kGpuGpuPara || category == Category::kCpuGpuData ||
-         category == Category::kCpuGpuPara || category == Category::kNetwork;
+  return category == Category::kGpuGpuPara || category == Category::kCpuGpuData || category == Category::kCpuGpuPara ||
+         category == Category::kNetwork;
 }
 
 // Time per category, in the executor's seconds.

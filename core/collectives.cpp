@@ -242,8 +242,8 @@ void reduce_messages(Comm& comm, Floats buffer, int root, const CollectiveOption
 CollectiveCall call_of(std::string name, std::size_t count, int root, const CollectiveOptions& options) {
   CollectiveCall call;
   call.name = std::move(name);
-  call.key = "count " + std::to_string(count) + ", root " + std::to_string(root) + ", tag " +
-             std::to_string(options.tag);
+  call.key =
+      "count " + std::to_string(count) + ", root " + std::to_string(root) + ", tag " + std::to_string(options.tag);
   call.category = options.category;
   call.count = count;
   return call;
@@ -253,15 +253,21 @@ CollectiveCall call_of(std::string name, std::size_t count, int root, const Coll
 
 std::string_view to_string(AllreduceAlgorithm algorithm) {
   switch (algorithm) {
-    case AllreduceAlgorithm::kRing: return "ring";
-    case AllreduceAlgorithm::kRecursiveDoubling: return "recursive_doubling";
-    case AllreduceAlgorithm::kRabenseifner: return "rabenseifner";
-    case AllreduceAlgorithm::kReduceBroadcast: return "reduce_broadcast";
+    case AllreduceAlgorithm::kRing:
+      return "ring";
+    case AllreduceAlgorithm::kRecursiveDoubling:
+      return "recursive_doubling";
+    case AllreduceAlgorithm::kRabenseifner:
+      return "rabenseifner";
+    case AllreduceAlgorithm::kReduceBroadcast:
+      return "reduce_broadcast";
   }
   return "?";
 }
 
-std::string allreduce_call_name(AllreduceAlgorithm algorithm) { return "allreduce " + std::string(to_string(algorithm)); }
+std::string allreduce_call_name(AllreduceAlgorithm algorithm) {
+  return "allreduce " + std::string(to_string(algorithm));
+}
 
 AllreduceAlgorithm allreduce_algorithm_from_string(std::string_view name) {
   std::vector<std::string> valid;
@@ -286,9 +292,15 @@ void allreduce(Comm& comm, Floats buffer, AllreduceAlgorithm algorithm, const Co
   if (comm.size() == 1) return;
   const auto body = [&](Comm& c) {
     switch (algorithm) {
-      case AllreduceAlgorithm::kRing: allreduce_ring(c, buffer, options); return;
-      case AllreduceAlgorithm::kRecursiveDoubling: allreduce_recursive_doubling(c, buffer, options); return;
-      case AllreduceAlgorithm::kRabenseifner: allreduce_rabenseifner(c, buffer, options); return;
+      case AllreduceAlgorithm::kRing:
+        allreduce_ring(c, buffer, options);
+        return;
+      case AllreduceAlgorithm::kRecursiveDoubling:
+        allreduce_recursive_doubling(c, buffer, options);
+        return;
+      case AllreduceAlgorithm::kRabenseifner:
+        allreduce_rabenseifner(c, buffer, options);
+        return;
       case AllreduceAlgorithm::kReduceBroadcast:
         reduce_messages(c, buffer, 0, options);
         broadcast_messages(c, buffer, 0, options);
@@ -319,8 +331,8 @@ void serve_parameter_server(Comm& comm, std::size_t push_count, std::size_t requ
   DSGD_ENFORCE(static_cast<bool>(handler.reply), "parameter server without a reply handler");
   Scratch pushed(comm, push_count);
   for (std::size_t served = 0; served < requests; ++served) {
-    const Status status = comm.recv(kAnySource, options.tag, pushed.floats().data, push_count * sizeof(float),
-                                    options.category);
+    const Status status =
+        comm.recv(kAnySource, options.tag, pushed.floats().data, push_count * sizeof(float), options.category);
     send(comm, status.source, handler.reply(status.source, pushed.floats().span()), options);
     if (handler.after_reply) handler.after_reply(status.source, pushed.floats().span());
   }

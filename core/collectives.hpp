@@ -73,7 +73,6 @@ struct PushHandler {
 void serve_parameter_server(Comm& comm, std::size_t push_count, std::size_t requests, const PushHandler& handler,
                             const CollectiveOptions& options = {});
 // The worker side: pushes `push` and receives the server's reply into `pull`.
-void parameter_server_exchange(Comm& comm, int server, Floats push, Floats pull,
-                               const CollectiveOptions& options = {});
+void parameter_server_exchange(Comm& comm, int server, Floats push, Floats pull, const CollectiveOptions& options = {});
 
 }  // namespace dsgd

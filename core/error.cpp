@@ -11,10 +11,8 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
   return out;
 }
 
-UnknownNameError::UnknownNameError(std::string_view kind, std::string_view name,
-                                   const std::vector<std::string>& valid)
-    : InputError("unknown " + std::string(kind) + " '" + std::string(name) + "'; valid values are: " +
-                 join(valid)) {}
+UnknownNameError::UnknownNameError(std::string_view kind, std::string_view name, const std::vector<std::string>& valid)
+    : InputError("unknown " + std::string(kind) + " '" + std::string(name) + "'; valid values are: " + join(valid)) {}
 
 namespace detail {
 void throw_enforce(const char* file, int line, const std::string& what) {

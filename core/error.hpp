@@ -69,16 +69,17 @@ template <typename A, typename B>
 }  // namespace dsgd
 
 // Broken-invariant checks. They stay on in release builds: the cost is a compare, the benefit a clear report.
-#define DSGD_ENFORCE(cond, message)                                                           \
-  do {                                                                                        \
+#define DSGD_ENFORCE(cond, message)                                                                      \
+  do {                                                                                                   \
     if (!(cond)) ::dsgd::detail::throw_enforce(__FILE__, __LINE__, std::string(#cond ": ") + (message)); \
   } while (false)
 
-#define DSGD_ENFORCE_CMP_(a, b, op)                                                              \
-  do {                                                                                           \
-    const auto& dsgd_a_ = (a);                                                                   \
-    const auto& dsgd_b_ = (b);                                                                   \
-    if (!(dsgd_a_ op dsgd_b_)) ::dsgd::detail::throw_enforce_cmp(__FILE__, __LINE__, #a " " #op " " #b, dsgd_a_, dsgd_b_); \
+#define DSGD_ENFORCE_CMP_(a, b, op)                                                               \
+  do {                                                                                            \
+    const auto& dsgd_a_ = (a);                                                                    \
+    const auto& dsgd_b_ = (b);                                                                    \
+    if (!(dsgd_a_ op dsgd_b_))                                                                    \
+      ::dsgd::detail::throw_enforce_cmp(__FILE__, __LINE__, #a " " #op " " #b, dsgd_a_, dsgd_b_); \
   } while (false)
 
 #define DSGD_ENFORCE_EQ(a, b) DSGD_ENFORCE_CMP_(a, b, ==)

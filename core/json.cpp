@@ -41,9 +41,12 @@ std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size
 std::string escape_pointer_token(std::string_view key) {
   std::string out;
   for (char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -72,9 +75,7 @@ std::string read_text_file(const std::filesystem::path& path) {
   return buffer.str();
 }
 
-Json read_json_file(const std::filesystem::path& path) {
-  return parse_json(read_text_file(path), path.string());
-}
+Json read_json_file(const std::filesystem::path& path) { return parse_json(read_text_file(path), path.string()); }
 
 JsonView::JsonView(const Json& node, std::string source, std::string path)
     : node_(&node), source_(std::move(source)), path_(std::move(path)) {}

@@ -6,12 +6,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace dsgd {
 

@@ -38,8 +38,8 @@ class MatchQueues {
   // A message arrives: removes and returns the oldest posted receive that accepts it, or nullopt (then the caller
   // either queues the message with add_unexpected or keeps it as it likes).
   std::optional<Receive> match_arrival(const Envelope& message) {
-    const auto found = std::find_if(posted_.begin(), posted_.end(),
-                                    [&](const auto& posted) { return posted.first.accepts(message); });
+    const auto found =
+        std::find_if(posted_.begin(), posted_.end(), [&](const auto& posted) { return posted.first.accepts(message); });
     if (found == posted_.end()) return std::nullopt;
     Receive receive = std::move(found->second);
     posted_.erase(found);
@@ -75,8 +75,8 @@ class MatchQueues {
   std::size_t unexpected_count() const { return unexpected_.size(); }
 
  private:
-  std::deque<std::pair<ReceivePattern, Receive>> posted_;        // posting order
-  std::deque<std::pair<Envelope, Message>> unexpected_;          // arrival order
+  std::deque<std::pair<ReceivePattern, Receive>> posted_;  // posting order
+  std::deque<std::pair<Envelope, Message>> unexpected_;    // arrival order
 };
 
 }  // namespace dsgd

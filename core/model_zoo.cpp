@@ -12,9 +12,9 @@ namespace dsgd {
 
 namespace {
 // Indexed by LayerKind: keep in declaration order.
-constexpr EnumNames<11> kLayerKindNames = {"convolution",         "max_pool",   "average_pool",  "relu",
-                                           "local_response_norm", "batch_norm", "inner_product", "dropout",
-                                           "softmax",             "concat",     "eltwise_add"};
+constexpr EnumNames<11> kLayerKindNames = {
+    "convolution",   "max_pool", "average_pool", "relu",   "local_response_norm", "batch_norm",
+    "inner_product", "dropout",  "softmax",      "concat", "eltwise_add"};
 }  // namespace
 
 std::string_view to_string(LayerKind kind) { return name_of(kind, kLayerKindNames, "unknown"); }

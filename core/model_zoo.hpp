@@ -44,12 +44,12 @@ std::string_view to_string(LayerKind kind);
 struct LayerSpec {
   std::string name;
   LayerKind kind = LayerKind::kConvolution;
-  Shape input;   // for kConcat/kEltwiseAdd: the first input's shape
+  Shape input;  // for kConcat/kEltwiseAdd: the first input's shape
   Shape output;
   // Geometry of convolution and pooling (0 where it does not apply); groups for grouped convolution (AlexNet).
   std::int64_t kernel_h = 0, kernel_w = 0, stride = 0, pad_h = 0, pad_w = 0, groups = 1;
   std::int64_t parameters = 0;
-  double forward_flops = 0;  // per image
+  double forward_flops = 0;           // per image
   std::int64_t activation_bytes = 0;  // fp32 output per image
   // Names of the layers whose outputs this layer reads, in order; empty for a layer that reads the model input.
   // Makes branches explicit: a concat or add lists every input, a branch's first layer names the fork point.
@@ -72,7 +72,7 @@ struct ModelSpec {
   PublishedTotals published;
 
   std::int64_t parameters() const;
-  double forward_flops() const;        // per image
+  double forward_flops() const;  // per image
   // Multiply-adds of the convolution and inner-product layers per image: the figure papers and frameworks
   // publish (e.g. ResNet-50's 4.1 G), comparable with published.forward_multiply_adds.
   double forward_multiply_adds() const;

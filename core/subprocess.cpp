@@ -42,7 +42,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
   DSGD_ENFORCE(!argv.empty(), "run_process needs a program");
   const auto program = find_in_path(argv[0]);
   if (program.empty() || ::access(program.c_str(), X_OK) != 0) {
-    throw UnavailableError("cannot run '" + argv[0] + "': not found in PATH (is it installed? scripts/setup.sh installs dsgd's dependencies)");
+    throw UnavailableError("cannot run '" + argv[0] +
+                           "': not found in PATH (is it installed? scripts/setup.sh installs dsgd's dependencies)");
   }
 
   int out_pipe[2];
@@ -67,12 +68,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
   }
   ::close(out_pipe[1]);
 
-
   ProcessResult result;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool open = true;
   while (open) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
       ::kill(pid, SIGKILL);
@@ -97,8 +98,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  else if (WIFSIGNALED(status)) result.exit_code = 128 + WTERMSIG(status);
+  if (WIFEXITED(status))
+    result.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    result.exit_code = 128 + WTERMSIG(status);
   if (result.exit_code == 127 && !result.timed_out && result.output.empty()) {
     throw UnavailableError("cannot run '" + argv[0] + "': exec failed");
   }

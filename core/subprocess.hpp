@@ -9,9 +9,9 @@
 namespace dsgd {
 
 struct ProcessResult {
-  int exit_code = 0;          // the program's exit status, or 128+signal if it was killed
+  int exit_code = 0;  // the program's exit status, or 128+signal if it was killed
   bool timed_out = false;
-  std::string output;         // stdout and stderr together (the last 64 KiB)
+  std::string output;  // stdout and stderr together (the last 64 KiB)
 };
 
 // Runs argv[0] (looked up in PATH) with the given arguments in `working_dir` (empty: the current one), standard

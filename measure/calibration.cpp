@@ -1,11 +1,11 @@
 #include "measure/calibration.hpp"
 
 #include <algorithm>
-#include <numeric>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <utility>

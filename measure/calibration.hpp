@@ -33,13 +33,13 @@ enum class FitWeighting {
 struct SegmentFit {
   double from_bytes = 0;  // the segment [from_bytes, to_bytes) as asked; to_bytes is infinity for the last one
   double to_bytes = 0;
-  double min_bytes = 0;   // the smallest and largest sizes measured in it
+  double min_bytes = 0;  // the smallest and largest sizes measured in it
   double max_bytes = 0;
   std::size_t points = 0;
-  double intercept_s = 0;       // 2 alpha
-  double slope_s_per_byte = 0;  // 2 beta
-  double latency_s = 0;         // alpha
-  double bandwidth_Bps = 0;     // 1 / beta; infinity when the slope is not positive
+  double intercept_s = 0;            // 2 alpha
+  double slope_s_per_byte = 0;       // 2 beta
+  double latency_s = 0;              // alpha
+  double bandwidth_Bps = 0;          // 1 / beta; infinity when the slope is not positive
   double rms_relative_residual = 0;  // sqrt(mean(((fit - measured) / measured)^2)) over the segment's points
   double max_relative_residual = 0;  // max |fit - measured| / measured
   bool through_origin = false;       // refitted with alpha = 0 because the free intercept was negative
@@ -80,13 +80,13 @@ std::string describe(const SegmentFit& fit);
 
 // What /proc/cpuinfo says about the processor (of its first entry, and core counts over all entries).
 struct CpuFacts {
-  std::string model;                // "model name"
-  std::string vendor;               // "vendor_id": GenuineIntel, AuthenticAMD
-  int family = 0;                   // "cpu family"
-  double clock_Hz = 0;              // "cpu MHz" x 1e6 (0 if absent)
-  int logical_cores = 0;            // "processor" entries
-  int physical_cores = 0;           // distinct ("physical id", "core id") pairs; logical_cores if not given
-  std::vector<std::string> flags;   // all of "flags"
+  std::string model;               // "model name"
+  std::string vendor;              // "vendor_id": GenuineIntel, AuthenticAMD
+  int family = 0;                  // "cpu family"
+  double clock_Hz = 0;             // "cpu MHz" x 1e6 (0 if absent)
+  int logical_cores = 0;           // "processor" entries
+  int physical_cores = 0;          // distinct ("physical id", "core id") pairs; logical_cores if not given
+  std::vector<std::string> flags;  // all of "flags"
 
   bool has(std::string_view flag) const;
 };
@@ -113,16 +113,16 @@ CorePeak derive_core_peak(const CpuFacts& cpu);
 // --- the platform file ----------------------------------------------------------------------------------------------
 
 struct CalibrationInput {
-  std::string name = "this-machine";  // the platform's name
-  std::string host;                   // where it was measured
-  std::string date;                   // when (ISO 8601)
-  std::string transport;              // e.g. "Open MPI v4.1.4, shared memory between ranks"
-  std::string benchmark = "MPI ping-pong";   // how the link was measured, for sources
+  std::string name = "this-machine";        // the platform's name
+  std::string host;                         // where it was measured
+  std::string date;                         // when (ISO 8601)
+  std::string transport;                    // e.g. "Open MPI v4.1.4, shared memory between ranks"
+  std::string benchmark = "MPI ping-pong";  // how the link was measured, for sources
   std::string link_name = "mpi-shared-memory";
-  int ranks = 2;                      // of the ping-pong run
-  int nodes = 0;                      // hosts of the platform; 0: this machine's physical cores
+  int ranks = 2;  // of the ping-pong run
+  int nodes = 0;  // hosts of the platform; 0: this machine's physical cores
   CpuFacts cpu;
-  std::vector<SegmentFit> segments;   // ascending, from fit_alpha_beta
+  std::vector<SegmentFit> segments;  // ascending, from fit_alpha_beta
 };
 
 // This machine as a platform for validating native runs against simulation: `nodes` single-core hosts (one per

@@ -14,8 +14,8 @@ CpuInfo cpu_info() {
   CpuInfo info;
   info.logical_cores = std::max(1U, std::thread::hardware_concurrency());
   std::ifstream in("/proc/cpuinfo");
-  static const std::set<std::string> kInteresting = {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw",
-                                                     "avx512vl", "avx512_bf16", "amx_tile"};
+  static const std::set<std::string> kInteresting = {"sse4_2",   "avx",      "avx2",        "fma",     "avx512f",
+                                                     "avx512bw", "avx512vl", "avx512_bf16", "amx_tile"};
   for (std::string line; std::getline(in, line);) {
     const auto colon = line.find(':');
     if (colon == std::string::npos) continue;

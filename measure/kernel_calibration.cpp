@@ -4,11 +4,11 @@
 #include <barrier>
 #include <chrono>
 #include <cmath>
-#include <numbers>
 #include <cstdio>
 #include <exception>
 #include <functional>
 #include <memory>
+#include <numbers>
 #include <random>
 #include <thread>
 #include <utility>
@@ -219,18 +219,17 @@ std::vector<Measured> time_iteration(const ModelSpec& model, const KernelBenchOp
   };
   std::vector<IterationKernel> kernels;
   // As Trainer::compute_gradient declares it: the batch's images and labels as floats.
-  kernels.push_back({timing("copy",
-                            "batch load (data::fill_batch + copy_to_device) of " + std::to_string(options.batch) + " " +
-                                model.name + " images drawn from " + std::to_string(options.dataset_images) +
-                                " synthetic ones",
-                            static_cast<double>(batch) * static_cast<double>(model.input.elements() + 1) *
-                                sizeof(float)),
-                     [&] {
-                       data::fill_batch(dataset, sampler.next(), host_images, host_labels);
-                       backend.copy_to_device(images, host_images.data(), host_images.size());
-                       backend.copy_to_device(labels, host_labels.data(), host_labels.size());
-                       backend.synchronize();
-                     }});
+  kernels.push_back(
+      {timing("copy",
+              "batch load (data::fill_batch + copy_to_device) of " + std::to_string(options.batch) + " " + model.name +
+                  " images drawn from " + std::to_string(options.dataset_images) + " synthetic ones",
+              static_cast<double>(batch) * static_cast<double>(model.input.elements() + 1) * sizeof(float)),
+       [&] {
+         data::fill_batch(dataset, sampler.next(), host_images, host_labels);
+         backend.copy_to_device(images, host_images.data(), host_images.size());
+         backend.copy_to_device(labels, host_labels.data(), host_labels.size());
+         backend.synchronize();
+       }});
   kernels.push_back({timing("conv",
                             "forward+backward of " + model.name + " (nn::Network::train_step), batch " +
                                 std::to_string(options.batch) + ", " + threads,
@@ -492,8 +491,7 @@ void apply_kernel_calibration(platforms::Platform& platform, const KernelCalibra
   const auto cite_from = [&](const KernelCalibration& from, const KernelTiming& timing) {
     return measured + timing.what + ", " + std::to_string(timing.repetitions) + " repetitions, mean " +
            format("%.4g", timing.charged_s() * 1e3) + " ms (median " + format("%.4g", timing.median_s * 1e3) +
-           " ms), while other programs kept " +
-           format("%.2f", from.others_cores) + " cores busy";
+           " ms), while other programs kept " + format("%.2f", from.others_cores) + " cores busy";
   };
   const auto cite = [&](const KernelTiming& timing) { return cite_from(calibration, timing); };
 
@@ -607,8 +605,8 @@ std::string describe(const KernelTiming& timing) {
          std::to_string(timing.repetitions) + " (median " + format("%.4g", timing.median_s * 1e3) +
          " ms, spread of log(time) " + format("%.3f", timing.log_spread) +
          (timing.slowest_ratio > 0 ? ", slowest copy " + format("%.3f", timing.slowest_ratio) + " x the mean" : "") +
-         ", lag-1 persistence " + format("%.2f", timing.persistence) + "), " +
-         format("%.4g", timing.rate() / 1e9) + (bytes ? " GB/s" : " GFLOP/s");
+         ", lag-1 persistence " + format("%.2f", timing.persistence) + "), " + format("%.4g", timing.rate() / 1e9) +
+         (bytes ? " GB/s" : " GFLOP/s");
 }
 
 }  // namespace dsgd::measure

@@ -24,7 +24,8 @@ void check(const TrainOptions& options) {
     throw InputError("train: no budget: give --iterations, --seconds or --target-accuracy");
   }
   if (options.target_accuracy > 1) {
-    throw InputError("train: --target-accuracy is a fraction in (0, 1], got " + std::to_string(options.target_accuracy));
+    throw InputError("train: --target-accuracy is a fraction in (0, 1], got " +
+                     std::to_string(options.target_accuracy));
   }
   if (options.eval_every < 1) throw InputError("train: --eval-every must be at least 1");
 }

@@ -22,8 +22,8 @@ struct TrainOptions {
   std::uint64_t seed = 1;
   // Budget: training stops at the first one reached (0 = not set; at least one must be set).
   std::int64_t iterations = 0;
-  double seconds = 0;           // training time, evaluation excluded
-  double target_accuracy = 0;   // test accuracy in (0, 1]; alone, it runs under a 600 s cap
+  double seconds = 0;             // training time, evaluation excluded
+  double target_accuracy = 0;     // test accuracy in (0, 1]; alone, it runs under a 600 s cap
   std::int64_t eval_every = 500;  // iterations between test-set evaluations (and at the end)
 };
 

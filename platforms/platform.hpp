@@ -197,10 +197,10 @@ struct Link {
 // pace: then a message costs `loaded_link`'s time (a ping-pong measured beside computing ranks) instead of the
 // network link's. The SimGrid levels choose the link per message from the steps running when it starts.
 struct SharedChip {
-  int nodes = 0;             // nodes per chip; node n is on chip n / nodes
-  int cores = 0;             // physical cores of the chip (may be fewer than `nodes`: an oversubscribed machine)
-  double waiting_share = 0;  // in [0, 1]; optional in JSON (0)
-  KernelEfficiency alone;    // JSON `kernel_efficiency_alone`
+  int nodes = 0;                    // nodes per chip; node n is on chip n / nodes
+  int cores = 0;                    // physical cores of the chip (may be fewer than `nodes`: an oversubscribed machine)
+  double waiting_share = 0;         // in [0, 1]; optional in JSON (0)
+  KernelEfficiency alone;           // JSON `kernel_efficiency_alone`
   std::optional<Link> loaded_link;  // JSON `loaded_link`, optional (none: the network link always)
   Sources sources;
 };

@@ -87,8 +87,9 @@ std::string plot_commands(const Figure& figure, const std::string& data_name) {
     out << "plot " << quoted(data_name) << " using 2:xtic(1) with boxes linecolor rgb '#3b6ea8'\n";
     return out.str();
   }
-  const char* with = figure.style == PlotStyle::kLines ? "lines" : figure.style == PlotStyle::kPoints ? "points"
-                                                                                                      : "linespoints";
+  const char* with = figure.style == PlotStyle::kLines    ? "lines"
+                     : figure.style == PlotStyle::kPoints ? "points"
+                                                          : "linespoints";
   out << "plot ";
   const auto plotted = plotted_series(figure);
   for (std::size_t s = 0; s < plotted.size(); ++s) {

@@ -15,8 +15,9 @@ namespace dsgd::reports {
 
 namespace {
 
-const std::vector<std::string> kPlainFields = {"name",  "executor", "fidelity", "platform", "algorithm", "model",
-                                               "dataset", "ranks",  "seed",     "real_time", "cpu_time", "iterations"};
+const std::vector<std::string> kPlainFields = {"name",      "executor",  "fidelity", "platform",
+                                               "algorithm", "model",     "dataset",  "ranks",
+                                               "seed",      "real_time", "cpu_time", "iterations"};
 const std::vector<std::string> kPrefixes = {"counter", "label", "breakdown", "option"};
 
 std::string thousands(double value) {

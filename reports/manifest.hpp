@@ -33,8 +33,8 @@ FieldRef parse_field_ref(const std::string& text, const JsonView& view);
 struct ColumnSpec {
   std::string header;
   FieldRef field;
-  double scale = 1.0;        // numbers are multiplied by this before formatting
-  std::string format;        // "" (text as is), "int" (rounded, thousands separated), or a printf "%.Nf"/"%.Ng"/"%.Ne"
+  double scale = 1.0;  // numbers are multiplied by this before formatting
+  std::string format;  // "" (text as is), "int" (rounded, thousands separated), or a printf "%.Nf"/"%.Ng"/"%.Ne"
 };
 
 // Selects entries: each (field, value) pair must match the field's text exactly. Empty: every entry.
@@ -60,10 +60,10 @@ struct FigureSpec {
   PlotStyle style = PlotStyle::kLinesPoints;
   bool log_x = false;
   bool log_y = false;
-  FieldRef x;                      // bars: the category label; otherwise a number (unused with `curve`)
-  FieldRef y;                      // unused with `curve`
+  FieldRef x;                         // bars: the category label; otherwise a number (unused with `curve`)
+  FieldRef y;                         // unused with `curve`
   std::optional<FieldRef> series_by;  // groups entries into series (title of each series)
-  std::string curve;               // if set: each entry's curve of this name is one series
+  std::string curve;                  // if set: each entry's curve of this name is one series
 };
 
 struct Experiment {

@@ -35,13 +35,14 @@ void render_report(const Manifest& manifest, const std::filesystem::path& result
       write_file_atomically(out_dir / (stem + ".md"), to_markdown(table));
       write_file_atomically(out_dir / (stem + ".csv"), to_csv(table));
       write_file_atomically(out_dir / (stem + ".tex"), to_latex(table));
-      body << to_markdown(table) << "\n(" << "[CSV](" << stem << ".csv), [LaTeX](" << stem << ".tex))\n\n";
+      body << to_markdown(table) << "\n("
+           << "[CSV](" << stem << ".csv), [LaTeX](" << stem << ".tex))\n\n";
     }
     for (const auto& spec : experiment.figures) {
       const std::string stem = "figures/" + experiment.id + "-" + spec.id;
       render_figure(build_figure(spec, results), out_dir / stem);
-      body << "![" << spec.title << "](" << stem << ".png)\n\n(" << "[PDF](" << stem << ".pdf), [data](" << stem
-           << ".dat), [gnuplot script](" << stem << ".gp))\n\n";
+      body << "![" << spec.title << "](" << stem << ".png)\n\n("
+           << "[PDF](" << stem << ".pdf), [data](" << stem << ".dat), [gnuplot script](" << stem << ".gp))\n\n";
     }
   }
   index << "Experiments: ";

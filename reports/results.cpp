@@ -19,10 +19,12 @@ namespace {
 // Fields of an entry that are not user counters; any other number in an entry is a counter (Google Benchmark's
 // convention), and any other non-number is rejected so typos do not vanish.
 const std::set<std::string, std::less<>> kEntryFields = {
-    "name", "run_name", "run_type", "repetitions", "repetition_index", "threads", "iterations", "real_time",
-    "cpu_time", "time_unit", "executor", "fidelity", "platform", "algorithm", "algorithm_options", "model",
-    "dataset", "ranks", "seed", "breakdown_s", "labels", "curves", "label", "family_index",
-    "per_family_instance_index", "aggregate_name", "aggregate_unit", "error_occurred", "error_message"};
+    "name",           "run_name",       "run_type",       "repetitions",  "repetition_index",
+    "threads",        "iterations",     "real_time",      "cpu_time",     "time_unit",
+    "executor",       "fidelity",       "platform",       "algorithm",    "algorithm_options",
+    "model",          "dataset",        "ranks",          "seed",         "breakdown_s",
+    "labels",         "curves",         "label",          "family_index", "per_family_instance_index",
+    "aggregate_name", "aggregate_unit", "error_occurred", "error_message"};
 
 const std::vector<std::string> kTimeUnits = {"ns", "us", "ms", "s"};
 
@@ -185,8 +187,9 @@ Results results_from_json(const Json& json, const std::string& source) {
   const JsonView dsgd = context.at("dsgd");
   const auto version = dsgd.at("schema_version").integer();
   if (version != kSchemaVersion) {
-    dsgd.at("schema_version").fail("unsupported schema version " + std::to_string(version) + "; this dsgd reads " +
-                                   std::to_string(kSchemaVersion));
+    dsgd.at("schema_version")
+        .fail("unsupported schema version " + std::to_string(version) + "; this dsgd reads " +
+              std::to_string(kSchemaVersion));
   }
   Results results;
   results.provenance.date = context.at("date").string();

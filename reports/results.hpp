@@ -49,8 +49,8 @@ struct Entry {
   std::map<std::string, double> counters;  // written as flat numbers beside the fields above
 
   // dsgd's fields. Empty strings / zero mean "does not apply" and are left out of the file.
-  std::string executor;   // threads | mpi | simgrid | analytic | catalog
-  std::string fidelity;   // measured | message | flow | analytic | static
+  std::string executor;  // threads | mpi | simgrid | analytic | catalog
+  std::string fidelity;  // measured | message | flow | analytic | static
   std::string platform;
   std::string algorithm;
   Json algorithm_options = Json::object();

@@ -17,9 +17,12 @@ namespace {
 std::string markdown_cell(const std::string& cell) {
   std::string out;
   for (char c : cell) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
   }
   return out;
 }
@@ -38,14 +41,27 @@ std::string latex_cell(const std::string& cell) {
   std::string out;
   for (char c : cell) {
     switch (c) {
-      case '&': case '%': case '$': case '#': case '_': case '{': case '}':
+      case '&':
+      case '%':
+      case '$':
+      case '#':
+      case '_':
+      case '{':
+      case '}':
         out += '\\';
         out += c;
         break;
-      case '~': out += "\\textasciitilde{}"; break;
-      case '^': out += "\\textasciicircum{}"; break;
-      case '\\': out += "\\textbackslash{}"; break;
-      default: out += c;
+      case '~':
+        out += "\\textasciitilde{}";
+        break;
+      case '^':
+        out += "\\textasciicircum{}";
+        break;
+      case '\\':
+        out += "\\textbackslash{}";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -120,8 +136,10 @@ std::string to_text(const Table& table) {
     for (std::size_t i = 0; i < cells.size(); ++i) {
       const std::string padding(widths[i] - display_width(cells[i]), ' ');
       if (i) out << "  ";
-      if (table.columns[i].align == Align::kRight) out << padding << cells[i];
-      else out << cells[i] << (i + 1 < cells.size() ? padding : "");
+      if (table.columns[i].align == Align::kRight)
+        out << padding << cells[i];
+      else
+        out << cells[i] << (i + 1 < cells.size() ? padding : "");
     }
     out << '\n';
   };

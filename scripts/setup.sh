@@ -20,6 +20,7 @@ packages=(
   dataset-fashion-mnist                   # real training data (IDX format)
   liblinear-dev                           # optimal losses for the logistic-regression study
   clang-14 libomp-14-dev libclang-rt-14-dev  # scripts/tsan.sh: OpenMP methods under TSan with libomp + Archer
+  clang-format                            # scripts/check_format.sh, run by the test suite
 )
 
 missing=()

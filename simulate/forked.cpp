@@ -67,8 +67,7 @@ ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s,
   char buffer[65536];
   for (;;) {
     if (wall_timeout_s > 0) {
-      const double left =
-          wall_timeout_s - seconds_since(start);
+      const double left = wall_timeout_s - seconds_since(start);
       if (left <= 0) {
         outcome.timed_out = true;
         break;

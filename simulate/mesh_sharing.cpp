@@ -335,7 +335,8 @@ std::vector<double> simulate_mesh_transfers(const MeshOptions& mesh, const std::
     if (transfer.from_core == transfer.to_core) {
       throw InputError(which + ": from and to are the same core " + std::to_string(transfer.from_core));
     }
-    if (!(transfer.start_s >= 0)) throw InputError(which + ": start_s must be >= 0, got " + significant(transfer.start_s));
+    if (!(transfer.start_s >= 0))
+      throw InputError(which + ": start_s must be >= 0, got " + significant(transfer.start_s));
   }
   return run_forked("the transfers on the " + shape_of(mesh), mesh_link_Bps(mesh), model, 60, [&mesh, &transfers] {
     const std::vector<s4u::Host*> hosts = build_mesh(mesh);
@@ -492,8 +493,8 @@ MeshSpeedupStudy predict_mesh_speedup(const std::vector<MeshPoint>& points, cons
   for (const MeshPoint& point : points) {
     check_mesh(point.mesh);
     if (point.mesh.clock_Hz != clock_Hz) {
-      throw InputError("mesh speed-up: every chip needs the same clock (serial runs at it), got " + significant(clock_Hz) +
-                       " and " + significant(point.mesh.clock_Hz) + " Hz");
+      throw InputError("mesh speed-up: every chip needs the same clock (serial runs at it), got " +
+                       significant(clock_Hz) + " and " + significant(point.mesh.clock_Hz) + " Hz");
     }
     if (!(point.passes_to_target > 0)) {
       throw InputError("mesh speed-up: passes to target for " + std::to_string(point.mesh.cores) +

@@ -30,7 +30,7 @@ constexpr int kNoiseGridPoints = 7;
 
 bool is_percent(StudyMeasure measure) { return measure != StudyMeasure::kSpeedup; }
 
-constexpr EnumNames<3> kMeasureNames = {"efficiency", "speed-up", "comm ratio"};  // StudyMeasure's order
+constexpr EnumNames<3> kMeasureNames = {"efficiency", "speed-up", "comm ratio"};       // StudyMeasure's order
 constexpr EnumNames<3> kDeterminedNames = {"predicted", "fitted", "by construction"};  // Determined's order
 
 // Null-terminated: the names are literals.
@@ -378,8 +378,7 @@ std::string format_study(const StudyOutcome& outcome) {
     if (row.predicted_seconds && row.published_seconds) {
       const double percent = 100 * (*row.predicted_seconds / *row.published_seconds - 1);
       time_diff = format("%+.1f", percent);
-      if (row.time_by == Determined::kPredicted &&
-          (!largest_time || std::abs(percent) > std::abs(largest_time_diff))) {
+      if (row.time_by == Determined::kPredicted && (!largest_time || std::abs(percent) > std::abs(largest_time_diff))) {
         largest_time = &row;
         largest_time_diff = percent;
       }

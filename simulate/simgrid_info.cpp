@@ -1,8 +1,8 @@
 #include "simulate/simgrid_info.hpp"
 
 #include <simgrid/config.h>  // defines the SG_BEGIN_DECL/XBT_PUBLIC macros version.h uses
-#include <xbt/base.h>
 #include <simgrid/version.h>
+#include <xbt/base.h>
 
 namespace dsgd::simulate {
 

@@ -20,8 +20,10 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
   // The analytic level runs rank 0 as every rank's representative: right only when all ranks are alike workers.
   const bool symmetric = entry.info.synchronous && !entry.info.has_master;
   if (options.fidelity == Fidelity::kAnalytic && !symmetric) {
-    throw InputError("simulate: the analytic level needs a synchronous algorithm without a master (every rank doing "
-                     "what rank 0 does); " + options.algorithm + " is not one: use the message or flow level");
+    throw InputError(
+        "simulate: the analytic level needs a synchronous algorithm without a master (every rank doing "
+        "what rank 0 does); " +
+        options.algorithm + " is not one: use the message or flow level");
   }
   std::vector<ScalingPoint> points;
   for (const int workers : options.workers) {

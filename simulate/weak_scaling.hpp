@@ -25,20 +25,20 @@ namespace dsgd::simulate {
 inline constexpr int kAnalyticFromRanks = 16384;
 
 struct ScalingOptions {
-  std::string algorithm;              // a name of algorithms/'s catalog
+  std::string algorithm;  // a name of algorithms/'s catalog
   std::string model = "googlenet";
   algorithms::Hyperparameters hyper;
-  std::vector<int> workers;          // one simulation per entry, in order
-  std::int64_t iterations = 3;       // per worker and simulation
+  std::vector<int> workers;     // one simulation per entry, in order
+  std::int64_t iterations = 3;  // per worker and simulation
   // Iterations per worker between the runner's round ends (where every rank meets to sum the losses, as before a
   // native run's test evaluation); 0: one round. A native run measured in rounds is predicted in the same rounds:
   // each round end waits for the slowest worker, which a single round averages away.
   std::int64_t round_iterations = 0;
-  int ranks_per_node = 0;            // PlacementOptions::ranks_per_node
+  int ranks_per_node = 0;  // PlacementOptions::ranks_per_node
   Fidelity fidelity = Fidelity::kAuto;
   std::uint64_t noise_seed = 1;
-  std::size_t trace_events = 0;      // timeline spans kept per simulation (see SimulationOptions)
-  double wall_timeout_s = 600;       // per simulation
+  std::size_t trace_events = 0;  // timeline spans kept per simulation (see SimulationOptions)
+  double wall_timeout_s = 600;   // per simulation
 };
 
 struct ScalingPoint {
@@ -48,8 +48,8 @@ struct ScalingPoint {
   double seconds_per_iteration = 0;  // simulated
   double efficiency = 0;             // T(first point) / T(this point)
   Fidelity fidelity = Fidelity::kMessage;
-  std::vector<Breakdown> per_rank;   // simulated seconds per category over the whole run
-  double wall_s = 0;                 // wall time of the simulation
+  std::vector<Breakdown> per_rank;  // simulated seconds per category over the whole run
+  double wall_s = 0;                // wall time of the simulation
   std::vector<TimelineSpan> timeline;
   std::size_t timeline_dropped = 0;
 };

@@ -57,7 +57,6 @@ class HogBatch final : public Method {
  private:
   template <bool kRecord, bool kLocalModel>
   struct Worker : detail::UnitWorker<HogBatch> {
-
     // Accumulate step x gradient of one sample into the thread's g.
     void sample(int thread, std::size_t position) {
       const data::SparseDataset& data = *method.data_;
@@ -113,14 +112,23 @@ MethodEntry hogbatch_entry() {
   return detail::checked_entry<HogBatch>(
       {"hogbatch",
        "Hogwild over batches: private dense gradient per thread, written to the shared model per batch (Algorithm 3)",
-       BatchOption::kHogBatch, /*parallel=*/true, /*multi_model=*/false, /*synchronous=*/false, {}},
+       BatchOption::kHogBatch,
+       /*parallel=*/true,
+       /*multi_model=*/false,
+       /*synchronous=*/false,
+       {}},
       /*local_model=*/false);
 }
 
 MethodEntry hogbatch_local_entry() {
   return detail::checked_entry<HogBatch>(
-      {"hogbatch-local", "HogBatch computing on model - own pending gradient (improved staleness, Table II)",
-       BatchOption::kHogBatch, /*parallel=*/true, /*multi_model=*/false, /*synchronous=*/false, {}},
+      {"hogbatch-local",
+       "HogBatch computing on model - own pending gradient (improved staleness, Table II)",
+       BatchOption::kHogBatch,
+       /*parallel=*/true,
+       /*multi_model=*/false,
+       /*synchronous=*/false,
+       {}},
       /*local_model=*/true);
 }
 

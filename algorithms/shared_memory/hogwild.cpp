@@ -52,7 +52,6 @@ class Hogwild final : public Method {
 
   template <bool kRecord>
   struct Worker : detail::UnitWorker<Hogwild> {
-
     void sample(int thread, std::size_t position) {
       Pending& pending = method.pending_[static_cast<std::size_t>(thread)].value;
       const data::SparseDataset& data = *method.data_;
@@ -93,8 +92,13 @@ class Hogwild final : public Method {
 
 MethodEntry hogwild_entry() {
   return detail::checked_entry<Hogwild>(
-      {"hogwild", "threads apply per-sample sparse updates to one shared model without locks (Algorithm 2)",
-       BatchOption::kNone, /*parallel=*/true, /*multi_model=*/false, /*synchronous=*/false, {}});
+      {"hogwild",
+       "threads apply per-sample sparse updates to one shared model without locks (Algorithm 2)",
+       BatchOption::kNone,
+       /*parallel=*/true,
+       /*multi_model=*/false,
+       /*synchronous=*/false,
+       {}});
 }
 
 }  // namespace dsgd::algorithms::shared_memory

@@ -153,7 +153,11 @@ MethodEntry mini_batch_entry() {
   return detail::checked_entry<MiniBatch>(
       {"mini-batch",
        "batches of S split across threads, private gradients, synchronous reduction, dense update (Algorithm 1)",
-       BatchOption::kBatch, /*parallel=*/true, /*multi_model=*/false, /*synchronous=*/true, {}});
+       BatchOption::kBatch,
+       /*parallel=*/true,
+       /*multi_model=*/false,
+       /*synchronous=*/true,
+       {}});
 }
 
 }  // namespace dsgd::algorithms::shared_memory

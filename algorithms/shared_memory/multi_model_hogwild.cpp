@@ -72,7 +72,6 @@ class MultiModelHogwild final : public Method {
 
   template <bool kRecord>
   struct Worker : detail::UnitWorker<MultiModelHogwild> {
-
     // Margins of all models, then each model's step x d(loss)/d(margin) (0 in the padding).
     void sample(int thread, std::size_t position) {
       const data::SparseDataset& data = *method.data_;
@@ -140,7 +139,11 @@ MethodEntry multi_model_hogwild_entry() {
   return detail::checked_entry<MultiModelHogwild>(
       {"multi-model-hogwild",
        "k models at once, Hogwild over samples, row-major features x models layout, SIMD across models (Algorithm 5)",
-       BatchOption::kNone, /*parallel=*/true, /*multi_model=*/true, /*synchronous=*/false, {}});
+       BatchOption::kNone,
+       /*parallel=*/true,
+       /*multi_model=*/true,
+       /*synchronous=*/false,
+       {}});
 }
 
 }  // namespace dsgd::algorithms::shared_memory

@@ -56,9 +56,13 @@ class Serial final : public Method {
 }  // namespace
 
 MethodEntry serial_entry() {
-  return detail::checked_entry<Serial>(
-      {"serial", "one thread, one sparse update per sample (seed 003's baseline)",
-       BatchOption::kNone, /*parallel=*/false, /*multi_model=*/false, /*synchronous=*/true, {}});
+  return detail::checked_entry<Serial>({"serial",
+                                        "one thread, one sparse update per sample (seed 003's baseline)",
+                                        BatchOption::kNone,
+                                        /*parallel=*/false,
+                                        /*multi_model=*/false,
+                                        /*synchronous=*/true,
+                                        {}});
 }
 
 }  // namespace dsgd::algorithms::shared_memory

@@ -16,11 +16,11 @@ namespace dsgd::data {
 
 struct SparseDataset {
   std::string name;
-  std::size_t features = 0;             // the model's dimension d (every index < features)
+  std::size_t features = 0;                 // the model's dimension d (every index < features)
   std::vector<std::uint64_t> row_begin{0};  // rows() + 1 offsets into index/value
-  std::vector<std::uint32_t> index;     // 0-based feature indices, strictly increasing within a row
-  std::vector<float> value;             // the non-zeros
-  std::vector<float> label;             // one per row: -1 or +1
+  std::vector<std::uint32_t> index;         // 0-based feature indices, strictly increasing within a row
+  std::vector<float> value;                 // the non-zeros
+  std::vector<float> label;                 // one per row: -1 or +1
 
   std::size_t rows() const { return label.size(); }
   std::size_t nnz() const { return index.size(); }

@@ -1,5 +1,6 @@
 #pragma once
-// L2-regularised logistic regression, the objective of seed 003's study (and liblinear's -s 0, core/linear/optimum.hpp):
+// L2-regularised logistic regression, the objective of seed 003's study (and liblinear's -s 0,
+// core/linear/optimum.hpp):
 //   F(w) = (1/n) sum_i log(1 + exp(-y_i w.x_i)) + (lambda / 2) |w|^2,   lambda = 1/n by default (seed 003).
 // liblinear minimises f(w) = |w|^2 / 2 + C sum_i log(1 + exp(-y_i w.x_i)); with C = 1 / (lambda n) the two have the
 // same minimiser and f = F / lambda. Sums in double, losses with a stable log(1 + exp(.)).

@@ -18,17 +18,26 @@ std::unique_ptr<Layer> create_layer_from(std::string_view backend, const LayerMa
     throw InputError("layer '" + spec.name + "': batch must be at least 1, got " + std::to_string(batch));
   }
   switch (spec.kind) {
-    case LayerKind::kConvolution: return makers.convolution(spec, batch);
+    case LayerKind::kConvolution:
+      return makers.convolution(spec, batch);
     case LayerKind::kMaxPool:
-    case LayerKind::kAveragePool: return makers.pooling(spec, batch);
-    case LayerKind::kReLU: return makers.relu(spec, batch);
-    case LayerKind::kLocalResponseNorm: return makers.lrn(spec, batch);
-    case LayerKind::kBatchNorm: return makers.batch_norm(spec, batch);
-    case LayerKind::kInnerProduct: return makers.inner_product(spec, batch);
-    case LayerKind::kDropout: return makers.dropout(spec, batch);
-    case LayerKind::kSoftmax: return makers.softmax(spec, batch);
+    case LayerKind::kAveragePool:
+      return makers.pooling(spec, batch);
+    case LayerKind::kReLU:
+      return makers.relu(spec, batch);
+    case LayerKind::kLocalResponseNorm:
+      return makers.lrn(spec, batch);
+    case LayerKind::kBatchNorm:
+      return makers.batch_norm(spec, batch);
+    case LayerKind::kInnerProduct:
+      return makers.inner_product(spec, batch);
+    case LayerKind::kDropout:
+      return makers.dropout(spec, batch);
+    case LayerKind::kSoftmax:
+      return makers.softmax(spec, batch);
     case LayerKind::kConcat:
-    case LayerKind::kEltwiseAdd: break;
+    case LayerKind::kEltwiseAdd:
+      break;
   }
   throw UnavailableError(std::string(backend) + " back end: layer '" + spec.name + "' is a " +
                          std::string(to_string(spec.kind)) +

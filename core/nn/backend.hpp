@@ -27,9 +27,9 @@ namespace dsgd::nn {
 class Layer;
 
 struct BackendOptions {
-  int threads = 0;              // CPU threads (OpenMP); 0: all the machine has
-  int device = 0;               // CUDA device index
-  std::uint64_t seed = 1;       // for dropout masks
+  int threads = 0;         // CPU threads (OpenMP); 0: all the machine has
+  int device = 0;          // CUDA device index
+  std::uint64_t seed = 1;  // for dropout masks
 };
 
 class Backend {
@@ -79,8 +79,8 @@ class Layer {
   virtual void forward(const float* in, float* out, const float* params, bool training) = 0;
   // Given grad_out = dL/d(out), writes grad_in = dL/d(in) (skipped when grad_in is null, e.g. the first layer)
   // and grad_params = dL/d(params) (overwritten, not accumulated). `in` and `out` are forward's.
-  virtual void backward(const float* in, const float* out, const float* grad_out, float* grad_in,
-                        const float* params, float* grad_params) = 0;
+  virtual void backward(const float* in, const float* out, const float* grad_out, float* grad_in, const float* params,
+                        float* grad_params) = 0;
 };
 
 // Each back end's constructor for every single-input layer kind. create_layer_from() dispatches on spec.kind, so
@@ -99,8 +99,8 @@ void check_shape_preserving(std::string_view what, const LayerSpec& spec);
 template <typename Context, typename... Make>
 LayerMakers bind_layer_makers(Context context, Make... make) {
   static_assert(sizeof...(Make) == 8, "one constructor per member of LayerMakers");
-  return {LayerMakers::Make(
-      [context, make](const LayerSpec& spec, int batch) { return make(context, spec, batch); })...};
+  return {
+      LayerMakers::Make([context, make](const LayerSpec& spec, int batch) { return make(context, spec, batch); })...};
 }
 
 // The layer of `spec` from `makers` (pooling serves max and average). Throws InputError for batch < 1,

@@ -14,8 +14,8 @@ namespace {
 const LayerSpec* first_branch(const ModelSpec& model) {
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     const LayerSpec& layer = model.layers[i];
-    const bool chained = i == 0 ? layer.inputs.empty()
-                                : layer.inputs.size() == 1 && layer.inputs.front() == model.layers[i - 1].name;
+    const bool chained =
+        i == 0 ? layer.inputs.empty() : layer.inputs.size() == 1 && layer.inputs.front() == model.layers[i - 1].name;
     if (!chained) return &layer;
   }
   return nullptr;
@@ -48,15 +48,17 @@ float xavier_limit(const LayerSpec& layer) {
 
 }  // namespace
 
-Network::Network(const ModelSpec& model, Backend& backend, int batch) : model_(model), backend_(backend), batch_(batch) {
+Network::Network(const ModelSpec& model, Backend& backend, int batch)
+    : model_(model), backend_(backend), batch_(batch) {
   if (batch < 1) throw InputError("model '" + model.name + "': batch must be at least 1, got " + std::to_string(batch));
   if (model.layers.empty() || model.layers.back().kind != LayerKind::kSoftmax) {
     throw InputError("model '" + model.name + "' does not end in a softmax layer, which is the loss here");
   }
   if (const LayerSpec* branch = first_branch(model); branch != nullptr) {
-    throw UnavailableError("model '" + model.name + "' is not sequential (layer '" + branch->name + "' reads " +
-                           (branch->inputs.empty() ? std::string("the model input") : "'" + join(branch->inputs) + "'") +
-                           "); only sequential models train: " + join(sequential_models()));
+    throw UnavailableError(
+        "model '" + model.name + "' is not sequential (layer '" + branch->name + "' reads " +
+        (branch->inputs.empty() ? std::string("the model input") : "'" + join(branch->inputs) + "'") +
+        "); only sequential models train: " + join(sequential_models()));
   }
   if (!(model.layers.front().input == model.input)) {
     throw InputError("model '" + model.name + "': the first layer's input shape differs from the model's input");
@@ -80,7 +82,8 @@ Network::Network(const ModelSpec& model, Backend& backend, int batch) : model_(m
     parameters_ = backend.allocate(parameter_count_);
     gradients_ = backend.allocate(parameter_count_);
     for (std::size_t i = 0; i < count; ++i) {
-      const auto elements = static_cast<std::size_t>(batch) * static_cast<std::size_t>(model.layers[i].output.elements());
+      const auto elements =
+          static_cast<std::size_t>(batch) * static_cast<std::size_t>(model.layers[i].output.elements());
       activations_.push_back(backend.allocate(elements));
       activation_grads_.push_back(backend.allocate(elements));
     }
@@ -116,10 +119,11 @@ void Network::initialize(std::uint64_t seed) {
     }
     if (spec.kind != LayerKind::kConvolution && spec.kind != LayerKind::kInnerProduct) continue;
     // Weights first, biases (left at zero) after them.
-    const std::size_t weights = spec.kind == LayerKind::kConvolution
-                                    ? static_cast<std::size_t>(spec.output.channels * (spec.input.channels / spec.groups) *
-                                                               spec.kernel_h * spec.kernel_w)
-                                    : static_cast<std::size_t>(spec.output.elements() * spec.input.elements());
+    const std::size_t weights =
+        spec.kind == LayerKind::kConvolution
+            ? static_cast<std::size_t>(spec.output.channels * (spec.input.channels / spec.groups) * spec.kernel_h *
+                                       spec.kernel_w)
+            : static_cast<std::size_t>(spec.output.elements() * spec.input.elements());
     const float limit = xavier_limit(spec);
     // One stream per layer from the seed and the layer's name: a layer's weights do not depend on the layers
     // before it, and every back end gets the same bits.
@@ -132,11 +136,10 @@ void Network::initialize(std::uint64_t seed) {
 double Network::train_step(const float* images, const float* labels) {
   const std::size_t count = layers_.size();
   for (std::size_t i = 0; i < count; ++i) {
-    layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset,
-                        true);
+    layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset, true);
   }
-  const double loss = backend_.softmax_cross_entropy(activations_.back(), labels, batch_,
-                                                     static_cast<int>(model_.classes), activation_grads_.back(), nullptr);
+  const double loss = backend_.softmax_cross_entropy(
+      activations_.back(), labels, batch_, static_cast<int>(model_.classes), activation_grads_.back(), nullptr);
   for (std::size_t i = count; i-- > 0;) {
     layers_[i]->backward(i == 0 ? images : activations_[i - 1], activations_[i], activation_grads_[i],
                          i == 0 ? nullptr : activation_grads_[i - 1], parameters_ + layout_[i].offset,
@@ -147,8 +150,7 @@ double Network::train_step(const float* images, const float* labels) {
 
 int Network::evaluate(const float* images, const float* labels, double* loss_sum) {
   for (std::size_t i = 0; i < layers_.size(); ++i) {
-    layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset,
-                        false);
+    layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset, false);
   }
   int correct = 0;
   const double loss = backend_.softmax_cross_entropy(activations_.back(), labels, batch_,

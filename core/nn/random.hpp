@@ -24,9 +24,7 @@ constexpr std::uint64_t random_bits(std::uint64_t stream, std::uint64_t index) {
 }
 
 // Uniform in [0, 1) from the top 24 bits: exactly representable in float, no rounding up to 1.
-constexpr float unit_float(std::uint64_t bits) {
-  return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f);
-}
+constexpr float unit_float(std::uint64_t bits) { return static_cast<float>(bits >> 40) * (1.0f / 16777216.0f); }
 
 // FNV-1a of a name, to derive a per-layer stream from the seed (layer names are unique within a model).
 constexpr std::uint64_t name_hash(std::string_view name) {

@@ -38,8 +38,8 @@ namespace {
 using dsgd::LayerKind;
 using dsgd::LayerSpec;
 using dsgd::ModelSpec;
-using dsgd::Shape;
 using dsgd::seconds_since;
+using dsgd::Shape;
 using dsgd::nn::Backend;
 
 constexpr int kBatch = 64;
@@ -76,37 +76,40 @@ void register_layer(Backend& backend, const std::string& model, const LayerSpec&
   const std::string prefix = "layer/" + std::string(backend.name()) + "/" + model + "/" + spec.name + "/";
   for (const bool backward : {false, true}) {
     const double flops = kBatch * (backward ? backward_flops(spec, first) : spec.forward_flops);
-    benchmark::RegisterBenchmark((prefix + (backward ? "backward" : "forward")).c_str(),
-                                 [&backend, spec, backward, first, flops](benchmark::State& state) {
-      std::unique_ptr<dsgd::nn::Layer> layer;
-      try {
-        layer = backend.create_layer(spec, kBatch);
-      } catch (const dsgd::UnavailableError& e) {
-        state.SkipWithError(e.what());
-        return;
-      }
-      const auto in_count = static_cast<std::size_t>(kBatch * spec.input.elements());
-      const auto out_count = static_cast<std::size_t>(kBatch * spec.output.elements());
-      const std::size_t param_count = std::max<std::size_t>(layer->parameter_count(), 1);
-      Buffer in(backend, in_count, 1), out(backend, out_count, 2), params(backend, param_count, 3);
-      Buffer grad_out(backend, out_count, 4), grad_in(backend, in_count, 5), grad_params(backend, param_count, 6);
-      layer->forward(in.get(), out.get(), params.get(), true);
-      backend.synchronize();
-      for (auto _ : state) {
-        const auto start = Clock::now();
-        if (backward) {
-          layer->backward(in.get(), out.get(), grad_out.get(), first ? nullptr : grad_in.get(), params.get(),
-                          grad_params.get());
-        } else {
+    benchmark::RegisterBenchmark(
+        (prefix + (backward ? "backward" : "forward")).c_str(),
+        [&backend, spec, backward, first, flops](benchmark::State& state) {
+          std::unique_ptr<dsgd::nn::Layer> layer;
+          try {
+            layer = backend.create_layer(spec, kBatch);
+          } catch (const dsgd::UnavailableError& e) {
+            state.SkipWithError(e.what());
+            return;
+          }
+          const auto in_count = static_cast<std::size_t>(kBatch * spec.input.elements());
+          const auto out_count = static_cast<std::size_t>(kBatch * spec.output.elements());
+          const std::size_t param_count = std::max<std::size_t>(layer->parameter_count(), 1);
+          Buffer in(backend, in_count, 1), out(backend, out_count, 2), params(backend, param_count, 3);
+          Buffer grad_out(backend, out_count, 4), grad_in(backend, in_count, 5), grad_params(backend, param_count, 6);
           layer->forward(in.get(), out.get(), params.get(), true);
-        }
-        backend.synchronize();
-        state.SetIterationTime(seconds_since(start));
-      }
-      state.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-      state.counters["flops"] = flops;
-      state.SetLabel(std::string(backend.name()) + " " + std::string(dsgd::to_string(spec.kind)));
-    })->UseManualTime()->Unit(benchmark::kMillisecond);
+          backend.synchronize();
+          for (auto _ : state) {
+            const auto start = Clock::now();
+            if (backward) {
+              layer->backward(in.get(), out.get(), grad_out.get(), first ? nullptr : grad_in.get(), params.get(),
+                              grad_params.get());
+            } else {
+              layer->forward(in.get(), out.get(), params.get(), true);
+            }
+            backend.synchronize();
+            state.SetIterationTime(seconds_since(start));
+          }
+          state.counters["FLOP/s"] = benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
+          state.counters["flops"] = flops;
+          state.SetLabel(std::string(backend.name()) + " " + std::string(dsgd::to_string(spec.kind)));
+        })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
   }
 }
 
@@ -153,90 +156,105 @@ void register_layers(Backend& backend) {
   };
   for (const auto& [name, layers] : zoo) {
     const ModelSpec model = dsgd::build_model(name);
-    for (const std::string& layer : layers) register_layer(backend, name + "@1/4", reduced(layer_named(model, layer), 4));
+    for (const std::string& layer : layers)
+      register_layer(backend, name + "@1/4", reduced(layer_named(model, layer), 4));
   }
 }
 
 void register_training(Backend& backend) {
   for (const bool update : {false, true}) {
-    const std::string name =
-        std::string(update ? "iteration/" : "train_step/") + std::string(backend.name()) + "/lenet/" + std::to_string(kBatch);
-    benchmark::RegisterBenchmark(name.c_str(), [&backend, update](benchmark::State& state) {
-      const ModelSpec model = dsgd::build_model("lenet");
-      dsgd::nn::Network network(model, backend, kBatch);
-      network.initialize(1);
-      Buffer images(backend, static_cast<std::size_t>(kBatch * model.input.elements()), 7);
-      std::vector<float> labels(kBatch);
-      for (int i = 0; i < kBatch; ++i) labels[i] = static_cast<float>(i % model.classes);
-      float* device_labels = backend.allocate(labels.size());
-      backend.copy_to_device(device_labels, labels.data(), labels.size());
-      dsgd::nn::Sgd sgd(backend, network.parameter_count(), {0.01f, 0.9f, 5e-4f});
-      for (auto _ : state) {
-        const auto start = Clock::now();
-        network.train_step(images.get(), device_labels);
-        if (update) sgd.step(network.parameters(), network.gradients());
-        backend.synchronize();
-        state.SetIterationTime(seconds_since(start));
-      }
-      backend.release(device_labels);
-      state.counters["images/s"] = benchmark::Counter(kBatch, benchmark::Counter::kIsIterationInvariantRate);
-      // Forward, backward data and backward weights: three times the forward FLOPs of the whole network.
-      state.counters["FLOP/s"] =
-          benchmark::Counter(3.0 * kBatch * model.forward_flops(), benchmark::Counter::kIsIterationInvariantRate);
-      state.SetLabel(std::string(backend.name()));
-    })->UseManualTime()->Unit(benchmark::kMillisecond);
+    const std::string name = std::string(update ? "iteration/" : "train_step/") + std::string(backend.name()) +
+                             "/lenet/" + std::to_string(kBatch);
+    benchmark::RegisterBenchmark(
+        name.c_str(),
+        [&backend, update](benchmark::State& state) {
+          const ModelSpec model = dsgd::build_model("lenet");
+          dsgd::nn::Network network(model, backend, kBatch);
+          network.initialize(1);
+          Buffer images(backend, static_cast<std::size_t>(kBatch * model.input.elements()), 7);
+          std::vector<float> labels(kBatch);
+          for (int i = 0; i < kBatch; ++i) labels[i] = static_cast<float>(i % model.classes);
+          float* device_labels = backend.allocate(labels.size());
+          backend.copy_to_device(device_labels, labels.data(), labels.size());
+          dsgd::nn::Sgd sgd(backend, network.parameter_count(), {0.01f, 0.9f, 5e-4f});
+          for (auto _ : state) {
+            const auto start = Clock::now();
+            network.train_step(images.get(), device_labels);
+            if (update) sgd.step(network.parameters(), network.gradients());
+            backend.synchronize();
+            state.SetIterationTime(seconds_since(start));
+          }
+          backend.release(device_labels);
+          state.counters["images/s"] = benchmark::Counter(kBatch, benchmark::Counter::kIsIterationInvariantRate);
+          // Forward, backward data and backward weights: three times the forward FLOPs of the whole network.
+          state.counters["FLOP/s"] =
+              benchmark::Counter(3.0 * kBatch * model.forward_flops(), benchmark::Counter::kIsIterationInvariantRate);
+          state.SetLabel(std::string(backend.name()));
+        })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
   }
 }
 
 void register_copies(Backend& backend) {
   for (const char* model_name : {"lenet", "cifar10_alexnet"}) {
     for (const bool per_layer : {false, true}) {
-      const std::string name = "copy/" + std::string(backend.name()) + "/" + model_name +
-                               (per_layer ? "/per_layer" : "/packed");
-      benchmark::RegisterBenchmark(name.c_str(), [&backend, model_name, per_layer](benchmark::State& state) {
-        dsgd::nn::Network network(dsgd::build_model(model_name), backend, 1);
-        const std::size_t count = network.parameter_count();
-        std::vector<float> host(count);
-        for (auto _ : state) {
-          const auto start = Clock::now();
-          if (per_layer) {
-            for (const dsgd::nn::ParameterSlice& slice : network.layout()) {
-              if (slice.count > 0) backend.copy_to_host(host.data() + slice.offset, network.parameters() + slice.offset, slice.count);
+      const std::string name =
+          "copy/" + std::string(backend.name()) + "/" + model_name + (per_layer ? "/per_layer" : "/packed");
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [&backend, model_name, per_layer](benchmark::State& state) {
+            dsgd::nn::Network network(dsgd::build_model(model_name), backend, 1);
+            const std::size_t count = network.parameter_count();
+            std::vector<float> host(count);
+            for (auto _ : state) {
+              const auto start = Clock::now();
+              if (per_layer) {
+                for (const dsgd::nn::ParameterSlice& slice : network.layout()) {
+                  if (slice.count > 0)
+                    backend.copy_to_host(host.data() + slice.offset, network.parameters() + slice.offset, slice.count);
+                }
+              } else {
+                backend.copy_to_host(host.data(), network.parameters(), count);
+              }
+              backend.synchronize();
+              state.SetIterationTime(seconds_since(start));
             }
-          } else {
-            backend.copy_to_host(host.data(), network.parameters(), count);
-          }
-          backend.synchronize();
-          state.SetIterationTime(seconds_since(start));
-        }
-        state.counters["bytes"] = static_cast<double>(count * sizeof(float));
-        state.counters["Bps"] =
-            benchmark::Counter(static_cast<double>(count * sizeof(float)), benchmark::Counter::kIsIterationInvariantRate);
-        state.SetLabel(std::string(backend.name()) + (per_layer ? " one copy per layer" : " one copy"));
-      })->UseManualTime()->Unit(benchmark::kMicrosecond);
+            state.counters["bytes"] = static_cast<double>(count * sizeof(float));
+            state.counters["Bps"] = benchmark::Counter(static_cast<double>(count * sizeof(float)),
+                                                       benchmark::Counter::kIsIterationInvariantRate);
+            state.SetLabel(std::string(backend.name()) + (per_layer ? " one copy per layer" : " one copy"));
+          })
+          ->UseManualTime()
+          ->Unit(benchmark::kMicrosecond);
     }
   }
 }
 
 void register_sgemm(int threads) {
   for (const int n : {1024, 2048}) {
-    benchmark::RegisterBenchmark(("sgemm/" + std::to_string(n)).c_str(), [n, threads](benchmark::State& state) {
-      const auto count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
-      std::vector<float> a(count), b(count), c(count, 0.0f);
-      for (std::size_t i = 0; i < count; ++i) {
-        a[i] = dsgd::nn::unit_float(dsgd::nn::random_bits(1, i));
-        b[i] = dsgd::nn::unit_float(dsgd::nn::random_bits(2, i));
-      }
-      // The OpenMP build of OpenBLAS takes its thread count from OpenMP.
-      omp_set_num_threads(threads);
-      for (auto _ : state) {
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n);
-        benchmark::DoNotOptimize(c.data());
-      }
-      state.counters["FLOP/s"] = benchmark::Counter(2.0 * n * n * static_cast<double>(n),
-                                                    benchmark::Counter::kIsIterationInvariantRate);
-      state.SetLabel(std::string(openblas_get_config()) + ", " + std::to_string(threads) + " threads");
-    })->Unit(benchmark::kMillisecond)->UseRealTime();
+    benchmark::RegisterBenchmark(
+        ("sgemm/" + std::to_string(n)).c_str(),
+        [n, threads](benchmark::State& state) {
+          const auto count = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
+          std::vector<float> a(count), b(count), c(count, 0.0f);
+          for (std::size_t i = 0; i < count; ++i) {
+            a[i] = dsgd::nn::unit_float(dsgd::nn::random_bits(1, i));
+            b[i] = dsgd::nn::unit_float(dsgd::nn::random_bits(2, i));
+          }
+          // The OpenMP build of OpenBLAS takes its thread count from OpenMP.
+          omp_set_num_threads(threads);
+          for (auto _ : state) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
+                        c.data(), n);
+            benchmark::DoNotOptimize(c.data());
+          }
+          state.counters["FLOP/s"] =
+              benchmark::Counter(2.0 * n * n * static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+          state.SetLabel(std::string(openblas_get_config()) + ", " + std::to_string(threads) + " threads");
+        })
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
   }
 }
 

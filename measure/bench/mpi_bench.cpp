@@ -11,9 +11,8 @@
 // seeds its shuffle from std::random_device, so ranks would shuffle differently and deadlock: do not use it here.
 // For A/B comparisons on a machine whose speed drifts, `dsgd-mpi allreduce` alternates the variants within each
 // round; this executable is for Google Benchmark's tooling (compare.py, JSON).
-#include <mpi.h>
-
 #include <benchmark/benchmark.h>
+#include <mpi.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -51,26 +50,30 @@ benchmark::IterationCount iterations_for(double bytes_per_iteration) {
 void register_pingpong(MpiComm& comm) {
   for (std::size_t bytes = 8; bytes <= (std::size_t{64} << 20); bytes *= 4) {
     const std::string name = "pingpong/" + std::to_string(bytes);
-    benchmark::RegisterBenchmark(name.c_str(), [&comm, bytes](benchmark::State& state) {
-      std::vector<std::byte> buffer(bytes, std::byte{1});
-      for (auto _ : state) {
-        const double start = comm.now_s();
-        if (comm.rank() == 0) {
-          comm.send(1, 1, buffer.data(), bytes, Category::kNetwork);
-          comm.recv(1, 1, buffer.data(), bytes, Category::kNetwork);
-        } else if (comm.rank() == 1) {
-          comm.recv(0, 1, buffer.data(), bytes, Category::kNetwork);
-          comm.send(0, 1, buffer.data(), bytes, Category::kNetwork);
-        }
-        state.SetIterationTime(comm.now_s() - start);  // rank 0's round trip is what it reports
-      }
-      state.counters["bytes"] = static_cast<double>(bytes);
-      // One-way bandwidth: each round trip carries the message both ways.
-      state.counters["one_way_Bps"] =
-          benchmark::Counter(2.0 * static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
-      state.SetLabel("mpi: dsgd MpiComm send/recv");
-    })->UseManualTime()->Iterations(std::clamp<benchmark::IterationCount>(
-        static_cast<benchmark::IterationCount>((std::size_t{1} << 26) / bytes), 3, 10000));
+    benchmark::RegisterBenchmark(
+        name.c_str(),
+        [&comm, bytes](benchmark::State& state) {
+          std::vector<std::byte> buffer(bytes, std::byte{1});
+          for (auto _ : state) {
+            const double start = comm.now_s();
+            if (comm.rank() == 0) {
+              comm.send(1, 1, buffer.data(), bytes, Category::kNetwork);
+              comm.recv(1, 1, buffer.data(), bytes, Category::kNetwork);
+            } else if (comm.rank() == 1) {
+              comm.recv(0, 1, buffer.data(), bytes, Category::kNetwork);
+              comm.send(0, 1, buffer.data(), bytes, Category::kNetwork);
+            }
+            state.SetIterationTime(comm.now_s() - start);  // rank 0's round trip is what it reports
+          }
+          state.counters["bytes"] = static_cast<double>(bytes);
+          // One-way bandwidth: each round trip carries the message both ways.
+          state.counters["one_way_Bps"] =
+              benchmark::Counter(2.0 * static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
+          state.SetLabel("mpi: dsgd MpiComm send/recv");
+        })
+        ->UseManualTime()
+        ->Iterations(std::clamp<benchmark::IterationCount>(
+            static_cast<benchmark::IterationCount>((std::size_t{1} << 26) / bytes), 3, 10000));
   }
 }
 
@@ -87,26 +90,32 @@ void register_allreduce(MpiComm& comm, std::size_t max_floats) {
       const std::string name = "allreduce/" + variant + "/" + std::to_string(floats);
       const std::string label = variant == "mpi" ? "mpi: MPI_Allreduce, " + mpi_version
                                                  : "mpi: dsgd " + variant + " over MpiComm, " + mpi_version;
-      benchmark::RegisterBenchmark(name.c_str(), [&comm, floats, bytes, n, variant, label](benchmark::State& state) {
-        std::vector<float> values(floats);
-        for (auto _ : state) {
-          // Fresh small-integer inputs each time, so repeated sums neither overflow nor change the work.
-          for (std::size_t i = 0; i < floats; ++i) values[i] = static_cast<float>(comm.rank() + 1 + static_cast<int>(i % 13));
-          comm.barrier();
-          const double start = comm.now_s();
-          if (variant == "mpi") {
-            dsgd::measure::mpi::mpi_allreduce(comm, {values.data(), floats});
-          } else {
-            dsgd::allreduce(comm, {values.data(), floats}, dsgd::allreduce_algorithm_from_string(variant));
-          }
-          state.SetIterationTime(max_over_ranks(comm, comm.now_s() - start));
-        }
-        state.counters["bytes"] = bytes;
-        state.counters["algbw_Bps"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
-        state.counters["busbw_Bps"] =
-            benchmark::Counter(bytes * 2.0 * (n - 1) / n, benchmark::Counter::kIsIterationInvariantRate);
-        state.SetLabel(label);
-      })->UseManualTime()->Iterations(iterations_for(bytes))->Unit(benchmark::kMillisecond);
+      benchmark::RegisterBenchmark(
+          name.c_str(),
+          [&comm, floats, bytes, n, variant, label](benchmark::State& state) {
+            std::vector<float> values(floats);
+            for (auto _ : state) {
+              // Fresh small-integer inputs each time, so repeated sums neither overflow nor change the work.
+              for (std::size_t i = 0; i < floats; ++i)
+                values[i] = static_cast<float>(comm.rank() + 1 + static_cast<int>(i % 13));
+              comm.barrier();
+              const double start = comm.now_s();
+              if (variant == "mpi") {
+                dsgd::measure::mpi::mpi_allreduce(comm, {values.data(), floats});
+              } else {
+                dsgd::allreduce(comm, {values.data(), floats}, dsgd::allreduce_algorithm_from_string(variant));
+              }
+              state.SetIterationTime(max_over_ranks(comm, comm.now_s() - start));
+            }
+            state.counters["bytes"] = bytes;
+            state.counters["algbw_Bps"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+            state.counters["busbw_Bps"] =
+                benchmark::Counter(bytes * 2.0 * (n - 1) / n, benchmark::Counter::kIsIterationInvariantRate);
+            state.SetLabel(label);
+          })
+          ->UseManualTime()
+          ->Iterations(iterations_for(bytes))
+          ->Unit(benchmark::kMillisecond);
     }
   }
 }

@@ -1,10 +1,9 @@
-#include "measure/cuda/axpy.hpp"
-
 #include <cuda_runtime.h>
 
 #include <string>
 
 #include "core/error.hpp"
+#include "measure/cuda/axpy.hpp"
 
 namespace dsgd::measure::cuda {
 

@@ -16,8 +16,8 @@ std::vector<CudaDevice> cuda_devices() {
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) != cudaSuccess) continue;
-    devices.push_back({i, prop.name, static_cast<double>(prop.totalGlobalMem), prop.major, prop.minor,
-                       prop.multiProcessorCount});
+    devices.push_back(
+        {i, prop.name, static_cast<double>(prop.totalGlobalMem), prop.major, prop.minor, prop.multiProcessorCount});
   }
   return devices;
 }

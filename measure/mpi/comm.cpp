@@ -1,5 +1,8 @@
 #include "measure/mpi/comm.hpp"
 
+#include <sched.h>
+#include <sys/prctl.h>
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -7,9 +10,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <thread>
-
-#include <sched.h>
-#include <sys/prctl.h>
 
 #include "core/stopwatch.hpp"
 

@@ -64,10 +64,10 @@ class MpiComm final : public Comm {
   void compute(const ComputeStep& step) override;
 
   // A window of `count` floats in rank 0's memory (MPI_Win_allocate, so MPI may place it in shared memory; tested
-  // here with Open MPI's osc components sm, rdma and pt2pt), opened once with MPI_Win_lock_all. read() is MPI_Rget + flush; add() is
-  // MPI_Raccumulate(MPI_SUM) + flush. MPI's accumulate is atomic per element, so unlike the threads executor no
-  // update is ever lost: this is how lock-free updates are done across processes (one-sided accumulate is what a
-  // distributed Hogwild/ASGD uses), and core/comm.hpp allows it ("may" lose). Concurrent add()s still interleave
+  // here with Open MPI's osc components sm, rdma and pt2pt), opened once with MPI_Win_lock_all. read() is MPI_Rget +
+  // flush; add() is MPI_Raccumulate(MPI_SUM) + flush. MPI's accumulate is atomic per element, so unlike the threads
+  // executor no update is ever lost: this is how lock-free updates are done across processes (one-sided accumulate is
+  // what a distributed Hogwild/ASGD uses), and core/comm.hpp allows it ("may" lose). Concurrent add()s still interleave
   // element by element, and read() gives no snapshot across elements. Collective; throws CommError if the ranks ask
   // for different counts. The vector must not be used after this MpiComm is destroyed (CommError).
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,

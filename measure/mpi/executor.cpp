@@ -31,8 +31,7 @@ void initialize(int* argc, char*** argv) {
   }
   if (provided < MPI_THREAD_FUNNELED) {
     // dsgd's MPI side calls MPI from the main thread only, while OpenMP threads may run kernels: FUNNELED.
-    throw UnavailableError("MPI provides thread level " + std::to_string(provided) +
-                           ", below MPI_THREAD_FUNNELED");
+    throw UnavailableError("MPI provides thread level " + std::to_string(provided) + ", below MPI_THREAD_FUNNELED");
   }
 }
 

@@ -36,9 +36,7 @@ constexpr double kBandwidth = 1e9;
 constexpr double kFlops = 1e12;
 constexpr int kRepeats = 6;
 
-double wall_s() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double wall_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 struct Run {
   simulate::SimulationResult result;
@@ -58,15 +56,18 @@ Run simulate_pairs(int ranks, simulate::Fidelity fidelity, int pairs) {
     return std::string(reinterpret_cast<const char*>(stamps->data()), stamps->size() * sizeof(double));
   };
   Run run;
-  run.result = simulate::simgrid::run(platform, world, [&](Comm& comm) {
-    const Floats buffer{nullptr, kCount};
-    for (int pair = 0; pair < pairs; ++pair) {
-      if (comm.rank() == 0) stamps->push_back(wall_s());
-      reduce(comm, buffer, 0);
-      broadcast(comm, buffer, 0);
-    }
-    if (comm.rank() == 0) stamps->push_back(wall_s());
-  }, options);
+  run.result = simulate::simgrid::run(
+      platform, world,
+      [&](Comm& comm) {
+        const Floats buffer{nullptr, kCount};
+        for (int pair = 0; pair < pairs; ++pair) {
+          if (comm.rank() == 0) stamps->push_back(wall_s());
+          reduce(comm, buffer, 0);
+          broadcast(comm, buffer, 0);
+        }
+        if (comm.rank() == 0) stamps->push_back(wall_s());
+      },
+      options);
   run.stamps_s.resize(run.result.collected.size() / sizeof(double));
   std::memcpy(run.stamps_s.data(), run.result.collected.data(), run.stamps_s.size() * sizeof(double));
   return run;

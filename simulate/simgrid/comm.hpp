@@ -74,8 +74,7 @@ class World {
   // `flow_collectives` runs deterministic collectives at flow fidelity (simulate/simgrid/flows.hpp); `noise` and
   // `noise_seed` spread compute times; up to `trace_events` timeline spans are kept (0: none).
   World(const WorldOptions& options, std::vector<::simgrid::s4u::Host*> hosts, std::vector<RankSite> sites,
-        bool flow_collectives, platforms::Noise noise = {}, std::uint64_t noise_seed = 0,
-        std::size_t trace_events = 0);
+        bool flow_collectives, platforms::Noise noise = {}, std::uint64_t noise_seed = 0, std::size_t trace_events = 0);
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;
@@ -140,7 +139,7 @@ class World {
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
   std::unique_ptr<SharedVectors> shared_;
   std::unique_ptr<FlowCollectives> flows_;
-  std::map<int, std::unique_ptr<ChipLoad>> chips_;  // by RankSite::chip
+  std::map<int, std::unique_ptr<ChipLoad>> chips_;                     // by RankSite::chip
   std::unordered_map<const ::simgrid::s4u::Host*, int> chip_of_host_;  // the hosts of ranks on a shared chip
 };
 

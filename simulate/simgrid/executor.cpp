@@ -15,8 +15,8 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <sstream>
 
-#include "core/stopwatch.hpp"
 #include "core/enum_names.hpp"
+#include "core/stopwatch.hpp"
 #include "simulate/analytic/executor.hpp"
 #include "simulate/forked.hpp"
 #include "simulate/simgrid/comm.hpp"

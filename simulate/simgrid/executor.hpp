@@ -80,17 +80,17 @@ struct SimulationOptions {
 // only a simulation has.
 struct SimulationResult : WorldResult {
   Fidelity fidelity = Fidelity::kMessage;  // the level that ran: never kAuto
-  double setup_wall_s = 0;  // wall time to start the engine, build the platform and create the actors
-  double run_wall_s = 0;    // wall time inside Engine::run()
-  std::string collected;    // what SimulationOptions::collect returned
+  double setup_wall_s = 0;                 // wall time to start the engine, build the platform and create the actors
+  double run_wall_s = 0;                   // wall time inside Engine::run()
+  std::string collected;                   // what SimulationOptions::collect returned
 };
 
 namespace simgrid {
 // Runs `worker` for every rank of a world of world.size ranks on `platform` and returns when all have returned.
 // Throws before starting anything: InputError for a bad world (size < 1 or more ranks than nodes, timeout_s not
-// > 0, flow fidelity with payloads) or an unknown network model (UnknownNameError), UnavailableError for a topology not yet simulated or a
-// process that already holds SimGrid's engine. If a worker throws, the other actors are killed and the first
-// error is rethrown: dsgd errors keep their class and message (CommError, TimeoutError, InputError, ...; an
+// > 0, flow fidelity with payloads) or an unknown network model (UnknownNameError), UnavailableError for a topology not
+// yet simulated or a process that already holds SimGrid's engine. If a worker throws, the other actors are killed and
+// the first error is rethrown: dsgd errors keep their class and message (CommError, TimeoutError, InputError, ...; an
 // UnknownNameError from a forked simulation comes back as InputError); other exceptions become dsgd::Error with
 // "rank R: " before their message. A deadlock (only with an infinite timeout_s) is a CommError naming what each
 // rank waits for. A crash of the forked simulation is an InternalError; wall_timeout_s past, a TimeoutError.

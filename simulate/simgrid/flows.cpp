@@ -71,8 +71,8 @@ std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, co
       std::vector<double> signature = {static_cast<double>(transfer.bytes)};
       for (const auto* link : routes[i]) {
         shares = shares || link_uses[link] > 1;
-        signature.insert(signature.end(), {link->get_bandwidth(), link->get_latency(),
-                                           static_cast<double>(link->get_sharing_policy())});
+        signature.insert(signature.end(),
+                         {link->get_bandwidth(), link->get_latency(), static_cast<double>(link->get_sharing_policy())});
       }
       if (shares || represented.insert(std::move(signature)).second) plan->transfers[k].push_back(transfer);
     }
@@ -136,20 +136,18 @@ void FlowCollectives::join(SimgridComm& comm, const CollectiveCall& call, const 
     // The last rank in: derive the plan (a simcall-free computation, so no other actor runs meanwhile) and hand
     // the replay to a conductor actor, so that this rank can be released at its own time like the others.
     instance->plan = plan_for(call, body);
-    s4u::Actor::create("collective-" + std::to_string(sequence), world_.host(rank),
-                       [this, sequence, rank] {
-                         try {
-                           conduct(sequence);
-                         } catch (const ::simgrid::ForcefulKillException&) {
-                           throw;
-                         } catch (const ::simgrid::Exception& failure) {
-                           world_.fail(rank, std::make_exception_ptr(CommError(
-                                                 "collective #" + std::to_string(sequence) + " failed in SimGrid: " +
-                                                 failure.what())));
-                         } catch (const Error&) {
-                           world_.fail(rank, std::current_exception());
-                         }
-                       });
+    s4u::Actor::create("collective-" + std::to_string(sequence), world_.host(rank), [this, sequence, rank] {
+      try {
+        conduct(sequence);
+      } catch (const ::simgrid::ForcefulKillException&) {
+        throw;
+      } catch (const ::simgrid::Exception& failure) {
+        world_.fail(rank, std::make_exception_ptr(CommError("collective #" + std::to_string(sequence) +
+                                                            " failed in SimGrid: " + failure.what())));
+      } catch (const Error&) {
+        world_.fail(rank, std::current_exception());
+      }
+    });
   }
   Waiting waiting;
   waiting.kind = Waiting::Kind::kCollective;

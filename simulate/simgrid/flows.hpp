@@ -17,6 +17,8 @@
 // rank joins (a synchronising collective), where message level lets early ranks start their part.
 // Messages outside collectives (parameter servers, algorithms' own sends) stay at message level.
 
+#include <simgrid/forward.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -24,8 +26,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <simgrid/forward.h>
 
 #include "core/comm.hpp"
 
@@ -58,7 +58,7 @@ class FlowCollectives {
 
   World& world_;
   std::vector<::simgrid::s4u::SemaphorePtr> gates_;  // per rank: released when its part of a collective ended
-  std::vector<std::uint64_t> joined_;  // per rank: how many collectives it joined
+  std::vector<std::uint64_t> joined_;                // per rank: how many collectives it joined
   std::map<std::uint64_t, std::shared_ptr<Instance>> instances_;  // by sequence number, until conducted
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const FlowPlan>> plans_;  // by (name, key)
 };

@@ -133,7 +133,7 @@ PcieLayout pcie_layout(const platforms::PcieTree& tree);
 // Builds the platform in the running SimGrid engine (one per process: see simulate/simgrid/executor.hpp) and
 // returns the host of each rank. Calls check_simulatable first. Must be called before Engine::run().
 std::vector<::simgrid::s4u::Host*> build_platform(const platforms::Platform& platform, int ranks,
-                                                const PlacementOptions& placement = {});
+                                                  const PlacementOptions& placement = {});
 
 // Makes every message between two hosts of `platform` cost its link segment's latency + n / bandwidth (plus the
 // backbone's latency, and capped by the backbone's bandwidth, where the topology has one), through SimGrid's

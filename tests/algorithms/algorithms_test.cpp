@@ -149,7 +149,7 @@ TEST_F(Algorithms, DeterministicAlgorithmsGiveTheSameWeightsOnThreadsMpiAndSimgr
     RunResult simulated;
     options.collect = [&simulated] { return hex(simulated.parameters_hash); };
     const auto simgrid = simulate::simgrid::run(simulate::flat_platform(world.size, 1e-6, 1e9, 1e12), world,
-                                                  training_worker(cli.run, data_, &simulated), options)
+                                                training_worker(cli.run, data_, &simulated), options)
                              .collected;
     std::printf("%-15s threads %s, mpi %s, simgrid %s\n", entry.info.name.c_str(), threads.c_str(), mpi.c_str(),
                 simgrid.c_str());

@@ -120,7 +120,8 @@ TEST_F(AppReproduce, AFailingExperimentLeavesThePreviousReportUntouched) {
 TEST_F(AppReproduce, SizeStandsInForItsPlaceholder) {
   const auto manifest = dir_ / "m.json";
   write_file_atomically(manifest, R"({"name": "m", "title": "M", "experiments": [
-      {"id": "sized", "title": "sized", "description": "", "command": ["models", "show", "model-{size}", "{results}"]}]})");
+      {"id": "sized", "title": "sized", "description": "",
+       "command": ["models", "show", "model-{size}", "{results}"]}]})");
   const auto outcome =
       dsgd({"reproduce", "--out", (dir_ / "r").string(), "--manifest", manifest.string(), "--size", "full"});
   EXPECT_EQ(outcome.code, 1) << outcome.err;

@@ -56,9 +56,19 @@ class AppValidate : public dsgd::testing::ScratchDirTest {
   // `dsgd validate` on the platforms of write_platforms and a synthetic idx folder, a few iterations of batch 8
   // with no retries, and `extra` options.
   ProcessResult validate(const std::vector<std::string>& extra) {
-    std::vector<std::string> args{"validate", "--platform", (dir_ / "platform.json").string(), "--data",
-                                  "idx:" + dir_.string(), "--batch", "8", "--warmup", "2", "--iterations", "4",
-                                  "--retries", "0"};
+    std::vector<std::string> args{"validate",
+                                  "--platform",
+                                  (dir_ / "platform.json").string(),
+                                  "--data",
+                                  "idx:" + dir_.string(),
+                                  "--batch",
+                                  "8",
+                                  "--warmup",
+                                  "2",
+                                  "--iterations",
+                                  "4",
+                                  "--retries",
+                                  "0"};
     args.insert(args.end(), extra.begin(), extra.end());
     return dsgd(args);
   }
@@ -67,8 +77,10 @@ class AppValidate : public dsgd::testing::ScratchDirTest {
   // results entry.
   reports::Entry validate_one_row(const std::vector<std::string>& extra) {
     const auto file = dir_ / "validate.json";
-    std::vector<std::string> args{"--algos", algorithms::algorithm_catalog().front().info.name, "--executors",
-                                  "threads", "--repetitions", "1", "--results", file.string()};
+    std::vector<std::string> args{"--algos",       algorithms::algorithm_catalog().front().info.name,
+                                  "--executors",   "threads",
+                                  "--repetitions", "1",
+                                  "--results",     file.string()};
     args.insert(args.end(), extra.begin(), extra.end());
     const auto result = validate(args);
     EXPECT_EQ(result.exit_code, 0) << result.output;
@@ -110,7 +122,7 @@ TEST_F(AppValidate, TableHasARowPerAlgorithmAndExecutor) {
   }
   const auto file = dir_ / "validate.json";
   const auto result = validate({"--algos", without_master + "," + with_master, "--kernel-repetitions", "2",
-                                 "--repetitions", "3", "--results", file.string()});
+                                "--repetitions", "3", "--results", file.string()});
   ASSERT_EQ(result.exit_code, 0) << result.output;
   std::istringstream lines(result.output);
   std::vector<std::string> rows;

@@ -12,8 +12,10 @@ namespace {
 TEST(CoreBreakdown, Table3SharesCountABusyWorkerAndTheMastersUpdate) {
   const Breakdown master = Breakdown::of({{Category::kCpuUpdate, 1}, {Category::kWait, 50}});
   // The wait is idle time: left out of the shares, reported beside them.
-  const Breakdown worker = Breakdown::of(
-      {{Category::kCpuGpuPara, 2}, {Category::kCpuGpuData, 1}, {Category::kForwardBackward, 6}, {Category::kWait, 100}});
+  const Breakdown worker = Breakdown::of({{Category::kCpuGpuPara, 2},
+                                          {Category::kCpuGpuData, 1},
+                                          {Category::kForwardBackward, 6},
+                                          {Category::kWait, 100}});
   // (2 + 1) communication of 2 + 1 + 6 busy + 1 of the master's update.
   const Table3Shares with_master = table3_shares(std::vector<Breakdown>{master, worker}, true);
   EXPECT_DOUBLE_EQ(with_master.comm_ratio, 3.0 / 10.0);
@@ -27,8 +29,10 @@ TEST(CoreBreakdown, Table3SharesCountABusyWorkerAndTheMastersUpdate) {
 }
 
 TEST(CoreBreakdown, Table3CommRatioCountsTheNetworkAndNothingElse) {
-  const Breakdown worker = Breakdown::of(
-      {{Category::kNetwork, 1}, {Category::kGpuGpuPara, 1}, {Category::kGpuUpdate, 1}, {Category::kForwardBackward, 1}});
+  const Breakdown worker = Breakdown::of({{Category::kNetwork, 1},
+                                          {Category::kGpuGpuPara, 1},
+                                          {Category::kGpuUpdate, 1},
+                                          {Category::kForwardBackward, 1}});
   EXPECT_DOUBLE_EQ(table3_shares(std::vector<Breakdown>{worker}, false).comm_ratio, 0.5);
 }
 

@@ -59,7 +59,8 @@ inline void check_collectives(Comm& comm, std::size_t count) {
 
     TestBuffer partial(comm, inputs(rank, count));
     reduce(comm, partial.floats(), root, next(Category::kCpuGpuPara));
-    expect_values(comm, "reduce to " + std::to_string(root), partial.storage, rank == root ? sums : inputs(rank, count));
+    expect_values(comm, "reduce to " + std::to_string(root), partial.storage,
+                  rank == root ? sums : inputs(rank, count));
   }
 
   for (const auto algorithm : kAllreduceAlgorithms) {
@@ -89,7 +90,8 @@ inline void check_collectives(Comm& comm, std::size_t count) {
         next(Category::kCpuGpuPara));
     if (rank == master) {
       for (int worker = 1; worker < size; ++worker) {
-        if (order.size() != static_cast<std::size_t>(size - 1) || order[static_cast<std::size_t>(worker - 1)] != worker) {
+        if (order.size() != static_cast<std::size_t>(size - 1) ||
+            order[static_cast<std::size_t>(worker - 1)] != worker) {
           throw std::runtime_error("round-robin gather: workers not served in rank order");
         }
       }

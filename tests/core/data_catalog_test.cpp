@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 
 class CoreDataCatalog : public dsgd::testing::ScratchDirTest {
  protected:
-
   // Writes the four IDX files of a tiny MNIST-like dataset (train: 6 images, test: 3; 2 x 2 pixels) into `folder`.
   void write_idx_folder(const fs::path& folder, bool gz, std::uint8_t max_label = 4) {
     const auto put = [&](const std::string& name, const std::vector<std::uint8_t>& bytes) {
@@ -44,7 +43,6 @@ class CoreDataCatalog : public dsgd::testing::ScratchDirTest {
       put(prefix + "-labels-idx1-ubyte", encode_idx_labels(labels));
     }
   }
-
 };
 
 using dsgd::testing::error_of;

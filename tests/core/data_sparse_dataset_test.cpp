@@ -68,10 +68,14 @@ TEST(CoreDataSparseDataset, CheckCatchesRangeOffsetsAndLabels) {
 }
 
 TEST(CoreDataSparseDataset, OneVsRestDropsZerosAndLabelsOneClass) {
-  const Dataset images{.name = "tiny", .channels = 1, .height = 2, .width = 2, .classes = 3,
-                       .images = {0.0f,  0.5f, 0.0f, 1.0f,   // class 2
-                                  0.25f, 0.0f, 0.0f, 0.0f,   // class 0
-                                  0.0f,  0.0f, 0.0f, 0.0f},  // class 2, all background
+  const Dataset images{.name = "tiny",
+                       .channels = 1,
+                       .height = 2,
+                       .width = 2,
+                       .classes = 3,
+                       .images = {0.0f, 0.5f, 0.0f, 1.0f,   // class 2
+                                  0.25f, 0.0f, 0.0f, 0.0f,  // class 0
+                                  0.0f, 0.0f, 0.0f, 0.0f},  // class 2, all background
                        .labels = {2, 0, 2}};
   const SparseDataset data = one_vs_rest(images, 2);
   EXPECT_EQ(data.name, "tiny class 2 vs rest");

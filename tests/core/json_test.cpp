@@ -34,11 +34,14 @@ TEST(CoreJson, ViewErrorsNameTheJsonPath) {
   EXPECT_EQ(message_of([&] { link.at("bandwidth_Bps").positive(); }),
             "p.json: /net/links/0/bandwidth_Bps: expected a positive number, got number -5");
   EXPECT_EQ(message_of([&] { link.at("latency_s"); }), "p.json: /net/links/0: missing required field 'latency_s'");
-  EXPECT_EQ(message_of([&] { root.at("net").at("kind").one_of({"star", "torus"}); }),
+  EXPECT_EQ(message_of([&] {
+              root.at("net").at("kind").one_of({"star", "torus"});
+            }),
             "p.json: /net/kind: unknown value 'ring'; valid values are: star, torus");
   EXPECT_EQ(message_of([&] { link.allow_only({"bandwidth_Bps"}); }),
             "p.json: /net/links/0: unknown field 'name'; valid fields are: bandwidth_Bps");
-  EXPECT_EQ(message_of([&] { link.at("name").number(); }), "p.json: /net/links/0/name: expected a number, got string \"x\"");
+  EXPECT_EQ(message_of([&] { link.at("name").number(); }),
+            "p.json: /net/links/0/name: expected a number, got string \"x\"");
   EXPECT_EQ(message_of([&] { root.at("net").at("links").integer(); }).find("p.json: /net/links: expected an integer"),
             0U);
 }

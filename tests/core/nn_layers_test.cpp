@@ -25,7 +25,7 @@ namespace dsgd::nn::test {
 namespace {
 
 struct Tolerance {
-  double step = 1e-2;   // h; inputs of piecewise-linear layers keep their kinks farther than h away
+  double step = 1e-2;  // h; inputs of piecewise-linear layers keep their kinks farther than h away
   double rtol = 1e-3;
   double atol = 1e-4;
 };
@@ -192,7 +192,8 @@ std::vector<double> lrn_reference(const LayerSpec& s, int batch, const std::vect
     for (std::int64_t c = 0; c < d.channels; ++c) {
       for (std::int64_t i = 0; i < plane; ++i) {
         double sum = 0;
-        for (std::int64_t k = std::max<std::int64_t>(c - 2, 0); k <= std::min<std::int64_t>(c + 2, d.channels - 1); ++k) {
+        for (std::int64_t k = std::max<std::int64_t>(c - 2, 0); k <= std::min<std::int64_t>(c + 2, d.channels - 1);
+             ++k) {
           const double v = x[(n * d.channels + k) * plane + i];
           sum += v * v;
         }
@@ -228,9 +229,9 @@ class NnLayers : public BackendTest {
 // Strided and padded; grouped; without bias; and channel counts that are multiples of 16 (an image-like input,
 // grouped, strided), which the CPU back end runs on oneDNN's channel-blocked layouts rather than plain ones.
 std::vector<LayerSpec> convolution_cases() {
-  return {convolution({3, 7, 7}, 4, 3, 2, 1),      convolution({4, 6, 5}, 6, 3, 1, 1, 2),
+  return {convolution({3, 7, 7}, 4, 3, 2, 1),           convolution({4, 6, 5}, 6, 3, 1, 1, 2),
           convolution({2, 5, 5}, 3, 2, 1, 0, 1, false), convolution({3, 8, 8}, 16, 5, 1, 2),
-          convolution({32, 5, 5}, 32, 3, 1, 1, 2),  convolution({16, 6, 6}, 32, 3, 2, 1)};
+          convolution({32, 5, 5}, 32, 3, 1, 1, 2),      convolution({16, 6, 6}, 32, 3, 2, 1)};
 }
 
 std::string describe(const LayerSpec& spec) {
@@ -256,7 +257,8 @@ TEST_P(NnLayers, ConvolutionGradients) {
   for (const LayerSpec& spec : convolution_cases()) {
     SCOPED_TRACE(describe(spec));
     const int batch = 2;
-    GradientCheck check(backend(), spec, batch, random_values(static_cast<std::size_t>(batch * spec.input.elements()), 3),
+    GradientCheck check(backend(), spec, batch,
+                        random_values(static_cast<std::size_t>(batch * spec.input.elements()), 3),
                         random_values(static_cast<std::size_t>(spec.parameters), 4));
     check.check(0, {}, 150);
     check.check(1, {}, 150);
@@ -500,8 +502,8 @@ TEST_P(NnLayers, SoftmaxCrossEntropyLossGradientAndAccuracy) {
   DeviceBuffer device_labels(backend(), labels);
   DeviceBuffer grad(backend(), logits.size());
   int correct = -1;
-  const double loss = backend().softmax_cross_entropy(device_logits.get(), device_labels.get(), batch, classes,
-                                                      grad.get(), &correct);
+  const double loss =
+      backend().softmax_cross_entropy(device_logits.get(), device_labels.get(), batch, classes, grad.get(), &correct);
   EXPECT_NEAR(loss, expected_loss, 1e-5 * expected_loss);
   EXPECT_EQ(correct, expected_correct);
   const std::vector<float> analytic = grad.download();

@@ -1,8 +1,6 @@
 // Networks and SGD on every back end: the packed layout, deterministic initialisation, bit-identical training
 // runs, a LeNet that overfits four images, and the update rules on exact small integers.
 
-#include "core/nn/network.hpp"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +8,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/nn/network.hpp"
 #include "core/nn/sgd.hpp"
 #include "tests/core/nn_test_support.hpp"
 
@@ -62,12 +61,12 @@ TEST_P(NnNetwork, InitialisationIsXavierDeterministicAndZeroBiased) {
                                           [&](const LayerSpec& l) { return l.name == slice.layer; });
     if (slice.count == 0) continue;
     const std::size_t biases = static_cast<std::size_t>(spec.output.channels);
-    const double fan_in = static_cast<double>(spec.kind == LayerKind::kConvolution
-                                                  ? spec.input.channels * spec.kernel_h * spec.kernel_w
-                                                  : spec.input.elements());
-    const double fan_out = static_cast<double>(spec.kind == LayerKind::kConvolution
-                                                   ? spec.output.channels * spec.kernel_h * spec.kernel_w
-                                                   : spec.output.elements());
+    const double fan_in =
+        static_cast<double>(spec.kind == LayerKind::kConvolution ? spec.input.channels * spec.kernel_h * spec.kernel_w
+                                                                 : spec.input.elements());
+    const double fan_out =
+        static_cast<double>(spec.kind == LayerKind::kConvolution ? spec.output.channels * spec.kernel_h * spec.kernel_w
+                                                                 : spec.output.elements());
     const double limit = std::sqrt(6.0 / (fan_in + fan_out));
     double sum_squares = 0;
     const std::size_t weights = slice.count - biases;
@@ -77,8 +76,7 @@ TEST_P(NnNetwork, InitialisationIsXavierDeterministicAndZeroBiased) {
       sum_squares += static_cast<double>(w) * w;
     }
     // Uniform on [-limit, limit] has variance limit^2 / 3.
-    EXPECT_NEAR(sum_squares / static_cast<double>(weights), limit * limit / 3, 0.1 * limit * limit / 3)
-        << slice.layer;
+    EXPECT_NEAR(sum_squares / static_cast<double>(weights), limit * limit / 3, 0.1 * limit * limit / 3) << slice.layer;
     for (std::size_t i = weights; i < slice.count; ++i) EXPECT_EQ(first[slice.offset + i], 0.0f) << slice.layer;
   }
 }
@@ -138,7 +136,8 @@ TEST_P(NnNetwork, CifarAlexnetTrainsAStepWithLrnAndDropout) {
   const ModelSpec model = build_model("cifar10_alexnet");
   Network network(model, backend(), 2);
   network.initialize(9);
-  DeviceBuffer images(backend(), random_values(std::size_t{2} * 3 * 32 * 32, 10)), labels(backend(), std::vector<float>{3, 7});
+  DeviceBuffer images(backend(), random_values(std::size_t{2} * 3 * 32 * 32, 10)),
+      labels(backend(), std::vector<float>{3, 7});
   const double loss = network.train_step(images.get(), labels.get());
   EXPECT_NEAR(loss, std::log(10.0), 0.5);
   const std::vector<float> gradients = download(backend(), network.gradients(), network.parameter_count());

@@ -19,7 +19,8 @@ namespace dsgd::nn::test {
 // Back-end memory holding a copy of host data; freed with its back end's release().
 class DeviceBuffer {
  public:
-  DeviceBuffer(Backend& backend, std::size_t count) : backend_(&backend), count_(count), data_(backend.allocate(count)) {}
+  DeviceBuffer(Backend& backend, std::size_t count)
+      : backend_(&backend), count_(count), data_(backend.allocate(count)) {}
   DeviceBuffer(Backend& backend, const std::vector<float>& host) : DeviceBuffer(backend, host.size()) { upload(host); }
   ~DeviceBuffer() { backend_->release(data_); }
   DeviceBuffer(const DeviceBuffer&) = delete;

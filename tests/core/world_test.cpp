@@ -29,7 +29,8 @@ TEST(CoreWorld, OneWordingForABadWorldOnEveryExecutor) {
   WorldOptions no_time;
   no_time.timeout_s = 0;
   EXPECT_EQ(world_error(no_time, "mpi", false), "mpi executor: the timeout must be positive and finite, got 0 s");
-  EXPECT_EQ(world_error(no_time, "simgrid", true), "simgrid executor: the timeout must be positive (or infinite), got 0 s");
+  EXPECT_EQ(world_error(no_time, "simgrid", true),
+            "simgrid executor: the timeout must be positive (or infinite), got 0 s");
   WorldOptions forever;
   forever.timeout_s = std::numeric_limits<double>::infinity();
   EXPECT_EQ(world_error(forever, "simgrid", true), "");

@@ -1,9 +1,8 @@
-#include "measure/cuda/axpy.hpp"
-
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "measure/cuda/axpy.hpp"
 #include "measure/host_info.hpp"
 
 namespace dsgd::measure::cuda {

@@ -376,7 +376,7 @@ TEST(MeasureKernelCalibration, SigmaForTheSlowestInvertsTheExpectedMaximum) {
 
 TEST(MeasureKernelCalibration, PersistenceGivesTheNoiseACorrelationTime) {
   auto platform = synthetic_platform();
-  auto calibration = busy_calibration();  // 2 copies
+  auto calibration = busy_calibration();                                 // 2 copies
   calibration.kernels[0].slowest_ratio = 2 * 0.5 * std::erfc(-0.1 / 2);  // sigma 0.1
   calibration.kernels[0].persistence = 0.5;
   calibration.iteration_s = 0.02;

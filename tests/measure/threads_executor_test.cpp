@@ -1,11 +1,10 @@
-#include "measure/threads/executor.hpp"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <thread>
 
 #include "core/stopwatch.hpp"
+#include "measure/threads/executor.hpp"
 #include "tests/core/collective_checks.hpp"
 
 namespace dsgd::measure::threads {
@@ -38,8 +37,8 @@ std::vector<Case> cases() {
 
 INSTANTIATE_TEST_SUITE_P(RanksBySizes, MeasureThreadsCollectives, ::testing::ValuesIn(cases()),
                          [](const auto& param_info) {
-                           return std::to_string(param_info.param.ranks) + "ranks_" + std::to_string(param_info.param.count) +
-                                  "floats";
+                           return std::to_string(param_info.param.ranks) + "ranks_" +
+                                  std::to_string(param_info.param.count) + "floats";
                          });
 
 WorldOptions two_ranks(double timeout_s) {
@@ -143,7 +142,8 @@ TEST(MeasureThreadsComm, SharedVectorAddsFromEveryWorker) {
   std::atomic<int> checked{0};
   run(options, [&](Comm& comm) {
     const std::vector<float> initial(8, 10.0F);
-    auto shared = comm.shared_vector("w", 8, comm.rank() == 0 ? std::span<const float>(initial) : std::span<const float>());
+    auto shared =
+        comm.shared_vector("w", 8, comm.rank() == 0 ? std::span<const float>(initial) : std::span<const float>());
     const std::vector<float> ones(2, 1.0F);
     shared->add(static_cast<std::size_t>(2 * comm.rank()), ones, 0.5F, Category::kGpuUpdate);
     // shared_vector is collective, so a second call is a barrier of sorts: after it everyone has added.

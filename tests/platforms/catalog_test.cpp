@@ -21,9 +21,8 @@ std::string data_dir() { return std::string(DSGD_TEST_DATA_DIR) + "/platforms"; 
 TEST(PlatformsCatalog, EveryEntryLoads) {
   const auto platforms = catalog_names();
   const auto links = catalog_link_names();
-  EXPECT_EQ(platforms,
-            (std::vector<std::string>{"cori-haswell", "cori-knl", "cori-knl-snc4", "k80-cluster", "knl-aries-1m",
-                                      "m40-cluster"}));
+  EXPECT_EQ(platforms, (std::vector<std::string>{"cori-haswell", "cori-knl", "cori-knl-snc4", "k80-cluster",
+                                                 "knl-aries-1m", "m40-cluster"}));
   EXPECT_EQ(links, (std::vector<std::string>{"ethernet-10g-ne020", "ib-fdr-56", "ib-qdr-40"}));
   for (const auto& name : platforms) {
     SCOPED_TRACE(name);

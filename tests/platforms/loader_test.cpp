@@ -87,30 +87,63 @@ struct BadEdit {
 
 const std::vector<BadEdit>& bad_edits() {
   static const std::vector<BadEdit> edits = {
-      {"MissingFieldNamesJsonPath", false, "/nodes/cpu/clock_Hz", {},
+      {"MissingFieldNamesJsonPath",
+       false,
+       "/nodes/cpu/clock_Hz",
+       {},
        {"/nodes/cpu", "missing required field 'clock_Hz'"}},
-      {"WrongTypeNamesExpectedType", false, "/nodes/cpu/clock_Hz", "fast",
+      {"WrongTypeNamesExpectedType",
+       false,
+       "/nodes/cpu/clock_Hz",
+       "fast",
        {"/nodes/cpu/clock_Hz", "expected a number", "string"}},
-      {"NegativeBandwidthRejected", false, "/network/link/bandwidth_Bps", -5e9,
+      {"NegativeBandwidthRejected",
+       false,
+       "/network/link/bandwidth_Bps",
+       -5e9,
        {"/network/link/bandwidth_Bps", "expected a positive number"}},
-      {"ZeroMemoryBandwidthRejected", true, "/nodes/memories/0/bandwidth_Bps", 0,
+      {"ZeroMemoryBandwidthRejected",
+       true,
+       "/nodes/memories/0/bandwidth_Bps",
+       0,
        {"/nodes/memories/0/bandwidth_Bps", "positive"}},
       // The typo the check exists for.
-      {"UnknownFieldRejected", false, "/network/link/bandwith_Bps", 1e9,
+      {"UnknownFieldRejected",
+       false,
+       "/network/link/bandwith_Bps",
+       1e9,
        {"/network/link", "unknown field 'bandwith_Bps'", "bandwidth_Bps"}},
-      {"NumberWithoutSourceRejected", false, "/nodes/cpu/sources/clock_Hz", {},
+      {"NumberWithoutSourceRejected",
+       false,
+       "/nodes/cpu/sources/clock_Hz",
+       {},
        {"/nodes/cpu/clock_Hz", "number without a source", "/nodes/cpu/sources"}},
-      {"NumberArrayWithoutSourceRejected", true, "/nodes/intra_node/controllers/sources/mcdram", {},
+      {"NumberArrayWithoutSourceRejected",
+       true,
+       "/nodes/intra_node/controllers/sources/mcdram",
+       {},
        {"/nodes/intra_node/controllers/mcdram", "number without a source"}},
-      {"ObjectWithoutSourcesMapRejected", false, "/network/link/sources", {},
+      {"ObjectWithoutSourcesMapRejected",
+       false,
+       "/network/link/sources",
+       {},
        {"/network/link/", "number without a source"}},
       {"EmptySourceRejected", false, "/nodes/sources/count", "", {"/nodes/sources/count", "non-empty source"}},
-      {"SourceOfAbsentFieldRejected", false, "/nodes/cpu/sources/turbo_Hz", "someone's blog",
+      {"SourceOfAbsentFieldRejected",
+       false,
+       "/nodes/cpu/sources/turbo_Hz",
+       "someone's blog",
        {"/nodes/cpu/sources/turbo_Hz", "not a field of /nodes/cpu"}},
       // Half of 4 x 2e9 x 32.
-      {"PeakInconsistentWithCoresAndClockRejected", false, "/nodes/cpu/peak_flops", 128e9,
+      {"PeakInconsistentWithCoresAndClockRejected",
+       false,
+       "/nodes/cpu/peak_flops",
+       128e9,
        {"/nodes/cpu/peak_flops", "disagrees", "2.56e+11"}},
-      {"NodesBeyondTopologyCapacityRejected", true, "/nodes/count", 9688,
+      {"NodesBeyondTopologyCapacityRejected",
+       true,
+       "/nodes/count",
+       9688,
        {"/network/topology", "holds 6144 nodes", "9688"}},
   };
   return edits;
@@ -450,8 +483,14 @@ Json shared_chip_with_loaded_link() {
       {"latency_s", 2e-5},
       {"bandwidth_Bps", 1e9},
       {"segments",
-       {{{"min_bytes", 0}, {"latency_s", 2e-5}, {"bandwidth_Bps", 2e9}, {"sources", {{"latency_s", "s0 alpha"}, {"bandwidth_Bps", "s0 beta"}, {"min_bytes", "s0 from"}}}},
-        {{"min_bytes", 65536}, {"latency_s", 1e-4}, {"bandwidth_Bps", 1e9}, {"sources", {{"latency_s", "s1 alpha"}, {"bandwidth_Bps", "s1 beta"}, {"min_bytes", "s1 from"}}}}}},
+       {{{"min_bytes", 0},
+         {"latency_s", 2e-5},
+         {"bandwidth_Bps", 2e9},
+         {"sources", {{"latency_s", "s0 alpha"}, {"bandwidth_Bps", "s0 beta"}, {"min_bytes", "s0 from"}}}},
+        {{"min_bytes", 65536},
+         {"latency_s", 1e-4},
+         {"bandwidth_Bps", 1e9},
+         {"sources", {{"latency_s", "s1 alpha"}, {"bandwidth_Bps", "s1 beta"}, {"min_bytes", "s1 from"}}}}}},
       {"sources", {{"latency_s", "loaded alpha"}, {"bandwidth_Bps", "loaded beta"}}}};
   return json;
 }
@@ -466,7 +505,8 @@ TEST(PlatformsLoader, SharedChipLoadedLinkRoundTrips) {
   EXPECT_EQ(loaded->sources.at("bandwidth_Bps"), "loaded beta");
   EXPECT_FALSE(parse_platform(shared_chip(), "test.json").nodes.shared_chip->loaded_link.has_value()) << "optional";
   const Json once = to_json(platform);
-  EXPECT_EQ(once[ptr("/nodes/shared_chip/loaded_link")], shared_chip_with_loaded_link()[ptr("/nodes/shared_chip/loaded_link")]);
+  EXPECT_EQ(once[ptr("/nodes/shared_chip/loaded_link")],
+            shared_chip_with_loaded_link()[ptr("/nodes/shared_chip/loaded_link")]);
   EXPECT_EQ(to_json(parse_platform(once, "again.json")), once);
   EXPECT_FALSE(to_json(parse_platform(shared_chip(), "test.json"))[ptr("/nodes/shared_chip")].contains("loaded_link"));
 }

@@ -51,8 +51,7 @@ TEST_F(ReportsFigure, AnEmptySeriesShiftsNoOtherSeriesTitle) {
   figure.series = {{"first", {{1, 0.5}}}, {"diverged", {}}, {"third", {{1, 0.3}, {2, 0.2}}}};
   render_figure(figure, dir_ / "gap");
   const std::string script = read_text_file(dir_ / "gap.gp");
-  EXPECT_NE(script.find("index 1 using 1:2 with linespoints linewidth 2 title \"third\""), std::string::npos)
-      << script;
+  EXPECT_NE(script.find("index 1 using 1:2 with linespoints linewidth 2 title \"third\""), std::string::npos) << script;
   EXPECT_EQ(script.find("diverged"), std::string::npos) << script;
   EXPECT_EQ(script.find("index 2"), std::string::npos) << script;
   figure.series = {{"diverged", {}}};

@@ -84,8 +84,9 @@ TEST(ReportsManifest, BuildsSeriesGroupedByAField) {
 
 TEST(ReportsManifest, CurveFiguresTakeOneSeriesPerEntry) {
   Json json = minimal_manifest();
-  json["experiments"][0]["figures"][0] = {{"id", "c"}, {"title", "acc"}, {"x_label", "s"}, {"y_label", "acc"},
-                                          {"style", "lines"}, {"curve", "test_accuracy"}, {"series_by", "name"}};
+  json["experiments"][0]["figures"][0] = {{"id", "c"},          {"title", "acc"},   {"x_label", "s"},
+                                          {"y_label", "acc"},   {"style", "lines"}, {"curve", "test_accuracy"},
+                                          {"series_by", "name"}};
   const Manifest manifest = parse_manifest(json, "inline");
   Results results;
   Entry e = entry("run1", "sync", 4, 1);
@@ -107,7 +108,8 @@ struct BadCase {
 
 TEST(ReportsManifest, RejectsMalformedManifestsWithTheirPath) {
   const std::vector<BadCase> cases = {
-      {"unknown field", "/experiments/0/tables/0/columns/0/field", "countr:x", "/experiments/0/tables/0/columns/0/field"},
+      {"unknown field", "/experiments/0/tables/0/columns/0/field", "countr:x",
+       "/experiments/0/tables/0/columns/0/field"},
       {"bad format", "/experiments/0/tables/0/columns/1/format", "%s", "printf format"},
       {"two conversions", "/experiments/0/tables/0/columns/1/format", "%f %f", "printf format"},
       {"bad style", "/experiments/0/figures/0/style", "pie", "valid values are: lines"},
@@ -153,7 +155,8 @@ TEST(ReportsManifest, RejectsMissingRequiredAndUnknownFields) {
     EXPECT_NE(message.find(bad.expected_in_message), std::string::npos) << bad.what << ": " << message;
   }
   const std::vector<Case> unknown = {
-      {"unknown experiment key", "/experiments/0", "colour", "/experiments/0: unknown field 'colour'; valid fields are"},
+      {"unknown experiment key", "/experiments/0", "colour",
+       "/experiments/0: unknown field 'colour'; valid fields are"},
       {"unknown column key", "/experiments/0/tables/0/columns/0", "width", "unknown field 'width'"},
       {"unknown table key", "/experiments/0/tables/0", "caption", "unknown field 'caption'"},
       {"unknown top-level key", "", "version", "unknown field 'version'"},
@@ -168,8 +171,9 @@ TEST(ReportsManifest, RejectsMissingRequiredAndUnknownFields) {
   // A command that is not a list of strings.
   Json json = minimal_manifest();
   json["experiments"][0]["command"] = "models --results {results}";
-  EXPECT_NE(testing::input_error([&] { parse_manifest(json, "m.json"); }).find("/experiments/0/command: expected an array"),
-            std::string::npos);
+  EXPECT_NE(
+      testing::input_error([&] { parse_manifest(json, "m.json"); }).find("/experiments/0/command: expected an array"),
+      std::string::npos);
 }
 
 class ReportsManifestFile : public testing::ScratchDirTest {};

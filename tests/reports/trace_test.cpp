@@ -181,10 +181,8 @@ TEST_F(ReportsTrace, BadInputIsAnInputErrorAndWritesNothing) {
   const double kNan = std::numeric_limits<double>::quiet_NaN();
   const double kInf = std::numeric_limits<double>::infinity();
   const std::vector<std::pair<TraceEvent, std::string>> bad = {
-      {{4, Category::kWait, -1.0, 1.0}, "start_s"},
-      {{4, Category::kWait, 1.0, -0.5}, "duration_s"},
-      {{4, Category::kWait, kNan, 1.0}, "start_s"},
-      {{4, Category::kWait, 1.0, kInf}, "duration_s"},
+      {{4, Category::kWait, -1.0, 1.0}, "start_s"},           {{4, Category::kWait, 1.0, -0.5}, "duration_s"},
+      {{4, Category::kWait, kNan, 1.0}, "start_s"},           {{4, Category::kWait, 1.0, kInf}, "duration_s"},
       {{4, Category::kWait, 1e303, 1.0}, "start_s"},  // finite in seconds, infinite in microseconds
       {{4, static_cast<Category>(99), 1.0, 1.0}, "category"},
   };

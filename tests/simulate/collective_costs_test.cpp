@@ -60,21 +60,25 @@ std::vector<Collective> collectives() {
                      return round_robin_gather_time(model, ranks, count, reply);
                    }});
   }
-  all.push_back(
-      {"parameter server",
-       [](Comm& comm, std::size_t count) {
-         const auto requests = static_cast<std::size_t>(kPushesPerWorker * (comm.size() - 1));
-         if (comm.rank() == 0) {
-           serve_parameter_server(comm, count, requests, {[count](int, std::span<const float>) { return Floats{nullptr, count}; }, {}});
-         } else {
-           for (int push = 0; push < kPushesPerWorker; ++push) {
-             parameter_server_exchange(comm, 0, {nullptr, count}, {nullptr, count});
-           }
-         }
-       },
-       [](const AlphaBetaGamma& model, int ranks, std::size_t count) {
-         return parameter_server_time(model, count, count, static_cast<std::size_t>(kPushesPerWorker * (ranks - 1)));
-       }});
+  all.push_back({"parameter server",
+                 [](Comm& comm, std::size_t count) {
+                   const auto requests = static_cast<std::size_t>(kPushesPerWorker * (comm.size() - 1));
+                   if (comm.rank() == 0) {
+                     serve_parameter_server(comm, count, requests,
+                                            {[count](int, std::span<const float>) {
+                                               return Floats{nullptr, count};
+                                             },
+                                             {}});
+                   } else {
+                     for (int push = 0; push < kPushesPerWorker; ++push) {
+                       parameter_server_exchange(comm, 0, {nullptr, count}, {nullptr, count});
+                     }
+                   }
+                 },
+                 [](const AlphaBetaGamma& model, int ranks, std::size_t count) {
+                   return parameter_server_time(model, count, count,
+                                                static_cast<std::size_t>(kPushesPerWorker * (ranks - 1)));
+                 }});
   return all;
 }
 
@@ -83,7 +87,7 @@ double simulate(const Collective& collective, int ranks, std::size_t count, doub
   world.size = ranks;
   world.payload = false;
   const auto result = simgrid::run(flat_platform(ranks, kLatency, kBandwidth, flops), world,
-                                     [&](Comm& comm) { collective.run(comm, count); });
+                                   [&](Comm& comm) { collective.run(comm, count); });
   return result.time_s;
 }
 

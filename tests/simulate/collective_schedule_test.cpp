@@ -84,8 +84,7 @@ TEST(CollectiveSchedule, AnySourceIsUnavailable) {
       if (comm.rank() == 1) comm.send(0, 1, nullptr, 4, Category::kNetwork);
     });
   });
-  EXPECT_NE(message.find("test collective (count 4) receives from any source on rank 0"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("test collective (count 4) receives from any source on rank 0"), std::string::npos) << message;
 }
 
 TEST(CollectiveSchedule, SharedVectorIsUnavailable) {
@@ -100,8 +99,7 @@ TEST(CollectiveSchedule, SizeMismatchIsCommErrorNamingBothSizes) {
     });
   });
   EXPECT_NE(message.find("test collective (count 4) on 2 ranks"), std::string::npos) << message;
-  EXPECT_NE(message.find("rank 1 expected 16 bytes from rank 0 (tag 3) but the message has 8 bytes"),
-            std::string::npos)
+  EXPECT_NE(message.find("rank 1 expected 16 bytes from rank 0 (tag 3) but the message has 8 bytes"), std::string::npos)
       << message;
 }
 
@@ -111,8 +109,7 @@ TEST(CollectiveSchedule, WaitNobodyMatchesIsCommError) {
       if (comm.rank() == 0) comm.send(1, 3, nullptr, 8, Category::kNetwork);
     });
   });
-  EXPECT_NE(message.find("never completes: rank 0 waits for a transfer nobody matches"), std::string::npos)
-      << message;
+  EXPECT_NE(message.find("never completes: rank 0 waits for a transfer nobody matches"), std::string::npos) << message;
 }
 
 }  // namespace

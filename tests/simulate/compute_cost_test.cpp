@@ -72,7 +72,6 @@ TEST(SimulateComputeCost, PersistentNoiseKeepsANodesSpeedForItsCorrelationTime) 
   }
   EXPECT_NEAR(sum / kNodes, 1.0, 0.01);
   EXPECT_NEAR(std::sqrt(sum_log2 / kNodes), 0.2, 0.01);
-
 }
 
 TEST(SimulateComputeCost, PersistentNoiseIsSharedByANodesRanksAndRepeats) {

@@ -32,12 +32,19 @@ struct Collective {
 
 std::vector<Collective> collectives() {
   std::vector<Collective> all = {
-      {"broadcast", [](Comm& comm, std::size_t count) { broadcast(comm, {nullptr, count}, 0); }},
-      {"reduce to 2", [](Comm& comm, std::size_t count) { reduce(comm, {nullptr, count}, comm.size() > 2 ? 2 : 0); }},
+      {"broadcast",
+       [](Comm& comm, std::size_t count) {
+         broadcast(comm, {nullptr, count}, 0);
+       }},
+      {"reduce to 2",
+       [](Comm& comm, std::size_t count) {
+         reduce(comm, {nullptr, count}, comm.size() > 2 ? 2 : 0);
+       }},
   };
   for (const auto algorithm : kAllreduceAlgorithms) {
-    all.push_back({"allreduce " + std::string(to_string(algorithm)),
-                   [algorithm](Comm& comm, std::size_t count) { allreduce(comm, {nullptr, count}, algorithm); }});
+    all.push_back({"allreduce " + std::string(to_string(algorithm)), [algorithm](Comm& comm, std::size_t count) {
+                     allreduce(comm, {nullptr, count}, algorithm);
+                   }});
   }
   return all;
 }
@@ -88,8 +95,8 @@ TEST_P(FlowMatchesMessage, OnAFlatStar) {
       const auto worker = [&](Comm& comm) { collective.run(comm, count); };
       const auto message = simulate(platform, ranks, Fidelity::kMessage, worker);
       const auto flow = simulate(platform, ranks, Fidelity::kFlow, worker);
-      std::printf("%-30s %2d ranks %6zu floats%s: message %.9g s, flow %.9g s\n", collective.name.c_str(), ranks,
-                  count, with_gamma ? " gamma" : "", message.time_s, flow.time_s);
+      std::printf("%-30s %2d ranks %6zu floats%s: message %.9g s, flow %.9g s\n", collective.name.c_str(), ranks, count,
+                  with_gamma ? " gamma" : "", message.time_s, flow.time_s);
       const double float_per_step_s = 2.0 * ranks * (sizeof(float) / kBandwidth + 1.0 / flops);
       expect_same_times(message, flow,
                         collective.name + ", " + std::to_string(ranks) + " ranks, " + std::to_string(count) + " floats",
@@ -166,8 +173,11 @@ TEST(FlowFidelity, DifferentCollectivesInOnePositionIsCommError) {
 
 TEST(FlowFidelity, RankThatNeverJoinsTimesOut) {
   const std::string message = testing::error_of<TimeoutError>([] {
-    simulate_three_ranks([](Comm& comm) { if (comm.rank() != 1) broadcast(comm, {nullptr, 10}, 0); },
-                         /*timeout_s=*/0.5);
+    simulate_three_ranks(
+        [](Comm& comm) {
+          if (comm.rank() != 1) broadcast(comm, {nullptr, 10}, 0);
+        },
+        /*timeout_s=*/0.5);
   });
   EXPECT_NE(message.find("rank 0 waited 0.5 s for collective broadcast (count 10"), std::string::npos) << message;
   EXPECT_NE(message.find("(2 of 3 ranks joined; rank 1 did not)"), std::string::npos) << message;
@@ -192,7 +202,9 @@ TEST(FlowFidelity, NeedsASizeOnlyWorld) {
   world.payload = true;
   SimulationOptions options;
   options.fidelity = Fidelity::kFlow;
-  EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, 1e12), world, [](Comm&) {}, options), InputError);
+  EXPECT_THROW(simgrid::run(
+                   flat_platform(2, kLatency, kBandwidth, 1e12), world, [](Comm&) {}, options),
+               InputError);
 }
 
 TEST(FlowFidelity, AutoPicksFlowForLargeSizeOnlyWorlds) {

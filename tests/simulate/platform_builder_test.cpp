@@ -5,10 +5,9 @@
 
 #include <gtest/gtest.h>
 
-#include <iostream>
-
 #include <algorithm>
 #include <cstdio>
+#include <iostream>
 #include <string>
 
 #include "platforms/catalog.hpp"
@@ -60,20 +59,18 @@ TEST(PlatformBuilder, BackboneAddsItsLatencyAndCapsBandwidth) {
 // a bandwidth factor above 1), out-of-cache (a fit through the origin: latency 0).
 platforms::Platform segmented_platform() {
   auto platform = flat_platform(2, kLatency, kBandwidth, 1e9);
-  platform.network.link.segments = {{0, 2e-7, 3e9, {}},
-                                    {4044, 1.5e-6, 8e9, {}},
-                                    {65536, 3e-6, 12e9, {}},
-                                    {4194304, 0, 4e9, {}}};
+  platform.network.link.segments = {
+      {0, 2e-7, 3e9, {}}, {4044, 1.5e-6, 8e9, {}}, {65536, 3e-6, 12e9, {}}, {4194304, 0, 4e9, {}}};
   return platform;
 }
 
 TEST(PlatformBuilder, SegmentedLinkCostsItsSegmentsAlphaPlusBytesOverBandwidth) {
   const auto platform = segmented_platform();
   const auto& link = platform.network.link;
-  for (const std::size_t bytes : {std::size_t{0}, std::size_t{1}, std::size_t{4043}, std::size_t{4044},
-                                  std::size_t{4045}, std::size_t{32768}, std::size_t{65535}, std::size_t{65536},
-                                  std::size_t{1} << 20, std::size_t{4194303}, std::size_t{4194304},
-                                  std::size_t{64} << 20}) {
+  for (const std::size_t bytes :
+       {std::size_t{0}, std::size_t{1}, std::size_t{4043}, std::size_t{4044}, std::size_t{4045}, std::size_t{32768},
+        std::size_t{65535}, std::size_t{65536}, std::size_t{1} << 20, std::size_t{4194303}, std::size_t{4194304},
+        std::size_t{64} << 20}) {
     const auto* segment = link.segment_for(static_cast<double>(bytes));
     const double expected = segment->latency_s + static_cast<double>(bytes) / segment->bandwidth_Bps;
     const double simulated = one_message_s(platform, bytes);
@@ -176,10 +173,10 @@ TEST(PlatformBuilder, DragonflyHopCounts) {
   const auto fabric_hops = [&](int to) {
     return (empty_message_s(platform, to + 1, 0, to, one) - alpha - 2 * mesh_hop) / fabric_hop;
   };
-  EXPECT_NEAR(fabric_hops(1), 2, 1e-6);    // same router
-  EXPECT_NEAR(fabric_hops(4), 3, 1e-6);    // same chassis
-  EXPECT_NEAR(fabric_hops(64), 3, 1e-6);   // same group, another chassis
-  EXPECT_GE(fabric_hops(384), 4 - 1e-6);   // another group
+  EXPECT_NEAR(fabric_hops(1), 2, 1e-6);   // same router
+  EXPECT_NEAR(fabric_hops(4), 3, 1e-6);   // same chassis
+  EXPECT_NEAR(fabric_hops(64), 3, 1e-6);  // same group, another chassis
+  EXPECT_GE(fabric_hops(384), 4 - 1e-6);  // another group
 }
 
 TEST(PlatformBuilder, DragonflyBeyondSimgridsWiringIsRefusedBeforeSimgridSeesIt) {
@@ -209,13 +206,15 @@ TEST(PlatformBuilder, PcieTreeSharesASwitchUplinkOnly) {
     WorldOptions world;
     world.size = 8;
     world.payload = false;
-    return simgrid::run(platform, world, [&](Comm& comm) {
-             const int r = comm.rank();
-             if (r == from_a) comm.send(to_a, 0, nullptr, bytes, Category::kNetwork);
-             if (r == to_a) comm.recv(from_a, 0, nullptr, bytes, Category::kNetwork);
-             if (r == from_b) comm.send(to_b, 0, nullptr, bytes, Category::kNetwork);
-             if (r == to_b) comm.recv(from_b, 0, nullptr, bytes, Category::kNetwork);
-           }).time_s;
+    return simgrid::run(platform, world,
+                        [&](Comm& comm) {
+                          const int r = comm.rank();
+                          if (r == from_a) comm.send(to_a, 0, nullptr, bytes, Category::kNetwork);
+                          if (r == to_a) comm.recv(from_a, 0, nullptr, bytes, Category::kNetwork);
+                          if (r == from_b) comm.send(to_b, 0, nullptr, bytes, Category::kNetwork);
+                          if (r == to_b) comm.recv(from_b, 0, nullptr, bytes, Category::kNetwork);
+                        })
+        .time_s;
   };
   const auto& tree = std::get<platforms::PcieTree>(platform.nodes.intra_node);
   const double link_Bps = tree.switches.front().device_link->bandwidth_Bps;
@@ -230,7 +229,9 @@ TEST(PlatformBuilder, OneRankPerNode) {
     check_simulatable(platform, 5);
     FAIL() << "5 ranks on 4 nodes were accepted";
   } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find("holds 4 ranks (4 nodes x 1 per node) but the world has 5"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("holds 4 ranks (4 nodes x 1 per node) but the world has 5"),
+              std::string::npos)
+        << error.what();
   }
   EXPECT_THROW(check_simulatable(platform, 0), InputError);
 }
@@ -243,10 +244,13 @@ TEST(PlatformBuilder, StarCatalogPlatformRuns) {
   world.payload = false;
   SimulationOptions options;
   options.placement.ranks_per_node = 1;  // rank 1 on the next node: the message crosses the network
-  const auto result = simgrid::run(m40, world, [](Comm& comm) {
-    if (comm.rank() == 0) comm.send(1, 0, nullptr, 1 << 20, Category::kNetwork);
-    if (comm.rank() == 1) comm.recv(0, 0, nullptr, 1 << 20, Category::kNetwork);
-  }, options);
+  const auto result = simgrid::run(
+      m40, world,
+      [](Comm& comm) {
+        if (comm.rank() == 0) comm.send(1, 0, nullptr, 1 << 20, Category::kNetwork);
+        if (comm.rank() == 1) comm.recv(0, 0, nullptr, 1 << 20, Category::kNetwork);
+      },
+      options);
   const auto& link = m40.network.link;
   EXPECT_NEAR(result.time_s, link.latency_s + (1 << 20) / link.bandwidth_Bps, 1e-12);
 }

@@ -52,7 +52,7 @@ class SimgridCollectives : public ::testing::TestWithParam<std::tuple<int, std::
 TEST_P(SimgridCollectives, ExactResults) {
   const auto [ranks, count] = GetParam();
   const auto result = simgrid::run(flat_platform(ranks, kLatency, kBandwidth, kFlops), world_of(ranks),
-                                     [count = count](Comm& comm) { testing::check_collectives(comm, count); });
+                                   [count = count](Comm& comm) { testing::check_collectives(comm, count); });
   EXPECT_EQ(result.per_rank.size(), static_cast<std::size_t>(ranks));
   if (ranks > 1) {
     EXPECT_GT(result.time_s, 0);
@@ -62,10 +62,10 @@ TEST_P(SimgridCollectives, ExactResults) {
 TEST_P(SimgridCollectives, SizeOnly) {
   const auto [ranks, count] = GetParam();
   const auto result = simgrid::run(flat_platform(ranks, kLatency, kBandwidth, kFlops), world_of(ranks, false),
-                                     [count = count](Comm& comm) {
-                                       if (comm.has_payload()) throw Error("size-only world with payloads");
-                                       testing::check_collectives(comm, count);
-                                     });
+                                   [count = count](Comm& comm) {
+                                     if (comm.has_payload()) throw Error("size-only world with payloads");
+                                     testing::check_collectives(comm, count);
+                                   });
   EXPECT_EQ(result.per_rank.size(), static_cast<std::size_t>(ranks));
 }
 
@@ -191,7 +191,7 @@ TEST(SimgridExecutor, RankOutOfRangeIsCommError) {
     }
   }
   EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
-                              [](Comm& comm) { comm.recv(3, 0, nullptr, 0, Category::kNetwork); }),
+                            [](Comm& comm) { comm.recv(3, 0, nullptr, 0, Category::kNetwork); }),
                CommError);
 }
 
@@ -230,10 +230,10 @@ TEST(SimgridExecutor, FirstErrorWinsAndOthersStop) {
 
 TEST(SimgridExecutor, DsgdErrorsKeepTheirClass) {
   EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
-                              [](Comm&) { throw InputError("bad input"); }),
+                            [](Comm&) { throw InputError("bad input"); }),
                InputError);
   EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
-                              [](Comm&) { throw UnavailableError("no gpu"); }),
+                            [](Comm&) { throw UnavailableError("no gpu"); }),
                UnavailableError);
 }
 
@@ -307,11 +307,10 @@ TEST(SimgridExecutor, ComputeAdvancesTheClockAndRunsKernelsOnlyWithPayloads) {
 }
 
 TEST(SimgridExecutor, BreakdownChargesSimulatedTimeToCategories) {
-  const auto result =
-      simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2, false), [](Comm& comm) {
-        if (comm.rank() == 0) comm.send(1, 0, nullptr, 1000, Category::kCpuGpuPara);
-        if (comm.rank() == 1) comm.recv(0, 0, nullptr, 1000, Category::kCpuGpuPara);
-      });
+  const auto result = simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2, false), [](Comm& comm) {
+    if (comm.rank() == 0) comm.send(1, 0, nullptr, 1000, Category::kCpuGpuPara);
+    if (comm.rank() == 1) comm.recv(0, 0, nullptr, 1000, Category::kCpuGpuPara);
+  });
   const double expected = kLatency + 1000 / kBandwidth;
   for (const auto& breakdown : result.per_rank) {
     EXPECT_NEAR(breakdown[Category::kCpuGpuPara], expected, 1e-15);
@@ -385,11 +384,11 @@ TEST(SimgridExecutor, SharedVectorStartsAsRankZerosAndChargesMemoryTime) {
 
 TEST(SimgridExecutor, SharedVectorOutOfRangeIsCommError) {
   EXPECT_THROW(simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
-                              [](Comm& comm) {
-                                auto vector = comm.shared_vector("w", 3, {});
-                                std::vector<float> out(2);
-                                vector->read(2, out, Category::kCpuUpdate);
-                              }),
+                            [](Comm& comm) {
+                              auto vector = comm.shared_vector("w", 3, {});
+                              std::vector<float> out(2);
+                              vector->read(2, out, Category::kCpuUpdate);
+                            }),
                CommError);
 }
 

@@ -63,9 +63,11 @@ TEST(WeakScaling, KnlPointsRecordTheirSizesAndLevel) {
 
 TEST(WeakScaling, KernelEfficiencySlowsComputeByItsFraction) {
   auto platform = platforms::catalog_platform("cori-knl");
-  const double at_peak = simulate_weak_scaling(platform, knl_options({4})).front().per_rank[0][Category::kForwardBackward];
+  const double at_peak =
+      simulate_weak_scaling(platform, knl_options({4})).front().per_rank[0][Category::kForwardBackward];
   platform.nodes.cpu.efficiency.by_class["conv"] = 0.25;
-  const double at_quarter = simulate_weak_scaling(platform, knl_options({4})).front().per_rank[0][Category::kForwardBackward];
+  const double at_quarter =
+      simulate_weak_scaling(platform, knl_options({4})).front().per_rank[0][Category::kForwardBackward];
   EXPECT_NEAR(at_quarter, 4 * at_peak, 1e-9 * at_quarter);
 }
 
@@ -97,7 +99,8 @@ TEST(WeakScaling, PersistentNoiseMakesARoundWaitForTheSlowestWorker) {
   auto analytic = knl_options({64});
   analytic.fidelity = Fidelity::kAnalytic;
   const double once = simulate_weak_scaling(platform, analytic).front().seconds_per_iteration;
-  EXPECT_GT(once, simulate_weak_scaling(platforms::catalog_platform("cori-knl"), analytic).front().seconds_per_iteration)
+  EXPECT_GT(once,
+            simulate_weak_scaling(platforms::catalog_platform("cori-knl"), analytic).front().seconds_per_iteration)
       << "each step waits for the slowest of 16 nodes";
   EXPECT_EQ(simulate_weak_scaling(platform, analytic).front().seconds_per_iteration, once);
 }
@@ -139,7 +142,9 @@ TEST(WeakScaling, BadOptionsAreInputErrors) {
 TEST(WeakScaling, KernelEfficiencyIsCheckedOnLoad) {
   auto json = platforms::to_json(platforms::catalog_platform("m40-cluster"));
   json["nodes"]["cpu"]["kernel_efficiency"] = {{"conv", 1.5}, {"sources", {{"conv", "test"}}}};
-  EXPECT_NE(error_of<InputError>([&] { platforms::parse_platform(json, "bad.json"); }).find("/nodes/cpu/kernel_efficiency/conv"),
+  EXPECT_NE(error_of<InputError>([&] {
+              platforms::parse_platform(json, "bad.json");
+            }).find("/nodes/cpu/kernel_efficiency/conv"),
             std::string::npos);
   json["nodes"]["cpu"]["kernel_efficiency"] = {{"fft", 0.5}, {"sources", {{"fft", "test"}}}};
   EXPECT_THROW(platforms::parse_platform(json, "bad.json"), InputError);

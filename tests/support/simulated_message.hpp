@@ -19,10 +19,14 @@ inline double simulated_message_s(const platforms::Platform& platform, int ranks
   simulate::SimulationOptions options;
   options.placement = placement;
   options.fidelity = simulate::Fidelity::kMessage;
-  return simulate::simgrid::run(platform, world, [&](Comm& comm) {
-           if (comm.rank() == from) comm.send(to, 0, nullptr, bytes, Category::kNetwork);
-           if (comm.rank() == to) comm.recv(from, 0, nullptr, bytes, Category::kNetwork);
-         }, options).time_s;
+  return simulate::simgrid::run(
+             platform, world,
+             [&](Comm& comm) {
+               if (comm.rank() == from) comm.send(to, 0, nullptr, bytes, Category::kNetwork);
+               if (comm.rank() == to) comm.recv(from, 0, nullptr, bytes, Category::kNetwork);
+             },
+             options)
+      .time_s;
 }
 
 }  // namespace dsgd::testing

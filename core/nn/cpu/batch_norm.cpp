@@ -67,7 +67,8 @@ class BatchNorm final : public CpuLayer {
     if (!training) return;
     const auto* mean = static_cast<const float*>(mean_.get_data_handle());
     const auto* variance = static_cast<const float*>(variance_.get_data_handle());
-    const double per_channel = static_cast<double>(batch_) * static_cast<double>(spec_.input.height * spec_.input.width);
+    const double per_channel =
+        static_cast<double>(batch_) * static_cast<double>(spec_.input.height * spec_.input.width);
     const auto unbias = static_cast<float>(per_channel > 1 ? per_channel / (per_channel - 1) : 1.0);
     for (std::size_t c = 0; c < running_mean_.size(); ++c) {
       running_mean_[c] = (1 - kMomentum) * running_mean_[c] + kMomentum * mean[c];

@@ -2,10 +2,9 @@
 // Internals of the CPU back end shared by its layer files: the oneDNN engine and stream, the thread count, and a
 // base class with the bookkeeping every layer repeats. Not a public header (it pulls in dnnl.hpp).
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <cstdint>
 #include <memory>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <unordered_map>
 
@@ -40,8 +39,7 @@ class ScopedThreads {
 // spec(), batch() and parameter_count() for every CPU layer.
 class CpuLayer : public Layer {
  public:
-  CpuLayer(Context& context, const LayerSpec& spec, int batch)
-      : context_(context), spec_(spec), batch_(batch) {}
+  CpuLayer(Context& context, const LayerSpec& spec, int batch) : context_(context), spec_(spec), batch_(batch) {}
   const LayerSpec& spec() const override { return spec_; }
   int batch() const override { return batch_; }
   std::size_t parameter_count() const override { return static_cast<std::size_t>(spec_.parameters); }

@@ -42,8 +42,8 @@ class Convolution final : public CpuLayer {
     const Shape& in = spec.input;
     const Shape& out = spec.output;
     const std::int64_t groups = spec.groups;
-    if (groups < 1 || in.channels % groups != 0 || out.channels % groups != 0 || spec.stride < 1 ||
-        spec.kernel_h < 1 || spec.kernel_w < 1) {
+    if (groups < 1 || in.channels % groups != 0 || out.channels % groups != 0 || spec.stride < 1 || spec.kernel_h < 1 ||
+        spec.kernel_w < 1) {
       throw InputError("convolution '" + spec.name + "': channels " + std::to_string(in.channels) + " -> " +
                        std::to_string(out.channels) + " do not divide into " + std::to_string(groups) +
                        " groups, or kernel/stride is not positive");

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <new>
 #include <functional>
+#include <new>
 #include <string>
 #include <utility>
 
@@ -78,8 +78,8 @@ std::int64_t right_padding(const LayerSpec& spec, std::int64_t in, std::int64_t 
   const std::int64_t pad_r = (out - 1) * stride + kernel - in - pad_l;
   if (pad_r < 0 || pad_r >= kernel) {
     throw InputError("layer '" + spec.name + "': output size " + std::to_string(out) + " does not follow from input " +
-                     std::to_string(in) + ", kernel " + std::to_string(kernel) + ", stride " +
-                     std::to_string(stride) + ", padding " + std::to_string(pad_l));
+                     std::to_string(in) + ", kernel " + std::to_string(kernel) + ", stride " + std::to_string(stride) +
+                     ", padding " + std::to_string(pad_l));
   }
   return pad_r;
 }
@@ -88,14 +88,13 @@ namespace {
 
 std::string isa_name(dnnl::cpu_isa isa) {
   using dnnl::cpu_isa;
-  static constexpr std::pair<cpu_isa, const char*> kNames[] = {
-      {cpu_isa::sse41, "sse41"},
-      {cpu_isa::avx, "avx"},
-      {cpu_isa::avx2, "avx2"},
-      {cpu_isa::avx512_core, "avx512_core"},
-      {cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
-      {cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
-      {cpu_isa::avx512_core_amx, "avx512_core_amx"}};
+  static constexpr std::pair<cpu_isa, const char*> kNames[] = {{cpu_isa::sse41, "sse41"},
+                                                               {cpu_isa::avx, "avx"},
+                                                               {cpu_isa::avx2, "avx2"},
+                                                               {cpu_isa::avx512_core, "avx512_core"},
+                                                               {cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
+                                                               {cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+                                                               {cpu_isa::avx512_core_amx, "avx512_core_amx"}};
   for (const auto& [value, name] : kNames) {
     if (value == isa) return name;
   }

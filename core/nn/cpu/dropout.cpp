@@ -61,10 +61,10 @@ class Dropout final : public CpuLayer {
   }
 
  private:
-  std::uint64_t stream_;       // this layer's random stream: seed and name
-  std::uint64_t calls_ = 0;    // training forwards so far: a fresh mask each batch
-  bool training_ = false;      // whether the last forward dropped anything
-  std::vector<float> mask_;    // 0 or 1 / (1 - p) per element, from the last training forward
+  std::uint64_t stream_;     // this layer's random stream: seed and name
+  std::uint64_t calls_ = 0;  // training forwards so far: a fresh mask each batch
+  bool training_ = false;    // whether the last forward dropped anything
+  std::vector<float> mask_;  // 0 or 1 / (1 - p) per element, from the last training forward
 };
 
 }  // namespace

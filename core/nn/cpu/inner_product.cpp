@@ -36,8 +36,7 @@ class InnerProduct final : public CpuLayer {
     ScopedThreads threads(context_.threads);
     const float* bias = params + outputs_ * inputs_;
     for (int row = 0; row < batch_; ++row) std::copy(bias, bias + outputs_, out + row * outputs_);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch_, n(), k(), 1.0f, in, k(), params, k(), 1.0f, out,
-                n());
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, batch_, n(), k(), 1.0f, in, k(), params, k(), 1.0f, out, n());
   }
 
   void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in, const float* params,

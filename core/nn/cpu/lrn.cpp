@@ -33,8 +33,8 @@ class Lrn final : public CpuLayer {
     const auto algorithm = dnnl::algorithm::lrn_across_channels;
     const dnnl::lrn_forward::primitive_desc forward_pd(
         {dnnl::prop_kind::forward_training, algorithm, data, kLocalSize, kAlpha, kBeta, kK}, engine);
-    const dnnl::lrn_backward::primitive_desc backward_pd({algorithm, data, data, kLocalSize, kAlpha, kBeta, kK},
-                                                         engine, forward_pd);
+    const dnnl::lrn_backward::primitive_desc backward_pd({algorithm, data, data, kLocalSize, kAlpha, kBeta, kK}, engine,
+                                                         forward_pd);
     forward_ = dnnl::lrn_forward(forward_pd);
     backward_ = dnnl::lrn_backward(backward_pd);
     src_ = Staged(plain, data, Staged::Direction::kIn, engine);
@@ -55,8 +55,8 @@ class Lrn final : public CpuLayer {
     context_.stream.wait();
   }
 
-  void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in,
-                const float* /*params*/, float* /*grad_params*/) override {
+  void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in, const float* /*params*/,
+                float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
     ScopedThreads threads(context_.threads);
     std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, src_.in(context_.stream, in)},

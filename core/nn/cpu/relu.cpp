@@ -19,8 +19,8 @@ class Relu final : public CpuLayer {
     const memory::desc data = nchw(batch, spec.input);
     const dnnl::eltwise_forward::primitive_desc forward_pd(
         {dnnl::prop_kind::forward_training, dnnl::algorithm::eltwise_relu, data, 0.0f}, engine);
-    const dnnl::eltwise_backward::primitive_desc backward_pd({dnnl::algorithm::eltwise_relu, data, data, 0.0f},
-                                                             engine, forward_pd);
+    const dnnl::eltwise_backward::primitive_desc backward_pd({dnnl::algorithm::eltwise_relu, data, data, 0.0f}, engine,
+                                                             forward_pd);
     forward_ = dnnl::eltwise_forward(forward_pd);
     backward_ = dnnl::eltwise_backward(backward_pd);
     io_ = DataMemory(data, data, engine);
@@ -33,8 +33,8 @@ class Relu final : public CpuLayer {
     run(forward_, {{DNNL_ARG_SRC, io_.src}, {DNNL_ARG_DST, io_.dst}});
   }
 
-  void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in,
-                const float* /*params*/, float* /*grad_params*/) override {
+  void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in, const float* /*params*/,
+                float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
     ScopedThreads threads(context_.threads);
     bind(io_.src, in);

@@ -30,12 +30,13 @@ class Softmax final : public CpuLayer {
       double sum = 0;
       for (std::int64_t i = 0; i < width; ++i) sum += std::exp(static_cast<double>(x[i] - max));
       const double inverse = 1.0 / sum;
-      for (std::int64_t i = 0; i < width; ++i) y[i] = static_cast<float>(std::exp(static_cast<double>(x[i] - max)) * inverse);
+      for (std::int64_t i = 0; i < width; ++i)
+        y[i] = static_cast<float>(std::exp(static_cast<double>(x[i] - max)) * inverse);
     }
   }
 
-  void backward(const float* /*in*/, const float* out, const float* grad_out, float* grad_in,
-                const float* /*params*/, float* /*grad_params*/) override {
+  void backward(const float* /*in*/, const float* out, const float* grad_out, float* grad_in, const float* /*params*/,
+                float* /*grad_params*/) override {
     if (grad_in == nullptr) return;
     ScopedThreads threads(context_.threads);
     const std::int64_t width = spec_.input.elements();

@@ -2,13 +2,12 @@
 // needs C++20, and core/nn/random.hpp's constexpr functions are called from device code (--expt-relaxed-constexpr),
 // so dropout draws the same numbers as the CPU back end from one definition.
 
-#include "core/nn/cuda/kernels.hpp"
-
 #include <cuda_runtime.h>
 
 #include <cstddef>
 #include <cstdint>
 
+#include "core/nn/cuda/kernels.hpp"
 #include "core/nn/random.hpp"
 
 namespace dsgd::nn::cuda {

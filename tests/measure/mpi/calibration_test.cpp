@@ -17,8 +17,7 @@ namespace dsgd::measure {
 namespace {
 
 // Round trips of a link with one-way latency alpha and bandwidth 1/beta: T(n) = 2 alpha + 2 n beta.
-std::vector<PingPongPoint> synthetic(double alpha_s, double bandwidth_Bps, double from, double to,
-                                     double wobble = 0) {
+std::vector<PingPongPoint> synthetic(double alpha_s, double bandwidth_Bps, double from, double to, double wobble = 0) {
   std::vector<PingPongPoint> points;
   int i = 0;
   for (double bytes = from; bytes < to; bytes *= 2, ++i) {
@@ -245,8 +244,8 @@ TEST(MeasureCalibration, SegmentWithUnboundedBandwidthIsLeftOutOfTheLink) {
 }
 
 TEST(MeasureCalibration, WrittenPlatformFileValidates) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("dsgd-calibration-test-" + std::to_string(::getpid())) / "this-machine.json";
+  const auto path = std::filesystem::temp_directory_path() / ("dsgd-calibration-test-" + std::to_string(::getpid())) /
+                    "this-machine.json";
   const auto platform = calibrated_platform(example_input());
   write_platform_file(path, platform);
   const auto loaded = platforms::read_platform_file(path);

@@ -3,6 +3,8 @@
 // vectors, and the failures -- a silent peer, a size mismatch, a rank out of range -- each ending every rank
 // cleanly within a short timeout. Each test builds its own MpiComm (a fresh duplicate communicator), so a failed
 // test's stray messages cannot match the next test's.
+#include "measure/mpi/comm.hpp"
+
 #include <gtest/gtest.h>
 #include <mpi.h>
 #include <sched.h>
@@ -12,7 +14,6 @@
 #include <numeric>
 #include <thread>
 
-#include "measure/mpi/comm.hpp"
 #include "measure/mpi/executor.hpp"
 #include "tests/core/collective_checks.hpp"
 #include "tests/support/error_message.hpp"
@@ -20,8 +21,8 @@
 namespace dsgd::measure::mpi {
 namespace {
 
-constexpr double kTimeout_s = 30;         // generous: 4 ranks share 2 cores here
-constexpr double kShortTimeout_s = 2;     // for the tests that wait on purpose
+constexpr double kTimeout_s = 30;      // generous: 4 ranks share 2 cores here
+constexpr double kShortTimeout_s = 2;  // for the tests that wait on purpose
 
 WorldOptions options(double timeout_s = kTimeout_s) {
   WorldOptions world;
@@ -44,7 +45,9 @@ TEST_P(MeasureMpiCollectives, EveryCollectiveIsExact) {
   EXPECT_NO_THROW(testing::check_collectives(comm, GetParam()));
 }
 
-std::string size_name(const ::testing::TestParamInfo<std::size_t>& size) { return "floats_" + std::to_string(size.param); }
+std::string size_name(const ::testing::TestParamInfo<std::size_t>& size) {
+  return "floats_" + std::to_string(size.param);
+}
 
 INSTANTIATE_TEST_SUITE_P(Sizes, MeasureMpiCollectives, ::testing::Values(0, 1, 1001, 262144), size_name);
 

@@ -110,8 +110,7 @@ TEST(MeasureMpiLaunch, PingpongAndAllreduceWriteResults) {
   }
 
   const auto allreduce_file = scratch("allreduce.json");
-  const auto allreduce =
-      worker_results(3, {"allreduce", "--max-floats", "3097600", "--rounds", "1"}, allreduce_file);
+  const auto allreduce = worker_results(3, {"allreduce", "--max-floats", "3097600", "--rounds", "1"}, allreduce_file);
   ASSERT_EQ(allreduce.benchmarks.size(), 2U * 5U);  // 2 DeepBench sizes x (4 algorithms + MPI_Allreduce)
   for (const auto& entry : allreduce.benchmarks) {
     EXPECT_EQ(entry.ranks, 3);
