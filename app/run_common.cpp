@@ -40,40 +40,32 @@ void add_run_options(CLI::App& command, RunCli& cli) {
 
 std::vector<std::string> run_arguments(const RunCli& cli) {
   const auto& run = cli.run;
-  std::vector<std::string> arguments = {"--algo",
-                                        run.algorithm,
-                                        "--workers",
-                                        std::to_string(run.workers),
-                                        "--model",
-                                        run.model,
-                                        "--data",
-                                        cli.dataset,
-                                        "--lr",
-                                        significant(run.hyper.learning_rate, 9),
-                                        "--momentum",
-                                        significant(run.hyper.momentum, 9),
-                                        "--weight-decay",
-                                        significant(run.hyper.weight_decay, 9),
-                                        "--rho",
-                                        significant(run.hyper.elastic_rho, 9),
-                                        "--batch",
-                                        std::to_string(run.hyper.batch),
-                                        "--period",
-                                        std::to_string(run.hyper.period),
-                                        "--seed",
-                                        std::to_string(run.hyper.seed),
-                                        "--iterations",
-                                        std::to_string(run.budget.iterations),
-                                        "--seconds",
-                                        significant(run.budget.seconds, 9),
-                                        "--target-accuracy",
-                                        significant(run.budget.target_accuracy, 9),
-                                        "--eval-every",
-                                        std::to_string(run.budget.eval_every),
-                                        "--threads",
-                                        std::to_string(run.threads_per_rank),
-                                        "--test-images",
-                                        std::to_string(cli.test_images)};
+  // Every real number with 9 significant digits: a float's value comes back unchanged.
+  const auto real = [](double value) { return significant(value, 9); };
+  const std::pair<const char*, std::string> options[] = {
+      {"--algo", run.algorithm},
+      {"--workers", std::to_string(run.workers)},
+      {"--model", run.model},
+      {"--data", cli.dataset},
+      {"--lr", real(run.hyper.learning_rate)},
+      {"--momentum", real(run.hyper.momentum)},
+      {"--weight-decay", real(run.hyper.weight_decay)},
+      {"--rho", real(run.hyper.elastic_rho)},
+      {"--batch", std::to_string(run.hyper.batch)},
+      {"--period", std::to_string(run.hyper.period)},
+      {"--seed", std::to_string(run.hyper.seed)},
+      {"--iterations", std::to_string(run.budget.iterations)},
+      {"--seconds", real(run.budget.seconds)},
+      {"--target-accuracy", real(run.budget.target_accuracy)},
+      {"--eval-every", std::to_string(run.budget.eval_every)},
+      {"--threads", std::to_string(run.threads_per_rank)},
+      {"--test-images", std::to_string(cli.test_images)},
+  };
+  std::vector<std::string> arguments;
+  for (const auto& [option, value] : options) {
+    arguments.emplace_back(option);
+    arguments.push_back(value);
+  }
   if (run.hyper.per_layer) arguments.emplace_back("--per-layer");
   return arguments;
 }
