@@ -8,6 +8,7 @@
 #include "app/commands.hpp"
 #include "app/executors.hpp"
 #include "app/mpi_worker.hpp"
+#include "app/run_common.hpp"
 #include "core/collectives.hpp"
 #include "core/stats.hpp"
 #include "measure/mpi/launch.hpp"

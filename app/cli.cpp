@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/commands.hpp"
+#include "app/run_common.hpp"
 #include "core/error.hpp"
 #include "dsgd/config.hpp"
 #include "measure/host_info.hpp"
@@ -34,14 +35,7 @@ void check_subcommand(const CLI::App& app, const std::vector<std::string>& args)
 
 }  // namespace
 
-reports::Results new_results(const Context& context) {
-  reports::Results results;
-  results.provenance = reports::current_provenance(context.command_line);
-  std::error_code ec;
-  results.executable = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  results.num_cpus = measure::cpu_info().logical_cores;
-  return results;
-}
+reports::Results new_results(const Context& context) { return new_results(context.command_line); }
 
 reports::Entry catalog_entry(const std::string& name, const std::string& kind, const std::string& description) {
   reports::Entry entry;
@@ -50,19 +44,6 @@ reports::Entry catalog_entry(const std::string& name, const std::string& kind, c
   entry.fidelity = "static";
   entry.labels["kind"] = kind;
   entry.labels["description"] = description;
-  return entry;
-}
-
-reports::Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
-                           int ranks, double seconds) {
-  reports::Entry entry;
-  entry.name = std::move(name);
-  entry.executor = std::move(executor);
-  entry.fidelity = std::move(fidelity);
-  entry.algorithm = std::move(algorithm);
-  entry.ranks = ranks;
-  entry.real_time = seconds;
-  entry.cpu_time = seconds;
   return entry;
 }
 

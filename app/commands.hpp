@@ -32,16 +32,12 @@ void register_validate_command(CLI::App& app, Context& context);
 void register_shared_memory_command(CLI::App& app, Context& context);
 void register_lost_updates_command(CLI::App& app, Context& context);
 
-// An empty results document with this run's provenance, executable and CPU count.
+// An empty results document with this run's provenance, executable and CPU count (run_common.hpp's, with the
+// context's command line).
 reports::Results new_results(const Context& context);
 
 // A results entry for a description (a model, a platform, a link): executor "catalog", fidelity "static".
 reports::Entry catalog_entry(const std::string& name, const std::string& kind, const std::string& description);
-
-// A results entry of something an executor timed: `seconds` (its real and CPU time, in the executor's seconds) of
-// `algorithm` on `ranks` ranks, measured or simulated at `fidelity`.
-reports::Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
-                           int ranks, double seconds);
 
 // Prints table `table_id` of experiment `experiment_id` of the embedded default manifest, filled from `results`,
 // as fixed-width text: commands print exactly what the report shows.

@@ -58,7 +58,7 @@ void train(const dsgd::app::RunCli& cli, const dsgd::WorldOptions& world, const 
     worker(comm);
   });
   if (rank != 0 || cli.results.empty()) return;
-  auto results = dsgd::app::new_mpi_results(command);
+  auto results = dsgd::app::new_results(command);
   results.benchmarks.push_back(dsgd::app::run_entry(cli, result, "mpi"));
   dsgd::reports::write_results(cli.results, results);
 }

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 
+#include "app/run_common.hpp"
 #include "core/format.hpp"
 #include "core/stats.hpp"
-#include "measure/host_info.hpp"
 #include "measure/pingpong_buffers.hpp"
 #include "measure/waiting_share.hpp"
 
@@ -20,15 +19,8 @@ using mpi::MpiComm;
 // A measured entry of this executor: `seconds` of `iterations`, on every rank of `comm`.
 reports::Entry measured_entry(const MpiComm& comm, std::string name, std::string algorithm, std::int64_t iterations,
                               double seconds) {
-  reports::Entry entry;
-  entry.name = std::move(name);
+  reports::Entry entry = timed_entry(std::move(name), "mpi", "measured", std::move(algorithm), comm.size(), seconds);
   entry.iterations = iterations;
-  entry.real_time = seconds;
-  entry.cpu_time = seconds;
-  entry.executor = "mpi";
-  entry.fidelity = "measured";
-  entry.algorithm = std::move(algorithm);
-  entry.ranks = comm.size();
   return entry;
 }
 
@@ -40,19 +32,10 @@ void write(const std::string& path, const reports::Results& results, bool quiet 
 
 }  // namespace
 
-reports::Results new_mpi_results(const std::string& command) {
-  reports::Results results;
-  results.provenance = reports::current_provenance(command);
-  std::error_code ec;
-  results.executable = std::filesystem::read_symlink("/proc/self/exe", ec).string();
-  results.num_cpus = measure::cpu_info().logical_cores;
-  return results;
-}
-
 void pingpong_command(MpiComm& comm, const PingPongCli& cli, const std::string& command) {
   const auto sizes = mpi::pingpong(comm, cli.sweep);
   if (comm.rank() != 0) return;
-  auto results = new_mpi_results(command);
+  auto results = new_results(command);
   std::vector<measure::PingPongPoint> points;
   if (!cli.quiet) std::printf("%12s %14s %14s %12s\n", "bytes", "round trip us", "one way us", "algbw GB/s");
   for (const auto& size : sizes) {
@@ -102,7 +85,7 @@ void waiting_command(MpiComm& comm, const WaitingCli& cli, const std::string& co
   std::printf("rank 0 waited %.3f s while %d ranks computed and took %.3f s of CPU: %.3f of a core\n", measured.wall_s,
               measured.computing, measured.cpu_s, measured.share());
   if (cli.results.empty()) return;
-  auto results = new_mpi_results(command);
+  auto results = new_results(command);
   auto entry = measured_entry(comm, "waiting_share", "waiting_share", 1, measured.wall_s);
   entry.cpu_time = measured.cpu_s;
   entry.counters["waiting_share"] = measured.share();
@@ -118,7 +101,7 @@ void allreduce_command(MpiComm& comm, const AllreduceCli& cli, const std::string
   if (comm.rank() != 0) return;
   const int n = comm.size();
   const auto& variants = sweep.variants;
-  auto results = new_mpi_results(command);
+  auto results = new_results(command);
   const std::string mpi_version = mpi::mpi_library_version();
   const auto mpi_index =
       static_cast<std::size_t>(std::find(variants.begin(), variants.end(), mpi::kMpiVariant) - variants.begin());

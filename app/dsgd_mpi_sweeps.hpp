@@ -30,9 +30,6 @@ struct WaitingCli {
   std::string results;
 };
 
-// An empty results document of this dsgd-mpi run: provenance (with `command`), executable and CPU count.
-reports::Results new_mpi_results(const std::string& command);
-
 // Each runs its measurement on every rank of `comm`; rank 0 prints what it measured and writes the results file the
 // options name (if any). `command` is the command line, for the provenance.
 void pingpong_command(measure::mpi::MpiComm& comm, const PingPongCli& cli, const std::string& command);

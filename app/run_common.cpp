@@ -2,10 +2,12 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 
 #include "core/data/catalog.hpp"
 #include "core/format.hpp"
 #include "core/model_zoo.hpp"
+#include "measure/host_info.hpp"
 
 namespace dsgd::app {
 
@@ -36,6 +38,28 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--threads", run.threads_per_rank, "CPU threads per rank")->capture_default_str();
   command.add_option("--test-images", cli.test_images, "Evaluate on at most the first this many test images (0: all)")
       ->capture_default_str();
+}
+
+reports::Results new_results(const std::string& command_line) {
+  reports::Results results;
+  results.provenance = reports::current_provenance(command_line);
+  std::error_code ec;
+  results.executable = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+  results.num_cpus = measure::cpu_info().logical_cores;
+  return results;
+}
+
+reports::Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
+                           int ranks, double seconds) {
+  reports::Entry entry;
+  entry.name = std::move(name);
+  entry.executor = std::move(executor);
+  entry.fidelity = std::move(fidelity);
+  entry.algorithm = std::move(algorithm);
+  entry.ranks = ranks;
+  entry.real_time = seconds;
+  entry.cpu_time = seconds;
+  return entry;
 }
 
 std::vector<std::string> run_arguments(const RunCli& cli) {

@@ -1,6 +1,6 @@
 #pragma once
-// What `dsgd run` and `dsgd-mpi run` share: the command-line options of a training run, forwarding them to
-// dsgd-mpi, loading the data, and the results entry. Links neither SimGrid nor OpenMPI, so both executables can.
+// What `dsgd` and `dsgd-mpi` share: the command-line options of a training run, forwarding them to dsgd-mpi, loading
+// the data, and the results document and entries. Links neither SimGrid nor OpenMPI, so both executables can.
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
@@ -21,6 +21,14 @@ struct RunCli {
   std::int64_t test_images = 0;
   std::string results;  // write the results here when not empty
 };
+
+// An empty results document of this process: provenance (with `command_line`), executable and CPU count.
+reports::Results new_results(const std::string& command_line);
+
+// A results entry of something an executor timed: `seconds` (its real and CPU time, in the executor's seconds) of
+// `algorithm` on `ranks` ranks, measured or simulated at `fidelity`.
+reports::Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
+                           int ranks, double seconds);
 
 // Registers --algo, --workers, --model, --data, the hyper-parameters, the budget and --threads on `command`.
 void add_run_options(CLI::App& command, RunCli& cli);

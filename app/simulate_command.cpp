@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "app/commands.hpp"
+#include "app/run_common.hpp"
 #include "core/breakdown.hpp"
 #include "platforms/catalog.hpp"
 #include "reports/rank_breakdown.hpp"

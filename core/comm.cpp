@@ -1,8 +1,8 @@
 #include "core/comm.hpp"
 
 #include <cmath>
-#include <cstdio>
 
+#include "core/format.hpp"
 #include "core/stopwatch.hpp"
 
 namespace dsgd {
@@ -33,11 +33,7 @@ void check_world(const WorldOptions& world, std::string_view executor, bool simu
   }
 }
 
-std::string seconds_text(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", seconds);
-  return text;
-}
+std::string seconds_text(double seconds) { return significant(seconds); }
 
 std::string peer_text(int rank) { return rank == kAnySource ? "any rank" : "rank " + std::to_string(rank); }
 
