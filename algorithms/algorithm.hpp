@@ -27,12 +27,8 @@ namespace dsgd::algorithms {
 
 class Trainer;
 
-// A worker's loss became NaN or infinite: the step is too large for this algorithm in this setting. Studies that
-// run every algorithm with the same hyper-parameters record it as a result rather than stopping.
-class DivergedError : public Error {
- public:
-  using Error::Error;
-};
+// A worker's loss became NaN or infinite (core/error.hpp).
+using dsgd::DivergedError;
 
 // What every algorithm of the family is tuned by (seed 000's eta, rho, mu, batch, period, seed).
 struct Hyperparameters {

@@ -8,6 +8,15 @@ std::size_t pushes_per_round(const Trainer& trainer, std::int64_t iterations) {
   return static_cast<std::size_t>(trainer.workers()) * static_cast<std::size_t>(iterations / trainer.hyper().period);
 }
 
+UpdateClock::UpdateClock(const Trainer& trainer) : seen_(static_cast<std::size_t>(trainer.workers() + 1), 0) {}
+
+void UpdateClock::on_push(Trainer& trainer, int worker_rank) {
+  auto& seen = seen_.at(static_cast<std::size_t>(worker_rank));
+  trainer.staleness().add(updates_ - seen);
+  ++updates_;
+  seen = updates_;
+}
+
 void elastic_move(Trainer& trainer, float* weights, const float* centre, Category category) {
   const std::size_t n = trainer.parameter_count();
   const float alpha = trainer.elastic_alpha();
@@ -45,7 +54,7 @@ void push_pull(Trainer& trainer, float* push, float* pull) {
 
 // --- GradientServer ------------------------------------------------------------------------------------------
 
-GradientServer::GradientServer(Trainer& trainer, float server_momentum) {
+GradientServer::GradientServer(Trainer& trainer, float server_momentum) : clock_(trainer) {
   if (trainer.is_master()) {
     sgd_ = trainer.make_sgd(server_momentum);
   } else {
@@ -58,7 +67,8 @@ void GradientServer::run_round(Trainer& trainer, std::int64_t iterations) {
   if (trainer.is_master()) {
     // The reply is the master's weights after the step, sent from where they live.
     serve_round(trainer, iterations,
-                {[&](int, std::span<const float> pushed) {
+                {[&](int worker, std::span<const float> pushed) {
+                   clock_.on_push(trainer, worker);
                    trainer.elementwise(static_cast<double>(n), Category::kCpuUpdate,
                                        [&] { std::copy(pushed.begin(), pushed.end(), trainer.gradients()); });
                    trainer.sgd_step(*sgd_, Category::kCpuUpdate);
@@ -85,7 +95,8 @@ void GradientServer::run_round(Trainer& trainer, std::int64_t iterations) {
 
 // --- ElasticServer -------------------------------------------------------------------------------------------
 
-ElasticServer::ElasticServer(Trainer& trainer, float worker_momentum) : centre_(trainer.model_vector()) {
+ElasticServer::ElasticServer(Trainer& trainer, float worker_momentum)
+    : centre_(trainer.model_vector()), clock_(trainer) {
   if (!trainer.is_master()) sgd_ = trainer.make_sgd(worker_momentum);
 }
 
@@ -95,7 +106,10 @@ void ElasticServer::run_round(Trainer& trainer, std::int64_t iterations) {
     // first and moved after: the worker does not wait for the move.
     serve_round(
         trainer, iterations,
-        {[&](int, std::span<const float>) { return trainer.parameter_floats(); },
+        {[&](int worker, std::span<const float>) {
+           clock_.on_push(trainer, worker);
+           return trainer.parameter_floats();
+         },
          [&](int, std::span<const float> pushed) { pull_centre(trainer, trainer.parameters(), pushed.data()); }});
     return;
   }

@@ -15,6 +15,21 @@ namespace dsgd::algorithms {
 // How many pushes the master serves in a round of `iterations` per worker.
 std::size_t pushes_per_round(const Trainer& trainer, std::int64_t iterations);
 
+// The master's count of the updates it applied. The staleness of a push is the number of other workers' updates the
+// master applied since the pushing worker's previous exchange (whose reply it has): 0 with one worker, about P - 1
+// with P workers of equal speed served in turn, and it grows for a worker slower than the others. Recorded in
+// Trainer::staleness().
+class UpdateClock {
+ public:
+  explicit UpdateClock(const Trainer& trainer);
+  // A push of `worker_rank` is applied now.
+  void on_push(Trainer& trainer, int worker_rank);
+
+ private:
+  std::int64_t updates_ = 0;
+  std::vector<std::int64_t> seen_;  // per rank: updates_ after its previous exchange
+};
+
 // Async SGD / Async MSGD: workers push their gradient (averaged over the period), the master applies it with its
 // optimiser (momentum `server_momentum`: 0 for Async SGD, mu for Async MSGD, seed 000 eqs. 3-4) and replies with
 // its weights, which replace the worker's.
@@ -26,6 +41,7 @@ class GradientServer final : public Algorithm {
  private:
   std::unique_ptr<nn::Sgd> sgd_;    // the master's
   std::vector<float> accumulated_;  // a worker's gradient sum over the period
+  UpdateClock clock_;               // the master's
 };
 
 // Async EASGD / Async MEASGD: workers take local steps (momentum `worker_momentum`: 0 for EASGD, mu for MEASGD,
@@ -39,6 +55,7 @@ class ElasticServer final : public Algorithm {
  private:
   std::unique_ptr<nn::Sgd> sgd_;  // a worker's
   std::vector<float> centre_;     // the centre the master replied with (a worker), or the reply (the master)
+  UpdateClock clock_;             // the master's
 };
 
 // A worker's half of EASGD's elastic pair: W_i -= alpha (W_i - centre), charged to `category`.

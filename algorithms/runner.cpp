@@ -83,7 +83,8 @@ class Recorder {
     return false;
   }
 
-  void finish() {
+  void finish(Trainer& trainer) {
+    result_.staleness = trainer.staleness();
     const double images = static_cast<double>(result_.iterations) * options_.hyper.batch * options_.workers;
     result_.images_per_second = images / std::max(result_.train_seconds, 1e-12);
     if (!evaluator_) return;
@@ -188,7 +189,7 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
     }
     if (!comm.has_payload()) {
       // No values travel: the executor reports every rank's breakdown itself (SimulationResult::per_rank).
-      if (recorder) recorder->finish();
+      if (recorder) recorder->finish(trainer);
       return;
     }
     // Every rank's training and first-round breakdowns to rank 0, as raw doubles in one message.
@@ -206,7 +207,7 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       result->per_rank[static_cast<std::size_t>(rank)] = both[0];
       result->first_round_per_rank[static_cast<std::size_t>(rank)] = both[1];
     }
-    recorder->finish();
+    recorder->finish(trainer);
   };
 }
 

@@ -16,6 +16,7 @@
 #include "algorithms/algorithm.hpp"
 #include "core/comm.hpp"
 #include "core/data/dataset.hpp"
+#include "core/stats.hpp"
 
 namespace dsgd::algorithms {
 
@@ -65,6 +66,9 @@ struct RunResult {
   // The first round's share of per_rank (oneDNN creates its primitives, pages fault in): per_rank minus it is the
   // steady state. Filled where per_rank is.
   std::vector<Breakdown> first_round_per_rank;
+  // The staleness of the pushes a parameter server (rank 0) served, in updates (algorithms/parameter_server.hpp's
+  // UpdateClock); empty for algorithms without one.
+  CountHistogram staleness;
   // FNV-1a of the bytes of the final model of record: equal hashes, bit-identical weights.
   std::uint64_t parameters_hash = 0;
 };

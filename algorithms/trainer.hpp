@@ -31,6 +31,7 @@
 #include "core/nn/backend.hpp"
 #include "core/nn/network.hpp"
 #include "core/nn/sgd.hpp"
+#include "core/stats.hpp"
 
 namespace dsgd::algorithms {
 
@@ -113,6 +114,10 @@ class Trainer {
   }
   std::int64_t iterations() const { return iterations_; }  // compute_gradient() calls so far
 
+  // A parameter server's record of how stale the pushes it served were (algorithms/parameter_server.hpp), in
+  // updates; empty where the algorithm has none. The runner reports rank 0's.
+  CountHistogram& staleness() { return staleness_; }
+
  private:
   template <typename PerSlice>
   void for_each_slice(float* data, PerSlice&& per_slice);
@@ -135,6 +140,7 @@ class Trainer {
   double loss_sum_ = 0;
   std::int64_t loss_count_ = 0;
   std::int64_t iterations_ = 0;
+  CountHistogram staleness_;
 };
 
 }  // namespace dsgd::algorithms

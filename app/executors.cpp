@@ -5,6 +5,8 @@
 #include "app/mpi_worker.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/numeric.hpp"
 
 namespace dsgd::app {
 
@@ -43,13 +45,57 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
   return outcome.results.benchmarks.front();
 }
 
+reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
+  if (job.data == nullptr) throw InternalError(job.command + ": a numeric simulation needs the data loaded");
+  if (job.platform.empty()) {
+    throw InputError(job.command + ": --executor simgrid needs --platform (`dsgd platforms` lists the catalog)");
+  }
+  const auto& budget = job.cli.run.budget;
+  if (budget.iterations <= 0 && budget.seconds <= 0) {
+    // Wall time grows with every simulated iteration: a target that is never reached must not run for hours.
+    throw InputError(job.command +
+                     ": --executor simgrid needs --iterations or --seconds (simulated) as a cap besides "
+                     "--target-accuracy");
+  }
+  const auto platform = platforms::load_platform(job.platform);
+  simulate::NumericOptions options;
+  options.run = job.cli.run;
+  options.placement.ranks_per_node = job.ranks_per_node;
+  options.noise_seed = job.cli.run.hyper.seed;
+  options.timeout_s = job.timeout_s;
+  options.wall_timeout_s = job.wall_timeout_s;
+  if (job.progress) {
+    options.progress = [&](const algorithms::RunPoint& point) { context.err << progress_line(point) << std::flush; };
+  }
+  simulate::NumericRun numeric;
+  try {
+    numeric = simulate::simulate_numeric(platform, options, *job.data);
+  } catch (const DivergedError& error) {
+    if (!job.record_divergence) throw;
+    context.err << job.command << ": " << error.what() << std::endl;
+    numeric.result.info = algorithms::find_algorithm(job.cli.run.algorithm).info;
+    numeric.result.ranks = algorithms::world_size(job.cli.run);
+    numeric.result.stop_reason = "diverged";
+  }
+  auto entry = run_entry(job.cli, numeric.result, "simgrid");
+  entry.name += "/" + platform.name;
+  entry.fidelity = "message";
+  entry.platform = platform.name;
+  entry.labels["clock"] = "simulated";
+  entry.counters["nodes"] = numeric.nodes;
+  entry.counters["wall_s"] = numeric.wall_s;
+  entry.counters["memory_estimate_bytes"] = numeric.memory.total_bytes;
+  return entry;
+}
+
 }  // namespace
 
 const std::vector<Executor>& executor_table() {
   static const std::vector<Executor> table = {
       {"threads", ExecutorKind::kThreads, "one thread per rank in this process", true, train_on_threads},
       {"mpi", ExecutorKind::kMpi, "one OpenMPI process per rank (dsgd-mpi under mpirun)", false, train_on_mpi},
-      {"simgrid", ExecutorKind::kSimgrid, "one SimGrid actor per rank on a simulated platform", false, nullptr},
+      {"simgrid", ExecutorKind::kSimgrid, "one SimGrid actor per rank on a simulated platform (--platform)", true,
+       train_in_simulation},
   };
   return table;
 }
@@ -59,6 +105,17 @@ const std::vector<std::string>& training_executor_names() {
     std::vector<std::string> out;
     for (const auto& executor : executor_table()) {
       if (executor.train) out.emplace_back(executor.name);
+    }
+    return out;
+  }();
+  return names;
+}
+
+const std::vector<std::string>& native_executor_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& executor : executor_table()) {
+      if (executor.train && executor.kind != ExecutorKind::kSimgrid) out.emplace_back(executor.name);
     }
     return out;
   }();

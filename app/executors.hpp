@@ -13,7 +13,7 @@
 
 namespace dsgd::app {
 
-// One training run for a native executor.
+// One training run, native or simulated.
 struct TrainingJob {
   RunCli cli;
   const algorithms::RunData* data = nullptr;  // loaded in this process, for executors whose ranks live here
@@ -25,6 +25,9 @@ struct TrainingJob {
   // algorithm with the same settings reports it). Executors whose ranks live in other processes report it as the
   // run's error.
   bool record_divergence = false;
+  // simgrid: the platform (a catalog name or a file) and the ranks per node (0: one per compute unit).
+  std::string platform;
+  int ranks_per_node = 0;
 };
 
 enum class ExecutorKind { kThreads, kMpi, kSimgrid };
@@ -34,15 +37,17 @@ struct Executor {
   ExecutorKind kind;
   std::string_view description;
   bool needs_data_here;  // TrainingJob::data must be loaded (the ranks run in this process)
-  // Trains natively and returns the run's results entry (fidelity "measured"); null for simgrid, which trains
-  // only in simulation (`dsgd simulate`).
+  // Trains and returns the run's results entry: natively (fidelity "measured"), or for simgrid in a numeric
+  // simulation (simulate/numeric.hpp: real gradients, simulated time; fidelity "message").
   reports::Entry (*train)(const TrainingJob& job, Context& context);
 };
 
 // Every executor, in the order the help texts list them.
 const std::vector<Executor>& executor_table();
-// The names of the executors that can train natively: "threads", "mpi".
+// The names of the executors that can train: "threads", "mpi", "simgrid".
 const std::vector<std::string>& training_executor_names();
+// Those that measure this machine: "threads", "mpi" (dsgd validate compares them with predictions).
+const std::vector<std::string>& native_executor_names();
 // The executor named `name`, which must be one of `accepted`. Throws UnknownNameError("executor", name, accepted).
 const Executor& find_executor(std::string_view name, const std::vector<std::string>& accepted);
 

@@ -1,5 +1,7 @@
-// `dsgd run`: one algorithm of the catalog, natively, on threads (this process) or OpenMPI processes (dsgd-mpi
-// under mpirun: dsgd links SimGrid, whose library defines MPI_* too). `dsgd algorithms` lists the algorithms.
+// `dsgd run`: one algorithm of the catalog, natively on threads (this process) or OpenMPI processes (dsgd-mpi
+// under mpirun: dsgd links SimGrid, whose library defines MPI_* too), or in a numeric simulation on a platform
+// (--executor simgrid --platform P: real gradients, simulated time; simulate/numeric.hpp). `dsgd algorithms`
+// lists the algorithms.
 
 #include <algorithm>
 
@@ -19,6 +21,14 @@ struct RunCommand {
   std::string executor = "threads";
 };
 
+constexpr const char* kExecutorHelp = "threads, mpi or simgrid (a numeric simulation on --platform)";
+
+void add_platform_options(CLI::App& command, TrainingJob& job) {
+  command.add_option("--platform", job.platform, "simgrid: the simulated platform (catalog name or file)");
+  command.add_option("--ranks-per-node", job.ranks_per_node, "simgrid: ranks per node (0: one per compute unit)")
+      ->capture_default_str();
+}
+
 // Trains `job` on `executor` with `data` (loaded by the caller where the executor needs it here).
 reports::Entry train(const Executor& executor, const TrainingJob& job, const algorithms::RunData* data,
                      Context& context) {
@@ -34,11 +44,14 @@ void register_run_command(CLI::App& app, Context& context) {
   TrainingJob& job = command->job;
   job.cli.run.budget.target_accuracy = 0.85;
   job.progress = true;
-  auto* run = app.add_subcommand("run", "Train with one algorithm of the catalog, natively (threads or MPI)");
+  auto* run = app.add_subcommand(
+      "run", "Train with one algorithm of the catalog: natively (threads, MPI) or simulated with real gradients");
   add_run_options(*run, job.cli);
-  run->add_option("--executor", command->executor, "threads or mpi")->capture_default_str();
-  run->add_option("--timeout", job.timeout_s, "Seconds a rank waits for another before failing")->capture_default_str();
-  run->add_option("--wall-timeout", job.wall_timeout_s, "mpi: seconds before the whole run is stopped")
+  run->add_option("--executor", command->executor, kExecutorHelp)->capture_default_str();
+  add_platform_options(*run, job);
+  run->add_option("--timeout", job.timeout_s, "Seconds a rank waits for another before failing (simgrid: simulated)")
+      ->capture_default_str();
+  run->add_option("--wall-timeout", job.wall_timeout_s, "mpi, simgrid: seconds before the whole run is stopped")
       ->capture_default_str();
   run->add_option("--results", job.cli.results, "Write the results (JSON) here");
   run->callback([&context, command] {
@@ -73,7 +86,8 @@ void register_study_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   study->add_option("--data", command->job.cli.dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")
       ->capture_default_str();
-  study->add_option("--executor", command->executor, "threads or mpi")->capture_default_str();
+  study->add_option("--executor", command->executor, kExecutorHelp)->capture_default_str();
+  add_platform_options(*study, command->job);
   study->add_option("--results", command->job.cli.results, "Write the results (JSON) here");
   command->job.command = "study";
   command->job.progress = true;

@@ -122,6 +122,20 @@ void set_breakdown(reports::Entry& entry, const Breakdown& breakdown) {
   }
 }
 
+void add_staleness(reports::Entry& entry, const CountHistogram& staleness) {
+  if (staleness.empty()) return;
+  entry.counters["staleness_mean"] = staleness.mean();
+  entry.counters["staleness_p99"] = static_cast<double>(staleness.quantile(0.99));
+  entry.counters["staleness_max"] = static_cast<double>(staleness.max());
+  entry.counters["pushes"] = static_cast<double>(staleness.total());
+  reports::Curve histogram{"staleness_histogram", "staleness_updates", "pushes", {}};
+  const auto& counts = staleness.counts();
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    if (counts[k] > 0) histogram.points.emplace_back(static_cast<double>(k), static_cast<double>(counts[k]));
+  }
+  entry.curves.push_back(std::move(histogram));
+}
+
 reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result, const std::string& executor) {
   const auto& run = cli.run;
   reports::Entry entry;
@@ -146,6 +160,10 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
   entry.real_time = result.train_seconds;
   entry.cpu_time = result.train_seconds;
   entry.labels["stop_reason"] = result.stop_reason;
+  if (run.budget.target_accuracy > 0) {
+    entry.counters["target_accuracy"] = run.budget.target_accuracy;
+    entry.labels["target_reached"] = result.time_to_target_s >= 0 ? "yes" : "no";
+  }
   entry.labels["description"] = result.info.description;
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016" PRIx64, result.parameters_hash);
@@ -197,6 +215,7 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
     loss.points.emplace_back(static_cast<double>(point.iterations), point.train_loss);
   }
   entry.curves = {by_time, by_iteration, error_by_time, loss};
+  add_staleness(entry, result.staleness);
   return entry;
 }
 
@@ -223,6 +242,11 @@ std::string run_summary(const RunCli& cli, const reports::Entry& entry) {
                 counter("test_accuracy"), static_cast<long long>(entry.iterations), entry.real_time,
                 counter("images_per_second"), entry.labels.at("stop_reason").c_str());
   text += line;
+  if (cli.run.budget.target_accuracy > 0 && entry.labels.at("stop_reason") != "target accuracy") {
+    std::snprintf(line, sizeof line, "target accuracy %.4g not reached within the budget (stopped by %s)\n",
+                  cli.run.budget.target_accuracy, entry.labels.at("stop_reason").c_str());
+    text += line;
+  }
   double total = 0;
   for (const auto& [category, seconds] : entry.breakdown_s) total += seconds;
   text += "worker 0 time breakdown:";

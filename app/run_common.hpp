@@ -39,6 +39,9 @@ std::vector<std::string> run_arguments(const RunCli& cli);
 algorithms::RunData load_run_data(const RunCli& cli);
 // entry.breakdown_s from `breakdown`: the categories that took any time.
 void set_breakdown(reports::Entry& entry, const Breakdown& breakdown);
+// Staleness counters (staleness_mean, _p99, _max, pushes) and the curve "staleness_histogram" (pushes against
+// staleness in updates), where the run had a parameter server.
+void add_staleness(reports::Entry& entry, const CountHistogram& staleness);
 // The results entry of a run on `executor` ("threads" or "mpi").
 reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result, const std::string& executor);
 // One line per evaluation, for progress.

@@ -95,7 +95,7 @@ void check(const ValidateOptions& options) {
   if (options.kernel_repetitions < 1) throw InputError("validate: --kernel-repetitions must be at least 1");
   if (options.repetitions < 1) throw InputError("validate: --repetitions must be at least 1");
   if (options.executors.empty()) throw InputError("validate: --executors lists none");
-  for (const auto& executor : options.executors) find_executor(executor, training_executor_names());
+  for (const auto& executor : options.executors) find_executor(executor, native_executor_names());
   for (const auto& name : options.algorithms) algorithms::find_algorithm(name);  // lists the valid ones
 }
 
@@ -103,7 +103,7 @@ void validate(Context& context, const ValidateOptions& options) {
   check(options);
   const auto mpi_platform = platforms::load_platform(platform_path(options.platform));
   const bool wants_threads = std::any_of(options.executors.begin(), options.executors.end(), [](const auto& name) {
-    return find_executor(name, training_executor_names()).kind == ExecutorKind::kThreads;
+    return find_executor(name, native_executor_names()).kind == ExecutorKind::kThreads;
   });
   const auto threads_platform = wants_threads ? platforms::load_platform(threads_platform_path(options)) : mpi_platform;
   const int cores = options.cores > 0 ? options.cores : mpi_platform.nodes.count;
@@ -132,7 +132,7 @@ void validate(Context& context, const ValidateOptions& options) {
     algorithms::check_run_options(cli.run);
     const auto& info = algorithms::find_algorithm(name).info;
     for (const auto& executor_name : options.executors) {
-      const Executor& executor = find_executor(executor_name, training_executor_names());
+      const Executor& executor = find_executor(executor_name, native_executor_names());
       const bool threads = executor.kind == ExecutorKind::kThreads;
       context.err << "validate: " << name << " on " << executor.name << ", " << cli.run.workers << " workers"
                   << std::endl;

@@ -46,6 +46,14 @@ class UnavailableError : public Error {
   using Error::Error;
 };
 
+// Training diverged: a loss became NaN or infinite, the step is too large for the algorithm in its setting. Studies
+// that run every algorithm with the same hyper-parameters record it as a result rather than stopping; the SimGrid
+// executor brings it back from its simulation process with its class.
+class DivergedError : public Error {
+ public:
+  using Error::Error;
+};
+
 // An invariant of dsgd itself does not hold: a bug. Thrown by DSGD_ENFORCE*.
 class InternalError : public Error {
  public:

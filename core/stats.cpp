@@ -40,4 +40,46 @@ double quantile(std::vector<double> values, double q) {
   return values[below] + fraction * (values[above] - values[below]);
 }
 
+void CountHistogram::add(std::int64_t value, std::int64_t times) {
+  if (value < 0 || times < 0) {
+    throw InputError("histogram: counts are of non-negative values, got " + std::to_string(value) + " x " +
+                     std::to_string(times));
+  }
+  if (static_cast<std::size_t>(value) >= counts_.size()) counts_.resize(static_cast<std::size_t>(value) + 1, 0);
+  counts_[static_cast<std::size_t>(value)] += times;
+  total_ += times;
+}
+
+void CountHistogram::merge(const CountHistogram& other) {
+  for (std::size_t k = 0; k < other.counts_.size(); ++k) {
+    if (other.counts_[k] > 0) add(static_cast<std::int64_t>(k), other.counts_[k]);
+  }
+}
+
+double CountHistogram::mean() const {
+  if (total_ == 0) return 0;
+  double sum = 0;
+  for (std::size_t k = 0; k < counts_.size(); ++k) sum += static_cast<double>(k) * static_cast<double>(counts_[k]);
+  return sum / static_cast<double>(total_);
+}
+
+std::int64_t CountHistogram::max() const {
+  for (std::size_t k = counts_.size(); k-- > 0;) {
+    if (counts_[k] > 0) return static_cast<std::int64_t>(k);
+  }
+  return 0;
+}
+
+std::int64_t CountHistogram::quantile(double q) const {
+  if (!(q > 0 && q <= 1)) throw InputError("histogram: quantile must be in (0, 1], got " + std::to_string(q));
+  if (total_ == 0) return 0;
+  const double needed = q * static_cast<double>(total_);
+  std::int64_t seen = 0;
+  for (std::size_t k = 0; k < counts_.size(); ++k) {
+    seen += counts_[k];
+    if (static_cast<double>(seen) >= needed) return static_cast<std::int64_t>(k);
+  }
+  return max();
+}
+
 }  // namespace dsgd

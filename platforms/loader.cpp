@@ -512,7 +512,29 @@ Network parse_network(const JsonView& view, int node_count) {
 
 // --- noise ----------------------------------------------------------------------------------------------------
 
-Noise parse_noise(const JsonView& view) {
+std::vector<Straggler> parse_stragglers(const JsonView& view, int node_count) {
+  std::vector<Straggler> stragglers;
+  for (std::size_t i = 0; i < view.size(); ++i) {
+    const JsonView item = view.at(i);
+    item.allow_only({"node", "slowdown"});
+    Straggler straggler;
+    const JsonView node = item.at("node");
+    const std::int64_t index = node.integer();
+    if (index < 0 || index >= node_count) {
+      node.fail("expected a node from 0 to /nodes/count - 1 = " + std::to_string(node_count - 1) + ", got " +
+                std::to_string(index));
+    }
+    straggler.node = static_cast<int>(index);
+    for (const auto& earlier : stragglers) {
+      if (earlier.node == straggler.node) node.fail("node " + std::to_string(straggler.node) + " is listed twice");
+    }
+    straggler.slowdown = item.at("slowdown").positive();
+    stragglers.push_back(straggler);
+  }
+  return stragglers;
+}
+
+Noise parse_noise(const JsonView& view, int node_count) {
   Noise noise;
   noise.distribution = enum_value<NoiseDistribution>(view.at("distribution"), noise_distribution_names());
   auto spread_of = [&](std::string_view field, bool below_one) {
@@ -524,22 +546,23 @@ Noise parse_noise(const JsonView& view) {
   };
   switch (noise.distribution) {
     case NoiseDistribution::kNone:
-      view.allow_only({"distribution", "description", "sources"});
+      view.allow_only({"distribution", "description", "sources", "stragglers"});
       break;
     case NoiseDistribution::kNormal:
-      view.allow_only({"distribution", "relative_stddev", "correlation_s", "description", "sources"});
+      view.allow_only({"distribution", "relative_stddev", "correlation_s", "description", "sources", "stragglers"});
       noise.spread = spread_of("relative_stddev", true);
       break;
     case NoiseDistribution::kLognormal:
-      view.allow_only({"distribution", "sigma", "correlation_s", "description", "sources"});
+      view.allow_only({"distribution", "sigma", "correlation_s", "description", "sources", "stragglers"});
       noise.spread = spread_of("sigma", false);
       break;
     case NoiseDistribution::kUniform:
-      view.allow_only({"distribution", "relative_half_width", "correlation_s", "description", "sources"});
+      view.allow_only({"distribution", "relative_half_width", "correlation_s", "description", "sources", "stragglers"});
       noise.spread = spread_of("relative_half_width", true);
       break;
   }
   if (const auto correlation = view.find("correlation_s")) noise.correlation_s = correlation->nonnegative();
+  if (const auto stragglers = view.find("stragglers")) noise.stragglers = parse_stragglers(*stragglers, node_count);
   if (const auto description = view.find("description")) noise.description = description->string();
   noise.sources = take_sources(view);
   return noise;
@@ -690,6 +713,13 @@ Json noise_json(const Noise& noise) {
   if (noise.distribution != NoiseDistribution::kNone && noise.correlation_s > 0) {
     out["correlation_s"] = noise.correlation_s;
   }
+  if (!noise.stragglers.empty()) {
+    Json stragglers = Json::array();
+    for (const auto& straggler : noise.stragglers) {
+      stragglers.push_back({{"node", straggler.node}, {"slowdown", straggler.slowdown}});
+    }
+    out["stragglers"] = stragglers;
+  }
   if (!noise.description.empty()) out["description"] = noise.description;
   put_sources(out, noise.sources);
   return out;
@@ -706,7 +736,7 @@ Platform parse_platform(const Json& json, const std::string& source) {
   platform.description = nonempty_string(root.at("description"));
   platform.nodes = parse_nodes(root.at("nodes"));
   platform.network = parse_network(root.at("network"), platform.nodes.count);
-  if (const auto noise = root.find("noise")) platform.noise = parse_noise(*noise);
+  if (const auto noise = root.find("noise")) platform.noise = parse_noise(*noise, platform.nodes.count);
   take_sources(root);
   return platform;
 }

@@ -284,10 +284,17 @@ enum class NoiseDistribution { kNone, kNormal, kLognormal, kUniform };
 // With a correlation time (JSON `correlation_s`), a node stays fast or slow for about that long: its factor is the
 // distribution's quantile of a standard normal that follows an Ornstein-Uhlenbeck process in simulated time
 // (correlation exp(-dt / correlation_s) between steps dt apart). 0: independent draws per compute step.
+// A node that computes slower (or faster) than the others by a constant factor, on top of the spread: a straggler
+// of an asynchronous study.
+struct Straggler {
+  int node = 0;
+  double slowdown = 1;  // compute times multiplied by this (> 0)
+};
 struct Noise {
   NoiseDistribution distribution = NoiseDistribution::kNone;
   double spread = 0;
   double correlation_s = 0;
+  std::vector<Straggler> stragglers;  // at most one per node
   std::string description;
   Sources sources;
 };

@@ -96,6 +96,13 @@ double noise_factor(const platforms::Noise& noise, std::uint64_t seed, int node,
 }
 
 double ComputeNoise::factor(int node, std::uint64_t step, double now_s) {
+  for (const auto& straggler : noise_.stragglers) {
+    if (straggler.node == node) return straggler.slowdown * spread_factor(node, step, now_s);
+  }
+  return spread_factor(node, step, now_s);
+}
+
+double ComputeNoise::spread_factor(int node, std::uint64_t step, double now_s) {
   if (noise_.distribution == platforms::NoiseDistribution::kNone || noise_.spread == 0) return 1.0;
   if (!(noise_.correlation_s > 0)) return noise_factor(noise_, seed_, node, step);
   DSGD_ENFORCE(node >= 0, "compute noise of a negative node");

@@ -47,11 +47,13 @@ class ComputeNoise {
  public:
   ComputeNoise(platforms::Noise noise, std::uint64_t seed) : noise_(std::move(noise)), seed_(seed) {}
 
-  // The factor of `node`'s compute step starting at `now_s`, the `step`-th of its rank.
+  // The factor of `node`'s compute step starting at `now_s`, the `step`-th of its rank: the spread's draw times the
+  // node's straggler slowdown, if it has one.
   double factor(int node, std::uint64_t step, double now_s);
   const platforms::Noise& noise() const { return noise_; }
 
  private:
+  double spread_factor(int node, std::uint64_t step, double now_s);
   struct NodeState {
     bool started = false;
     double z = 0;

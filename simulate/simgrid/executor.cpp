@@ -129,9 +129,20 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
 // --- the child's report, through a pipe -------------------------------------------------------------------------
 
 // Which dsgd error class a report carries; the parent rethrows the same class with the same message.
-enum class ErrorKind : std::uint32_t { kNone, kError, kInput, kIo, kUnavailable, kInternal, kComm, kTimeout };
+enum class ErrorKind : std::uint32_t {
+  kNone,
+  kError,
+  kInput,
+  kIo,
+  kUnavailable,
+  kInternal,
+  kComm,
+  kTimeout,
+  kDiverged
+};
 
 ErrorKind kind_of(const Error& error) {
+  if (dynamic_cast<const DivergedError*>(&error)) return ErrorKind::kDiverged;
   if (dynamic_cast<const TimeoutError*>(&error)) return ErrorKind::kTimeout;
   if (dynamic_cast<const CommError*>(&error)) return ErrorKind::kComm;
   if (dynamic_cast<const InputError*>(&error)) return ErrorKind::kInput;  // UnknownNameError included
@@ -155,6 +166,8 @@ ErrorKind kind_of(const Error& error) {
       throw UnavailableError(message);
     case ErrorKind::kInternal:
       throw InternalError(message);
+    case ErrorKind::kDiverged:
+      throw DivergedError(message);
     case ErrorKind::kNone:
     case ErrorKind::kError:
       break;

@@ -32,5 +32,38 @@ TEST(AppRunCommon, MeasuredRunsShareTheTable3DefinitionOfSimulatedOnes) {
   EXPECT_DOUBLE_EQ(entry.counters.at("idle_share"), 4.0 / 13.5);
 }
 
+TEST(AppRunCommon, ATargetNotReachedIsSaidAndRecorded) {
+  RunCli cli;
+  cli.run.budget.target_accuracy = 0.85;
+  algorithms::RunResult result;
+  result.stop_reason = "iterations";
+  result.curve.push_back({100, 6400, 1.5, 0.8, 0.5, 0.6});
+  auto entry = run_entry(cli, result, "simgrid");
+  EXPECT_EQ(entry.labels.at("target_reached"), "no");
+  EXPECT_NE(run_summary(cli, entry).find("target accuracy 0.85 not reached within the budget (stopped by iterations)"),
+            std::string::npos)
+      << run_summary(cli, entry);
+  result.stop_reason = "target accuracy";
+  result.time_to_target_s = 1.5;
+  entry = run_entry(cli, result, "simgrid");
+  EXPECT_EQ(entry.labels.at("target_reached"), "yes");
+  EXPECT_EQ(run_summary(cli, entry).find("not reached"), std::string::npos);
+}
+
+// A parameter server's staleness goes into the entry as counters and a histogram curve.
+TEST(AppRunCommon, StalenessBecomesCountersAndAHistogram) {
+  algorithms::RunResult result;
+  result.staleness.add(3, 90);
+  result.staleness.add(12, 10);
+  const auto entry = run_entry(RunCli{}, result, "simgrid");
+  EXPECT_DOUBLE_EQ(entry.counters.at("staleness_mean"), (3 * 90 + 12 * 10) / 100.0);
+  EXPECT_DOUBLE_EQ(entry.counters.at("staleness_p99"), 12);
+  EXPECT_DOUBLE_EQ(entry.counters.at("staleness_max"), 12);
+  EXPECT_DOUBLE_EQ(entry.counters.at("pushes"), 100);
+  const auto& histogram = entry.curves.back();
+  EXPECT_EQ(histogram.name, "staleness_histogram");
+  EXPECT_EQ(histogram.points, (std::vector<std::pair<double, double>>{{3, 90}, {12, 10}}));
+}
+
 }  // namespace
 }  // namespace dsgd::app

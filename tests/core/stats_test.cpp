@@ -29,6 +29,30 @@ TEST(CoreStats, MeanAndQuantiles) {
   EXPECT_THROW(quantile({}, 0.5), InputError);
 }
 
+TEST(CoreStats, CountHistogramSummaries) {
+  CountHistogram histogram;
+  EXPECT_TRUE(histogram.empty());
+  EXPECT_EQ(histogram.mean(), 0);
+  EXPECT_EQ(histogram.quantile(0.99), 0);
+  histogram.add(2, 98);
+  histogram.add(7);
+  histogram.add(40);
+  EXPECT_EQ(histogram.total(), 100);
+  EXPECT_DOUBLE_EQ(histogram.mean(), (2 * 98 + 7 + 40) / 100.0);
+  EXPECT_EQ(histogram.quantile(0.5), 2);
+  EXPECT_EQ(histogram.quantile(0.98), 2);
+  EXPECT_EQ(histogram.quantile(0.99), 7);
+  EXPECT_EQ(histogram.quantile(1.0), 40);
+  EXPECT_EQ(histogram.max(), 40);
+  CountHistogram other;
+  other.add(1, 3);
+  other.merge(histogram);
+  EXPECT_EQ(other.total(), 103);
+  EXPECT_EQ(other.counts().at(1), 3);
+  EXPECT_THROW(histogram.add(-1), InputError);
+  EXPECT_THROW(histogram.quantile(0), InputError);
+}
+
 TEST(CoreFormat, PrintsLikePrintfWhateverTheLength) {
   EXPECT_EQ(format("%d ranks on %s", 4, "threads"), "4 ranks on threads");
   EXPECT_EQ(format("%s", std::string(300, 'x').c_str()).size(), 300u);

@@ -251,6 +251,28 @@ TEST(PlatformsLoader, KnlMeshChecked) {
   rejection(mode, {"/nodes/intra_node/cluster_mode", "all2all, quadrant, snc4"});
 }
 
+TEST(PlatformsLoader, StragglersLoadRoundTripAndAreChecked) {
+  Json json = minimal();
+  const int nodes = json["nodes"]["count"].get<int>();
+  json["noise"] = {{"distribution", "none"}, {"stragglers", {{{"node", nodes - 1}, {"slowdown", 4}}}}};
+  const Platform platform = parse_platform(json, "test.json");
+  ASSERT_EQ(platform.noise.stragglers.size(), 1U);
+  EXPECT_EQ(platform.noise.stragglers[0].node, nodes - 1);
+  EXPECT_DOUBLE_EQ(platform.noise.stragglers[0].slowdown, 4);
+  const Platform again = parse_platform(to_json(platform), "again.json");
+  ASSERT_EQ(again.noise.stragglers.size(), 1U);
+  EXPECT_DOUBLE_EQ(again.noise.stragglers[0].slowdown, 4);
+
+  json["noise"]["stragglers"][0]["node"] = nodes;
+  rejection(json, {"/noise/stragglers/0/node", "expected a node from 0 to"});
+  json["noise"]["stragglers"] = {{{"node", 0}, {"slowdown", 0}}};
+  rejection(json, {"/noise/stragglers/0/slowdown"});
+  json["noise"]["stragglers"] = {{{"node", 0}, {"slowdown", 2}}, {{"node", 0}, {"slowdown", 3}}};
+  rejection(json, {"/noise/stragglers/1/node", "listed twice"});
+  json["noise"]["stragglers"] = {{{"node", 0}, {"slowdown", 2}, {"speed", 3}}};
+  rejection(json, {"/noise/stragglers/0", "unknown field 'speed'"});
+}
+
 TEST(PlatformsLoader, NoiseDistributions) {
   Json json = minimal();
   json["noise"] = {{"distribution", "lognormal"}, {"sigma", 0.05}, {"sources", {{"sigma", "test"}}}};

@@ -1,0 +1,67 @@
+#include "core/memory.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+
+namespace dsgd {
+
+namespace {
+
+std::optional<std::uint64_t> read_number(const char* path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text == "max") return std::nullopt;
+  try {
+    return std::stoull(text);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// What the cgroup's limit leaves, if the process has one.
+std::optional<std::uint64_t> cgroup_headroom() {
+  for (const auto& [limit_path, usage_path] :
+       {std::pair{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+        std::pair{"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
+    const auto limit = read_number(limit_path);
+    const auto usage = read_number(usage_path);
+    // v1 reports "no limit" as a number near 2^63.
+    if (limit && usage && *limit < (std::uint64_t{1} << 60)) return *limit > *usage ? *limit - *usage : 0;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::uint64_t available_memory_bytes() {
+  std::ifstream in("/proc/meminfo");
+  if (!in) throw IoError("/proc/meminfo: cannot read the memory this machine has available");
+  std::string line;
+  std::optional<std::uint64_t> available;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    std::uint64_t kib = 0;
+    if (fields >> key >> kib && key == "MemAvailable:") available = kib * 1024;
+  }
+  if (!available) throw IoError("/proc/meminfo: no MemAvailable line");
+  if (const auto headroom = cgroup_headroom()) return std::min(*available, *headroom);
+  return *available;
+}
+
+std::string bytes_text(double bytes) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int unit = 0;
+  while (bytes >= 1000 && unit < 4) {
+    bytes /= 1000;
+    ++unit;
+  }
+  return significant(bytes, 3) + " " + units[unit];
+}
+
+}  // namespace dsgd

@@ -1,0 +1,18 @@
+#pragma once
+// How much memory this process may still take, for refusing work before a big allocation rather than failing
+// (or being killed) in the middle of it (docs/errors.md "Memory").
+
+#include <cstdint>
+#include <string>
+
+namespace dsgd {
+
+// Bytes this process may allocate now: the kernel's MemAvailable (/proc/meminfo), lowered to what the cgroup's
+// limit leaves (cgroup v2 memory.max - memory.current, or v1's limit_in_bytes - usage_in_bytes) where one is set.
+// Throws IoError when /proc/meminfo cannot be read.
+std::uint64_t available_memory_bytes();
+
+// "1.25 GB" (decimal units, three significant digits), for messages.
+std::string bytes_text(double bytes);
+
+}  // namespace dsgd

@@ -1,0 +1,149 @@
+#include "simulate/numeric.hpp"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "core/json.hpp"
+#include "core/memory.hpp"
+#include "core/model_zoo.hpp"
+#include "core/nn/evaluation.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
+
+namespace dsgd::simulate {
+
+namespace {
+
+constexpr double kFloat = sizeof(float);
+
+// RunResult through the simulation process's pipe (SimulationOptions::collect), as JSON.
+Json to_json(const algorithms::RunResult& result) {
+  Json curve = Json::array();
+  for (const auto& point : result.curve) {
+    curve.push_back(
+        {point.iterations, point.images, point.seconds, point.test_accuracy, point.test_loss, point.train_loss});
+  }
+  const auto breakdowns = [](const std::vector<Breakdown>& per_rank) {
+    Json out = Json::array();
+    for (const auto& breakdown : per_rank) out.push_back(breakdown.seconds);
+    return out;
+  };
+  return {{"curve", curve},
+          {"iterations", result.iterations},
+          {"train_seconds", result.train_seconds},
+          {"images_per_second", result.images_per_second},
+          {"time_to_target_s", result.time_to_target_s},
+          {"stop_reason", result.stop_reason},
+          {"per_rank", breakdowns(result.per_rank)},
+          {"first_round_per_rank", breakdowns(result.first_round_per_rank)},
+          {"staleness", result.staleness.counts()},
+          {"parameters_hash", result.parameters_hash}};
+}
+
+void from_json(const Json& json, algorithms::RunResult& result) {
+  for (const auto& point : json.at("curve")) {
+    result.curve.push_back({point.at(0).get<std::int64_t>(), point.at(1).get<double>(), point.at(2).get<double>(),
+                            point.at(3).get<double>(), point.at(4).get<double>(), point.at(5).get<double>()});
+  }
+  result.iterations = json.at("iterations").get<std::int64_t>();
+  result.train_seconds = json.at("train_seconds").get<double>();
+  result.images_per_second = json.at("images_per_second").get<double>();
+  result.time_to_target_s = json.at("time_to_target_s").get<double>();
+  result.stop_reason = json.at("stop_reason").get<std::string>();
+  const auto breakdowns = [](const Json& list) {
+    std::vector<Breakdown> out;
+    for (const auto& seconds : list) {
+      Breakdown breakdown;
+      for (std::size_t i = 0; i < breakdown.seconds.size(); ++i) breakdown.seconds[i] = seconds.at(i).get<double>();
+      out.push_back(breakdown);
+    }
+    return out;
+  };
+  result.per_rank = breakdowns(json.at("per_rank"));
+  result.first_round_per_rank = breakdowns(json.at("first_round_per_rank"));
+  const auto counts = json.at("staleness").get<std::vector<std::int64_t>>();
+  for (std::size_t k = 0; k < counts.size(); ++k) {
+    if (counts[k] > 0) result.staleness.add(static_cast<std::int64_t>(k), counts[k]);
+  }
+  result.parameters_hash = json.at("parameters_hash").get<std::uint64_t>();
+}
+
+}  // namespace
+
+MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images) {
+  const ModelSpec model = build_model(run.model);
+  const double parameters = static_cast<double>(model.parameters());
+  const double per_image = static_cast<double>(model.activation_bytes()) +
+                           kFloat * static_cast<double>(model.input.elements());  // outputs and the input
+  const double vectors = kModelVectors * kFloat * parameters;
+  MemoryEstimate estimate;
+  // Forward outputs and their gradients: twice the activations of the batch.
+  estimate.per_worker_bytes = vectors + 2.0 * run.hyper.batch * per_image + kRankOverheadBytes;
+  const bool master = algorithms::find_algorithm(run.algorithm).info.has_master;
+  estimate.per_master_bytes = master ? vectors + kRankOverheadBytes : 0;
+  estimate.evaluator_bytes =
+      kFloat * parameters + 2.0 * nn::evaluation_batch(std::max<std::size_t>(test_images, 1)) * per_image;
+  estimate.total_bytes = run.workers * estimate.per_worker_bytes + estimate.per_master_bytes + estimate.evaluator_bytes;
+  char text[400];
+  std::snprintf(text, sizeof text,
+                "%d workers x (%d model vectors of %.0f parameters + 2 x batch %d x %.0f bytes of activations + %s) "
+                "%s+ evaluator %s",
+                run.workers, kModelVectors, parameters, run.hyper.batch, per_image,
+                bytes_text(kRankOverheadBytes).c_str(),
+                master ? ("+ master " + bytes_text(estimate.per_master_bytes) + " ").c_str() : "",
+                bytes_text(estimate.evaluator_bytes).c_str());
+  estimate.formula = text;
+  return estimate;
+}
+
+NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOptions& options,
+                            const algorithms::RunData& data) {
+  const algorithms::RunOptions& run = options.run;
+  algorithms::check_run_options(run);
+  if (!data.train || !data.test) throw InputError("simulate: a numeric simulation needs its data loaded");
+  const auto& entry = algorithms::find_algorithm(run.algorithm);
+
+  NumericRun out;
+  out.memory = estimate_numeric_memory(run, data.test->size());
+  const double limit =
+      options.memory_limit_bytes > 0 ? options.memory_limit_bytes : static_cast<double>(available_memory_bytes());
+  if (out.memory.total_bytes > limit) {
+    throw InputError("simulate: " + std::to_string(run.workers) + " numeric workers of " + run.model +
+                     " need an estimated " + bytes_text(out.memory.total_bytes) + " (" + out.memory.formula +
+                     "), more than the " + bytes_text(limit) +
+                     (options.memory_limit_bytes > 0 ? " allowed" : " this machine has available") +
+                     ": fewer workers or a smaller batch, or a size-only simulation (`dsgd simulate`)");
+  }
+
+  WorldOptions world;
+  world.size = algorithms::world_size(run);
+  world.timeout_s = options.timeout_s;
+  world.payload = true;
+  SimulationOptions simulation;
+  simulation.fidelity = Fidelity::kMessage;  // the other levels carry no data
+  simulation.placement = options.placement;
+  // A master serves its workers from the host CPU where the workers are devices (as simulate/weak_scaling.cpp).
+  simulation.placement.master_on_host = entry.info.has_master && platform.nodes.devices_per_node() > 0;
+  simulation.noise_seed = options.noise_seed;
+  simulation.wall_timeout_s = options.wall_timeout_s;
+  check_simulatable(platform, world.size, simulation.placement);
+
+  algorithms::RunResult result;
+  simulation.collect = [&result] { return to_json(result).dump(); };
+  const auto outcome =
+      simgrid::run(platform, world, algorithms::training_worker(run, data, &result, options.progress), simulation);
+  try {
+    from_json(Json::parse(outcome.collected), out.result);
+  } catch (const Json::exception& error) {
+    throw InternalError(std::string("simulate: the numeric simulation returned an unreadable result: ") + error.what());
+  }
+  out.result.info = entry.info;
+  out.result.ranks = world.size;
+  const int per_node = ranks_per_node(platform, simulation.placement);
+  out.nodes = std::max(1, (world.size - (simulation.placement.master_on_host ? 1 : 0) + per_node - 1) / per_node);
+  out.wall_s = outcome.wall_s;
+  out.setup_wall_s = outcome.setup_wall_s;
+  return out;
+}
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,70 @@
+#pragma once
+// Numeric simulation (docs/time-to-accuracy.md): training with any algorithm of the catalog in SimGrid with
+// payloads. Every simulated worker computes real gradients with the native kernels on its own batches of real
+// data, and the messages carry the real weights, while the simulated clock advances by the platform's cost model
+// (compute steps cost their FLOPs at the platform's rates, messages their bytes on its links), never by this
+// machine's time. So an asynchronous algorithm's interleaving -- which push the server takes first, how stale a
+// gradient is -- follows the simulated platform, and test accuracy is known at points of simulated time
+// (evaluations cost no simulated time). Deterministic algorithms give the native runs' weights bit for bit.
+//
+// Cost: every worker's kernels run on this machine, one after another (SimGrid runs its actors in one thread), so
+// wall time is about the sum of the workers' native compute time; memory holds every worker's replica at once.
+// estimate_numeric_memory() says how much, and simulate_numeric() refuses a world that would not fit.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algorithms/runner.hpp"
+#include "platforms/platform.hpp"
+#include "simulate/simgrid/executor.hpp"
+
+namespace dsgd::simulate {
+
+// The memory a numeric simulation takes beyond the data already loaded, by the formula of docs/time-to-accuracy.md
+// "Memory": per worker, the model-sized vectors an algorithm keeps (kModelVectors of them) and its batch's
+// activations (forward and backward); per master, the model-sized vectors; on rank 0, the evaluator; per rank, a
+// fixed overhead for its actor and back end.
+struct MemoryEstimate {
+  double per_worker_bytes = 0;
+  double per_master_bytes = 0;
+  double evaluator_bytes = 0;
+  double total_bytes = 0;  // all ranks, evaluator included
+  std::string formula;     // the terms, for messages and results
+};
+// Model-sized float vectors per rank: weights, gradients, velocity, two algorithm buffers (an accumulated gradient,
+// an elastic centre), a collective's scratch buffer and a message in flight.
+inline constexpr int kModelVectors = 7;
+// Per rank, besides its vectors: the actor's stack pages and the back end's scratch (measured: docs/
+// time-to-accuracy.md "Memory").
+inline constexpr double kRankOverheadBytes = 8e6;
+
+MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images);
+
+struct NumericOptions {
+  algorithms::RunOptions run;
+  PlacementOptions placement;
+  std::uint64_t noise_seed = 1;
+  double timeout_s = 1e9;         // simulated seconds any wait may last
+  double wall_timeout_s = 0;      // kill the simulation after this much wall time (0: no limit)
+  double memory_limit_bytes = 0;  // 0: what this machine has available now (core/memory.hpp)
+  // Called in the simulation's process after each evaluation (seconds are simulated).
+  std::function<void(const algorithms::RunPoint&)> progress;
+};
+
+struct NumericRun {
+  algorithms::RunResult result;  // seconds simulated: curve, train_seconds, time_to_target_s, images_per_second
+  MemoryEstimate memory;
+  int nodes = 0;            // nodes the ranks occupy
+  double wall_s = 0;        // of the whole simulation
+  double setup_wall_s = 0;  // engine and platform
+};
+
+// Runs options.run on `platform` with `data`. Throws InputError (before anything runs) for bad options or when the
+// memory estimate exceeds the limit -- the message gives both -- and what simgrid::run throws (DivergedError when a
+// worker's loss diverged, TimeoutError past wall_timeout_s).
+NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOptions& options,
+                            const algorithms::RunData& data);
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,145 @@
+// simulate/numeric.hpp: a numeric simulation gives the native threads run's weights bit for bit (LeNet on
+// Fashion-MNIST, as `dsgd run --executor simgrid` and `--executor threads` do); a straggler on the simulated
+// platform makes its pushes as stale as the platform implies; a world over the memory limit is refused before
+// anything runs; a target never reached stops at the budget.
+
+#include "simulate/numeric.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "app/run_common.hpp"
+#include "core/memory.hpp"
+#include "measure/threads/executor.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/synthetic_images.hpp"
+
+namespace dsgd::simulate {
+namespace {
+
+algorithms::RunResult run_threads(const algorithms::RunOptions& run, const algorithms::RunData& data) {
+  algorithms::RunResult result;
+  WorldOptions world;
+  world.size = algorithms::world_size(run);
+  measure::threads::run(world, algorithms::training_worker(run, data, &result));
+  return result;
+}
+
+TEST(NumericSimulation, SyncSgdOnFashionMnistGivesTheThreadsRunsWeights) {
+  app::RunCli cli;  // LeNet on Fashion-MNIST, as `dsgd run` defaults
+  cli.run.algorithm = "sync-sgd";
+  cli.run.workers = 4;
+  cli.run.budget.target_accuracy = 0;
+  cli.run.budget.iterations = 20;
+  cli.run.budget.eval_every = 10;
+  cli.test_images = 500;
+  const auto data = app::load_run_data(cli);
+  const auto native = run_threads(cli.run, data);
+
+  NumericOptions options;
+  options.run = cli.run;
+  const auto simulated = simulate_numeric(platforms::load_platform("cori-knl"), options, data);
+  EXPECT_EQ(simulated.result.parameters_hash, native.parameters_hash);
+  ASSERT_EQ(simulated.result.curve.size(), 2U);
+  EXPECT_EQ(simulated.result.curve.back().test_accuracy, native.curve.back().test_accuracy);
+  EXPECT_EQ(simulated.result.stop_reason, "iterations");
+  // The clock is the platform's: 20 iterations of a KNL core, not this machine's time.
+  EXPECT_GT(simulated.result.train_seconds, 0);
+  EXPECT_NE(simulated.result.train_seconds, native.train_seconds);
+  EXPECT_TRUE(simulated.result.staleness.empty());  // no parameter server
+}
+
+class NumericOnSyntheticData : public testing::ScratchDirTest {
+ protected:
+  void SetUp() override {
+    ScratchDirTest::SetUp();
+    testing::write_synthetic_idx_folder(dir_, 960, 200);
+    cli_.dataset = "idx:" + dir_.string();
+    cli_.run.hyper.batch = 16;
+    cli_.run.budget.target_accuracy = 0;
+    data_ = app::load_run_data(cli_);
+  }
+  app::RunCli cli_;
+  algorithms::RunData data_;
+};
+
+// Async SGD's master on node 0, worker w on node w + 1 of a network fast enough to cost nothing beside compute. With
+// P workers of equal speed each push is P - 1 updates stale; a worker k times slower than the other P - 1 sees
+// (P - 1) k of their updates between two of its pushes, while they all still run.
+TEST_F(NumericOnSyntheticData, AStragglerSeesTheStalenessItsSlowdownImplies) {
+  constexpr int kWorkers = 4;
+  constexpr double kSlowdown = 4;
+  constexpr int kIterations = 40;
+  NumericOptions options;
+  options.run = cli_.run;
+  options.run.algorithm = "async-sgd";
+  options.run.workers = kWorkers;
+  options.run.budget.iterations = kIterations;
+  options.run.budget.eval_every = kIterations;  // one round: the fast workers stop once they are done
+  auto platform = flat_platform(kWorkers + 1, 1e-9, 1e15, 1e10);
+
+  const auto even = simulate_numeric(platform, options, data_).result.staleness;
+  ASSERT_EQ(even.total(), kWorkers * kIterations);
+  EXPECT_EQ(even.max(), kWorkers - 1);
+  EXPECT_GE(even.counts().at(kWorkers - 1), kWorkers * (kIterations - 1));  // all but the first pushes
+
+  platform.noise.stragglers = {{kWorkers, kSlowdown}};  // the last worker's node
+  const auto straggling = simulate_numeric(platform, options, data_).result.staleness;
+  ASSERT_EQ(straggling.total(), kWorkers * kIterations);
+  const auto expected = static_cast<std::int64_t>((kWorkers - 1) * kSlowdown);
+  EXPECT_NEAR(static_cast<double>(straggling.max()), static_cast<double>(expected), 1.0);
+  // The straggler's pushes while the others run: a 1 / kSlowdown share of its iterations, each about `expected`
+  // updates stale.
+  std::int64_t stale = 0;
+  for (std::size_t k = static_cast<std::size_t>(expected - 1); k < straggling.counts().size(); ++k) {
+    stale += straggling.counts()[k];
+  }
+  EXPECT_NEAR(static_cast<double>(stale), kIterations / kSlowdown, 2.0);
+}
+
+TEST_F(NumericOnSyntheticData, AWorldOverTheMemoryLimitIsRefusedWithTheEstimate) {
+  NumericOptions options;
+  options.run = cli_.run;
+  options.run.workers = 64;
+  options.run.budget.iterations = 10;
+  options.memory_limit_bytes = 100e6;
+  const auto estimate = estimate_numeric_memory(options.run, data_.test->size());
+  EXPECT_GT(estimate.total_bytes, 64 * kRankOverheadBytes);
+  try {
+    simulate_numeric(platforms::load_platform("cori-knl"), options, data_);
+    FAIL() << "expected InputError";
+  } catch (const InputError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find(bytes_text(estimate.total_bytes)), std::string::npos) << message;
+    EXPECT_NE(message.find("100 MB allowed"), std::string::npos) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  // The estimate grows with the workers and the batch.
+  auto more = options.run;
+  more.workers = 128;
+  EXPECT_GT(estimate_numeric_memory(more, 200).total_bytes, estimate.total_bytes);
+  more.hyper.batch = 256;
+  EXPECT_GT(estimate_numeric_memory(more, 200).per_worker_bytes, estimate.per_worker_bytes);
+}
+
+TEST_F(NumericOnSyntheticData, ATargetNeverReachedStopsAtTheBudget) {
+  NumericOptions options;
+  options.run = cli_.run;
+  options.run.algorithm = "sync-sgd";
+  options.run.workers = 2;
+  options.run.budget.iterations = 20;
+  options.run.budget.eval_every = 10;
+  options.run.hyper.learning_rate = 1e-6F;  // so small that nothing is learnt
+  options.run.budget.target_accuracy = 0.9;
+  const auto run = simulate_numeric(platforms::load_platform("cori-knl"), options, data_).result;
+  EXPECT_EQ(run.stop_reason, "iterations");
+  EXPECT_EQ(run.iterations, 20);
+  EXPECT_LT(run.time_to_target_s, 0);
+  EXPECT_LT(run.curve.back().test_accuracy, 0.9);
+}
+
+}  // namespace
+}  // namespace dsgd::simulate
