@@ -86,6 +86,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   register_run_command(app, context);
   register_study_command(app, context);
   register_simulate_command(app, context);
+  register_accuracy_command(app, context);
   register_validate_command(app, context);
   register_shared_memory_command(app, context);
   register_lost_updates_command(app, context);

@@ -28,6 +28,7 @@ void register_run_command(CLI::App& app, Context& context);
 void register_algorithms_command(CLI::App& app, Context& context);
 void register_study_command(CLI::App& app, Context& context);
 void register_simulate_command(CLI::App& app, Context& context);
+void register_accuracy_command(CLI::App& app, Context& context);
 void register_validate_command(CLI::App& app, Context& context);
 void register_shared_memory_command(CLI::App& app, Context& context);
 void register_lost_updates_command(CLI::App& app, Context& context);
