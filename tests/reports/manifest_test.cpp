@@ -98,6 +98,43 @@ TEST(ReportsManifest, CurveFiguresTakeOneSeriesPerEntry) {
   EXPECT_EQ(figure.series[0].points.size(), 2U);
 }
 
+// A figure of the named experiment in the default manifest (fails the test if absent).
+const FigureSpec* default_figure(const Manifest& manifest, const std::string& experiment, const std::string& id) {
+  for (const auto& e : manifest.experiments) {
+    if (e.id != experiment) continue;
+    for (const auto& figure : e.figures) {
+      if (figure.id == id) return &figure;
+    }
+  }
+  ADD_FAILURE() << experiment << " has no figure " << id;
+  return nullptr;
+}
+
+TEST(ReportsManifest, DefaultManifestDrawsTheComparisonsItTabulates) {
+  const Manifest manifest = default_manifest();
+  // Seed 000 Table 4: predicted and published efficiency, one colour per model, against cores.
+  if (const auto* figure = default_figure(manifest, "table4-simulated", "efficiency-by-cores")) {
+    ASSERT_EQ(figure->series.size(), 2U);
+    EXPECT_EQ(figure->series[0].y->text, "counter:predicted");
+    EXPECT_EQ(figure->series[1].y->text, "counter:published");
+    EXPECT_EQ(figure->series_by->text, "label:case");
+    EXPECT_TRUE(figure->log_x);
+  }
+  // Seed 000 Table 3 / Fig 11: measured bars come from the measured experiment.
+  if (const auto* figure = default_figure(manifest, "table3-simulated", "breakdown")) {
+    EXPECT_EQ(figure->style, PlotStyle::kStacked);
+    ASSERT_EQ(figure->series.size(), 3U);
+    EXPECT_EQ(figure->series[0].from, "easgd-variants");
+    EXPECT_EQ(figure->series[2].stack.at(0).field.text, "counter:published");
+  }
+  default_figure(manifest, "sallinen-fig3", "time-by-threads");
+  default_figure(manifest, "sallinen-staleness", "lockstep");
+  default_figure(manifest, "sallinen-mesh", "speedup-by-cores");
+  if (const auto* figure = default_figure(manifest, "dogwild-lost-updates", "lost-by-threads")) {
+    EXPECT_EQ(figure->series.back().from, "dogwild-lost-updates-hot");
+  }
+}
+
 Entry point_entry(const std::string& model, double nodes, double predicted, double published) {
   Entry e = entry(model + "/" + std::to_string(nodes), "sync", 0, 1);
   e.labels["case"] = model;
