@@ -79,9 +79,52 @@ TableSpec parse_table(const JsonView& view) {
   return table;
 }
 
+std::string parse_colour(const JsonView& view) {
+  static const std::regex kColour("^#[0-9a-fA-F]{6}$");
+  const std::string colour = view.string();
+  if (!std::regex_match(colour, kColour)) view.fail("expected a colour \"#rrggbb\", got '" + colour + "'");
+  return colour;
+}
+
+std::vector<StackSpec> parse_stack(const JsonView& view) {
+  if (view.size() == 0) view.fail("expected at least one segment");
+  std::vector<StackSpec> stack;
+  for (std::size_t i = 0; i < view.size(); ++i) {
+    const JsonView segment = view.at(i);
+    segment.allow_only({"title", "field", "colour"});
+    stack.push_back({segment.at("title").string(), parse_field_ref(segment.at("field")), ""});
+    if (const auto colour = segment.find("colour")) stack.back().colour = parse_colour(*colour);
+  }
+  return stack;
+}
+
+SeriesSpec parse_series(const JsonView& view, PlotStyle style) {
+  view.allow_only({"title", "from", "where", "x", "y", "stack", "colour", "dashed"});
+  SeriesSpec series;
+  series.title = view.at("title").string();
+  series.from = optional_text(view, "from");
+  series.where = parse_filter(view.find("where"));
+  if (const auto x = view.find("x")) series.x = parse_field_ref(*x);
+  if (const auto y = view.find("y")) series.y = parse_field_ref(*y);
+  if (const auto stack = view.find("stack")) {
+    if (style != PlotStyle::kStacked) stack->fail("only a stacked figure has a stack");
+    if (series.y) stack->fail("a series has a stack or a y, not both");
+    series.stack = parse_stack(*stack);
+  }
+  if (const auto colour = view.find("colour")) {
+    if (!series.stack.empty()) colour->fail("a series with a stack has a colour per segment, not one");
+    series.colour = parse_colour(*colour);
+  }
+  series.dashed = optional_flag(view, "dashed");
+  if (series.dashed && (style == PlotStyle::kBars || style == PlotStyle::kStacked)) {
+    view.at("dashed").fail("only lines and points can be dashed");
+  }
+  return series;
+}
+
 FigureSpec parse_figure(const JsonView& view) {
-  view.allow_only(
-      {"id", "title", "where", "x_label", "y_label", "style", "log_x", "log_y", "x", "y", "series_by", "curve"});
+  view.allow_only({"id", "title", "where", "x_label", "y_label", "style", "log_x", "log_y", "x_scale", "y_scale", "x",
+                   "y", "series_by", "curve", "stack", "series", "notes"});
   FigureSpec figure;
   figure.id = view.at("id").string();
   figure.title = view.at("title").string();
@@ -89,17 +132,40 @@ FigureSpec parse_figure(const JsonView& view) {
   figure.x_label = view.at("x_label").string();
   figure.y_label = view.at("y_label").string();
   const JsonView style = view.at("style");
-  figure.style = plot_style_from_string(style.one_of({"lines", "points", "linespoints", "bars"}));
+  figure.style = plot_style_from_string(style.one_of(plot_style_names()));
   figure.log_x = optional_flag(view, "log_x");
   figure.log_y = optional_flag(view, "log_y");
+  if (const auto scale = view.find("x_scale")) figure.x_scale = scale->number();
+  if (const auto scale = view.find("y_scale")) figure.y_scale = scale->number();
   figure.curve = optional_text(view, "curve");
-  if (figure.curve.empty()) {
-    figure.x = parse_field_ref(view.at("x"));
-    figure.y = parse_field_ref(view.at("y"));
-  } else if (figure.style == PlotStyle::kBars) {
-    view.at("curve").fail("a curve figure cannot use the bars style");
+  const bool stacked = figure.style == PlotStyle::kStacked;
+  if (stacked && figure.log_y) view.at("log_y").fail("stacked bars start at 0: the y axis cannot be logarithmic");
+  if (const auto stack = view.find("stack")) {
+    if (!stacked) stack->fail("only a stacked figure has a stack");
+    figure.stack = parse_stack(*stack);
   }
+  if (const auto series = view.find("series")) {
+    if (!figure.curve.empty()) series->fail("a curve figure takes one series per entry, not a series list");
+    if (series->size() == 0) series->fail("expected at least one series");
+    for (std::size_t i = 0; i < series->size(); ++i) figure.series.push_back(parse_series(series->at(i), figure.style));
+  }
+  if (const auto notes = view.find("notes")) figure.notes = string_list(*notes);
   if (const auto series = view.find("series_by")) figure.series_by = parse_field_ref(*series);
+  if (!figure.curve.empty()) {
+    if (figure.style == PlotStyle::kBars || stacked) view.at("curve").fail("a curve figure draws lines or points");
+    return figure;
+  }
+  figure.x = parse_field_ref(view.at("x"));
+  if (const auto y = view.find("y")) figure.y = parse_field_ref(*y);
+  // Every series needs something to plot: its own y or stack, or the figure's.
+  const bool figure_has_values = figure.y || !figure.stack.empty();
+  const bool series_have_values =
+      !figure.series.empty() && std::all_of(figure.series.begin(), figure.series.end(),
+                                            [](const SeriesSpec& s) { return s.y || !s.stack.empty(); });
+  if (!figure_has_values && !series_have_values) {
+    view.fail(stacked ? "missing required field 'y' or 'stack' (on the figure or on every series)"
+                      : "missing required field 'y' (on the figure or on every series)");
+  }
   return figure;
 }
 
@@ -133,11 +199,6 @@ Experiment parse_experiment(const JsonView& view) {
     }
   }
   return experiment;
-}
-
-std::string series_title(const FigureSpec& spec, const Entry& entry) {
-  if (!spec.series_by) return entry.name;
-  return spec.series_by->text_of(entry).value_or("—");
 }
 
 }  // namespace
@@ -231,6 +292,20 @@ Manifest parse_manifest(const Json& json, const std::string& source) {
       experiments.at(i).at("id").fail("duplicate experiment id '" + manifest.experiments.back().id + "'");
     }
   }
+  // A series may plot another experiment's results, which must be in this manifest (a typo would otherwise read
+  // as "not run" and silently leave the series out).
+  for (std::size_t i = 0; i < manifest.experiments.size(); ++i) {
+    const auto& figures = manifest.experiments[i].figures;
+    for (std::size_t f = 0; f < figures.size(); ++f) {
+      for (std::size_t k = 0; k < figures[f].series.size(); ++k) {
+        const std::string& from = figures[f].series[k].from;
+        if (from.empty() || ids.count(from)) continue;
+        std::vector<std::string> valid(ids.begin(), ids.end());
+        experiments.at(i).at("figures").at(f).at("series").at(k).at("from").fail("unknown experiment '" + from +
+                                                                                 "'; valid values are: " + join(valid));
+      }
+    }
+  }
   return manifest;
 }
 
@@ -275,38 +350,170 @@ Table build_table(const TableSpec& spec, const Results& results) {
   return table;
 }
 
-Figure build_figure(const FigureSpec& spec, const Results& all) {
-  Figure figure{spec.title, spec.x_label, spec.y_label, spec.style, spec.log_x, spec.log_y, {}, {}};
-  Results results;
-  for (const auto& entry : all.benchmarks) {
-    if (spec.where.accepts(entry)) results.benchmarks.push_back(entry);
+Figure build_figure(const FigureSpec& spec, const Results& own, const ResultsById& others) {
+  Figure figure{spec.title, spec.x_label, spec.y_label, spec.style, spec.log_x, spec.log_y, {}, {}, {}, {}, {}};
+  // The series to draw: those listed, or one of every entry the figure's `where` keeps.
+  std::vector<SeriesSpec> listed = spec.series;
+  if (listed.empty()) listed.push_back(SeriesSpec{"", "", {}, spec.x, spec.y, spec.stack, "", false});
+  for (const auto& series : listed) {
+    const bool has_values = series.y || spec.y || (spec.style == PlotStyle::kStacked && !spec.stack.empty()) ||
+                            !series.stack.empty() || !spec.curve.empty();
+    if (!has_values) throw InputError("figure '" + spec.id + "': series '" + series.title + "' has no y field");
   }
-  if (spec.style == PlotStyle::kBars) {
-    for (const auto& entry : results.benchmarks) {
-      const auto value = spec.y.number_of(entry);
-      if (value) figure.bars.emplace_back(spec.x.text_of(entry).value_or("—"), *value);
+  struct Source {
+    const SeriesSpec* series;
+    std::vector<const Entry*> entries;
+  };
+  std::vector<Source> sources;
+  for (const auto& series : listed) {
+    const Results* results = &own;
+    if (!series.from.empty()) {
+      const auto found = others.find(series.from);
+      if (found == others.end() || !found->second) {
+        figure.notes.push_back("Not drawn: " + series.title + " (experiment '" + series.from + "' did not run).");
+        continue;
+      }
+      results = found->second;
     }
+    Source source{&series, {}};
+    for (const auto& entry : results->benchmarks) {
+      if (spec.where.accepts(entry) && series.where.accepts(entry)) source.entries.push_back(&entry);
+    }
+    sources.push_back(std::move(source));
+  }
+  // A series' title: its group (series_by) and its own title, or the entry's name when it has neither.
+  auto title_of = [&](const SeriesSpec& series, const Entry& entry) {
+    if (!spec.series_by) return series.title.empty() ? entry.name : series.title;
+    const std::string group = spec.series_by->text_of(entry).value_or("—");
+    return series.title.empty() ? group : group + ", " + series.title;
+  };
+  std::size_t dropped = 0;  // points a log axis cannot show
+  auto drawable = [&](double x, double y) {
+    const bool ok = (!spec.log_x || x > 0) && (!spec.log_y || y > 0);
+    if (!ok) ++dropped;
+    return ok;
+  };
+  auto note_dropped = [&] {
+    if (dropped) {
+      figure.notes.push_back("Not drawn: " + std::to_string(dropped) + (dropped == 1 ? " point" : " points") +
+                             " with a value of 0 or less, which a logarithmic axis cannot show.");
+    }
+  };
+
+  if (spec.style == PlotStyle::kBars) {
+    for (const auto& source : sources) {
+      const FieldRef& x = source.series->x.value_or(spec.x);
+      const auto& y = source.series->y ? source.series->y : spec.y;
+      for (const Entry* entry : source.entries) {
+        const auto value = y->number_of(*entry);
+        if (value && drawable(1, *value * spec.y_scale)) {
+          figure.bars.emplace_back(x.text_of(*entry).value_or("—"), *value * spec.y_scale);
+        }
+      }
+    }
+    note_dropped();
     return figure;
   }
-  if (!spec.curve.empty()) {
-    for (const auto& entry : results.benchmarks) {
-      for (const auto& curve : entry.curves) {
-        if (curve.name == spec.curve) figure.series.push_back({series_title(spec, entry), curve.points});
+
+  if (spec.style == PlotStyle::kStacked) {
+    // Segments by title, in order of first appearance; bars grouped by x, in order of first appearance, and within
+    // a group in the order of the series list.
+    std::map<std::string, std::size_t> segment_index;
+    std::vector<std::string> group_order;
+    std::map<std::string, std::vector<StackedBar>> groups;
+    for (const auto& source : sources) {
+      const SeriesSpec& series = *source.series;
+      const FieldRef& x = series.x.value_or(spec.x);
+      const auto& stack = !series.stack.empty() ? series.stack : series.y ? std::vector<StackSpec>{} : spec.stack;
+      for (const Entry* entry : source.entries) {
+        // A bar of the one implicit series needs no name beside its group's.
+        const std::string title = series.title.empty() && !spec.series_by ? "" : title_of(series, *entry);
+        // Without a stack the series is one segment, named by the series: the legend then says what the bar is.
+        const std::vector<StackSpec> segments =
+            stack.empty() ? std::vector<StackSpec>{{title.empty() ? spec.y_label : title,
+                                                    *(series.y ? series.y : spec.y), series.colour}}
+                          : stack;
+        StackedBar bar{x.text_of(*entry).value_or("—"), stack.empty() ? "" : title, {}};
+        bool any = false;
+        for (const auto& segment : segments) {
+          const auto [it, added] = segment_index.emplace(segment.title, figure.segments.size());
+          if (added) figure.segments.push_back({segment.title, segment.colour});
+          if (bar.values.size() <= it->second) bar.values.resize(it->second + 1, 0.0);
+          if (const auto value = segment.field.number_of(*entry)) {
+            bar.values[it->second] = *value * spec.y_scale;
+            any = true;
+          }
+        }
+        if (!any) continue;  // an entry with none of the fields (a fitted value beside the points)
+        if (!groups.count(bar.group)) group_order.push_back(bar.group);
+        groups[bar.group].push_back(std::move(bar));
+      }
+    }
+    for (const auto& group : group_order) {
+      for (auto& bar : groups[group]) {
+        bar.values.resize(figure.segments.size(), 0.0);
+        figure.stacked.push_back(std::move(bar));
       }
     }
     return figure;
   }
-  // One point per entry, grouped into series in order of first appearance.
-  std::map<std::string, std::size_t> index;
-  for (const auto& entry : results.benchmarks) {
-    const auto x = spec.x.number_of(entry);
-    const auto y = spec.y.number_of(entry);
-    if (!x || !y) continue;
-    const std::string title = series_title(spec, entry);
-    const auto [it, added] = index.emplace(title, figure.series.size());
-    if (added) figure.series.push_back({title, {}});
-    figure.series[it->second].points.emplace_back(*x, *y);
+
+  if (!spec.curve.empty()) {
+    for (const auto& source : sources) {
+      for (const Entry* entry : source.entries) {
+        for (const auto& curve : entry->curves) {
+          if (curve.name != spec.curve) continue;
+          Series series{title_of(*source.series, *entry), {}, "", 0};
+          for (const auto& [x, y] : curve.points) {
+            if (drawable(x * spec.x_scale, y * spec.y_scale)) {
+              series.points.emplace_back(x * spec.x_scale, y * spec.y_scale);
+            }
+          }
+          figure.series.push_back(std::move(series));
+        }
+      }
+    }
+    note_dropped();
+    return figure;
   }
+
+  // One point per entry, grouped into series: by series_by value (in order of first appearance), then by the
+  // series list's order. With both, a group keeps one colour and each listed series its own dash.
+  std::vector<std::string> group_order;
+  std::map<std::pair<std::string, std::size_t>, Series> built;
+  for (std::size_t s = 0; s < sources.size(); ++s) {
+    const SeriesSpec& listed_series = *sources[s].series;
+    const FieldRef& x_field = listed_series.x.value_or(spec.x);
+    const FieldRef& y_field = *(listed_series.y ? listed_series.y : spec.y);
+    for (const Entry* entry : sources[s].entries) {
+      const auto x = x_field.number_of(*entry);
+      const auto y = y_field.number_of(*entry);
+      if (!x || !y || !drawable(*x * spec.x_scale, *y * spec.y_scale)) continue;
+      const std::string group = spec.series_by                ? spec.series_by->text_of(*entry).value_or("—")
+                                : listed_series.title.empty() ? entry->name
+                                                              : "";
+      if (std::find(group_order.begin(), group_order.end(), group) == group_order.end()) group_order.push_back(group);
+      auto& series = built[{group, s}];
+      series.title = title_of(listed_series, *entry);
+      series.points.emplace_back(*x * spec.x_scale, *y * spec.y_scale);
+    }
+  }
+  const bool colour_by_group = spec.series_by && sources.size() > 1;
+  for (std::size_t g = 0; g < group_order.size(); ++g) {
+    for (std::size_t s = 0; s < sources.size(); ++s) {
+      const auto found = built.find({group_order[g], s});
+      if (found == built.end()) continue;
+      Series series = std::move(found->second);
+      if (colour_by_group) {
+        series.colour = palette_colour(g);
+        series.variant = s;
+      }
+      if (!sources[s].series->colour.empty()) series.colour = sources[s].series->colour;
+      if (sources[s].series->dashed) series.variant = std::max<std::size_t>(series.variant, 1);
+      figure.series.push_back(std::move(series));
+    }
+  }
+  note_dropped();
   return figure;
 }
 

@@ -4,6 +4,7 @@
 // reports/ never needs to know how a result was produced: it reads results files named <experiment id>.json.
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,27 @@ struct TableSpec {
   std::vector<std::string> notes;
 };
 
+// One segment of a `stacked` figure's bars: a field of each entry, named in the legend.
+struct StackSpec {
+  std::string title;
+  FieldRef field;
+  std::string colour;  // "#rrggbb"; empty: the palette's
+};
+
+// One series of a figure (stacked: one bar per entry), where a figure compares values that are different fields
+// (predicted and published) or come from different experiments (measured and predicted). Unset members fall back
+// to the figure's.
+struct SeriesSpec {
+  std::string title;
+  std::string from;  // the experiment whose results it plots; empty: the figure's own
+  RowFilter where;   // in addition to the figure's `where`
+  std::optional<FieldRef> x;
+  std::optional<FieldRef> y;
+  std::vector<StackSpec> stack;
+  std::string colour;   // "#rrggbb" of its line, or (stacked, without a stack) of its one segment; empty: palette's
+  bool dashed = false;  // lines: dashed with open shapes, e.g. to show a line that may lie on another one
+};
+
 struct FigureSpec {
   std::string id;
   std::string title;
@@ -60,10 +82,15 @@ struct FigureSpec {
   PlotStyle style = PlotStyle::kLinesPoints;
   bool log_x = false;
   bool log_y = false;
-  FieldRef x;                         // bars: the category label; otherwise a number (unused with `curve`)
-  FieldRef y;                         // unused with `curve`
+  double x_scale = 1.0;               // numbers are multiplied by this before plotting
+  double y_scale = 1.0;               // likewise, stacked values included
+  FieldRef x;                         // bars, stacked: the category label; otherwise a number (unused with `curve`)
+  std::optional<FieldRef> y;          // unset with `curve`, or where every series (or the stack) says what to plot
   std::optional<FieldRef> series_by;  // groups entries into series (title of each series)
   std::string curve;                  // if set: each entry's curve of this name is one series
+  std::vector<StackSpec> stack;       // stacked: the segments of every bar, bottom first
+  std::vector<SeriesSpec> series;     // empty: one series per series_by value (or per entry with `curve`)
+  std::vector<std::string> notes;     // printed under the figure
 };
 
 struct Experiment {
@@ -92,6 +119,12 @@ Manifest default_manifest();
 std::string format_cell(const ColumnSpec& column, const Entry& entry);
 // Builds a table or a figure from results.
 Table build_table(const TableSpec& spec, const Results& results);
-Figure build_figure(const FigureSpec& spec, const Results& results);
+// Results of the manifest's experiments by id, for series that come `from` another experiment. An id missing
+// here is an experiment that did not run (`dsgd reproduce --only`): its series are left out, and the figure's
+// notes say so.
+using ResultsById = std::map<std::string, const Results*>;
+// Builds a figure from its experiment's results. Points a log axis cannot show (values <= 0) are left out and
+// counted in the figure's notes, so one measured zero does not lose the whole report.
+Figure build_figure(const FigureSpec& spec, const Results& results, const ResultsById& others = {});
 
 }  // namespace dsgd::reports

@@ -1,5 +1,7 @@
 #include "reports/report.hpp"
 
+#include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
@@ -15,13 +17,21 @@ void render_report(const Manifest& manifest, const std::filesystem::path& result
   std::ostringstream provenance;
   provenance << "| experiment | results file | dsgd | commit | host | date |\n| --- | --- | --- | --- | --- | --- |\n";
 
+  // Results by experiment id, each read once: a figure may plot another experiment's results beside its own.
+  std::map<std::string, Results> loaded;
+  const auto results_of = [&](const std::string& id) -> const Results& {
+    if (const auto found = loaded.find(id); found != loaded.end()) return found->second;
+    const auto results_path = results_dir / (id + ".json");
+    if (!std::filesystem::exists(results_path)) {
+      throw InputError(results_path.string() + ": missing results file for experiment '" + id + "'");
+    }
+    return loaded.emplace(id, read_results(results_path)).first->second;
+  };
+
   for (const auto& experiment : manifest.experiments) {
     if (progress) progress(experiment);
     const auto results_path = results_dir / (experiment.id + ".json");
-    if (!std::filesystem::exists(results_path)) {
-      throw InputError(results_path.string() + ": missing results file for experiment '" + experiment.id + "'");
-    }
-    const Results results = read_results(results_path);
+    const Results& results = results_of(experiment.id);
     const auto relative_results = std::filesystem::relative(results_path, out_dir).generic_string();
     provenance << "| " << experiment.id << " | [" << relative_results << "](" << relative_results << ") | "
                << results.provenance.dsgd_version << " | " << results.provenance.git_commit << " | "
@@ -39,10 +49,29 @@ void render_report(const Manifest& manifest, const std::filesystem::path& result
            << "[CSV](" << stem << ".csv), [LaTeX](" << stem << ".tex))\n\n";
     }
     for (const auto& spec : experiment.figures) {
+      // Another experiment's series can be drawn only if that experiment is part of this report (it ran).
+      ResultsById others;
+      for (const auto& series : spec.series) {
+        const bool ran = std::any_of(manifest.experiments.begin(), manifest.experiments.end(),
+                                     [&](const Experiment& e) { return e.id == series.from; });
+        if (ran) others[series.from] = &results_of(series.from);
+      }
+      const Figure figure = build_figure(spec, results, others);
       const std::string stem = "figures/" + experiment.id + "-" + spec.id;
-      render_figure(build_figure(spec, results), out_dir / stem);
-      body << "![" << spec.title << "](" << stem << ".png)\n\n("
-           << "[PDF](" << stem << ".pdf), [data](" << stem << ".dat), [gnuplot script](" << stem << ".gp))\n\n";
+      // A measured run can leave a figure nothing to draw (every loss 0 on a log axis, one thread on a one-core
+      // machine): the report says so rather than failing after every experiment has run.
+      const bool drawn = has_data(figure);
+      if (drawn) {
+        render_figure(figure, out_dir / stem);
+        body << "![" << spec.title << "](" << stem << ".png)\n\n";
+      } else {
+        body << "Figure not drawn, as these results give it no point: " << spec.title << ".\n\n";
+      }
+      for (const auto& note : spec.notes) body << note << "\n\n";
+      for (const auto& note : figure.notes) body << note << "\n\n";
+      if (drawn) {
+        body << "([PDF](" << stem << ".pdf), [data](" << stem << ".dat), [gnuplot script](" << stem << ".gp))\n\n";
+      }
     }
   }
   index << "Experiments: ";

@@ -15,6 +15,8 @@ using ReportProgress = std::function<void(const Experiment&)>;
 
 // Reads <results_dir>/<experiment id>.json for each experiment of `manifest` and writes into `out_dir`:
 // index.md, tables/<experiment>-<table>.{md,csv,tex}, figures/<experiment>-<figure>.{dat,gp,png,pdf}.
+// A figure's series `from` another experiment read that experiment's results file too; an experiment missing from
+// `manifest` (left out by `dsgd reproduce --only`) leaves its series out, with a note under the figure.
 // Throws InputError naming a missing or malformed results file; index.md is written last, so a failed render
 // leaves no index.
 void render_report(const Manifest& manifest, const std::filesystem::path& results_dir,

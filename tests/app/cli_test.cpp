@@ -101,6 +101,24 @@ TEST_F(AppReproduce, WritesTheReportWithModelAndPlatformTables) {
   }
 }
 
+TEST_F(AppReproduce, FiguresDrawOtherExperimentsResultsWhenTheyRan) {
+  // Seconds each: Table 3 in simulation, and the lost-update runs, whose figure also plots the hot variant's.
+  const auto out = dir_ / "report";
+  const auto outcome = dsgd({"reproduce", "--out", out.string(), "--only", "table3-simulated", "dogwild-lost-updates",
+                             "dogwild-lost-updates-hot"});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const std::string index = read_text_file(out / "index.md");
+  // The measured Table 3 did not run: its bars are left out and the report says so under the figure.
+  EXPECT_TRUE(contains(index, "Not drawn: measured (experiment 'easgd-variants' did not run).")) << index;
+  EXPECT_TRUE(fs::exists(out / "figures" / "table3-simulated-breakdown.png"));
+  const std::string breakdown = read_text_file(out / "figures" / "table3-simulated-breakdown.dat");
+  EXPECT_TRUE(contains(breakdown, "\"sync-easgd3 / published\"")) << breakdown;
+  EXPECT_FALSE(contains(breakdown, "/ measured\"")) << breakdown;
+  // The hot variant ran, so the lost-update figure has its series, whether or not it had a point to draw.
+  EXPECT_FALSE(contains(index, "experiment 'dogwild-lost-updates-hot' did not run")) << index;
+  EXPECT_TRUE(contains(index, "Unsynchronised additions lost")) << index;
+}
+
 TEST_F(AppReproduce, AFailingExperimentLeavesThePreviousReportUntouched) {
   const auto out = dir_ / "report";
   write_file_atomically(out / "index.md", "previous report\n");

@@ -51,7 +51,10 @@ TEST_F(ReportsFigure, AnEmptySeriesShiftsNoOtherSeriesTitle) {
   figure.series = {{"first", {{1, 0.5}}}, {"diverged", {}}, {"third", {{1, 0.3}, {2, 0.2}}}};
   render_figure(figure, dir_ / "gap");
   const std::string script = read_text_file(dir_ / "gap.gp");
-  EXPECT_NE(script.find("index 1 using 1:2 with linespoints linewidth 2 title \"third\""), std::string::npos) << script;
+  const auto index1 = script.find("index 1 using 1:2 with linespoints");
+  ASSERT_NE(index1, std::string::npos) << script;
+  EXPECT_NE(script.substr(index1, script.find('\n', index1) - index1).find("title \"third\""), std::string::npos)
+      << script;
   EXPECT_EQ(script.find("diverged"), std::string::npos) << script;
   EXPECT_EQ(script.find("index 2"), std::string::npos) << script;
   figure.series = {{"diverged", {}}};
@@ -68,6 +71,117 @@ TEST_F(ReportsFigure, RendersBars) {
   EXPECT_TRUE(starts_with_bytes(dir_ / "bars.png", "\x89PNG"));
 }
 
+// The line of `text` that contains `needle` ("" if none).
+std::string line_with(const std::string& text, const std::string& needle) {
+  const auto at = text.find(needle);
+  if (at == std::string::npos) return "";
+  const auto start = text.rfind('\n', at);
+  const auto begin = start == std::string::npos ? 0 : start + 1;
+  return text.substr(begin, text.find('\n', at) - begin);
+}
+
+TEST_F(ReportsFigure, StacksSegmentsFromTheBottomAndNamesBarsAndGroups) {
+  Figure figure;
+  figure.title = "breakdown";
+  figure.style = PlotStyle::kStacked;
+  figure.segments = {{"comm", "#d55e00"}, {"never present", ""}, {"compute", ""}};
+  figure.stacked = {{"sync", "measured", {2, 0, 3}},
+                    {"sync", "predicted", {1, 0, 4}},
+                    {"async", "measured", {5, 0, 0}},
+                    {"async", "published", {0, 0, 6}}};
+  render_figure(figure, dir_ / "stack");
+  EXPECT_TRUE(starts_with_bytes(dir_ / "stack.png", "\x89PNG"));
+  const std::string data = read_text_file(dir_ / "stack.dat");
+  // Bars one unit apart, the second group after a gap; a segment starts where the one below it ends; the segment no
+  // bar has gets no block (it would shift gnuplot's indices).
+  EXPECT_NE(data.find("1 1 0.59999999999999998 1.3999999999999999 0 2 \"sync / measured\""), std::string::npos) << data;
+  EXPECT_NE(data.find("1 3.5 0.59999999999999998 1.3999999999999999 2 5 \"sync / measured\""), std::string::npos)
+      << data;
+  EXPECT_NE(data.find("3.6000000000000001 2.5 "), std::string::npos) << data;
+  EXPECT_EQ(data.find("never present"), std::string::npos) << data;
+  const std::string script = read_text_file(dir_ / "stack.gp");
+  EXPECT_NE(line_with(script, "index 0 using 1:2:3:4:5:6 with boxxyerror").find("\"#d55e00\" title \"comm\""),
+            std::string::npos)
+      << script;
+  EXPECT_NE(line_with(script, "index 1 using").find("title \"compute\""), std::string::npos) << script;
+  EXPECT_EQ(script.find("index 2"), std::string::npos) << script;
+  EXPECT_NE(script.find("set xtics (\"measured\" 1, \"predicted\" 2, \"measured\" 3.6000000000000001, \"published\" "
+                        "4.5999999999999996)"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("set x2tics (\"sync\" 1.5, \"async\" 4.0999999999999996)"), std::string::npos) << script;
+  EXPECT_EQ(script.find("with labels"), std::string::npos) << "totals of several segments are not written";
+}
+
+TEST_F(ReportsFigure, GroupedBarsOfOneSegmentCarryTheirValues) {
+  // A bar of 0 must read as 0, not as missing; one of 7 beside 1023 must be readable at all.
+  Figure figure;
+  figure.title = "staleness";
+  figure.style = PlotStyle::kStacked;
+  figure.segments = {{"bound", ""}, {"measured", ""}};
+  figure.stacked = {
+      {"hogwild", "", {7, 0}}, {"hogwild", "", {0, 0}}, {"hogbatch", "", {1023, 0}}, {"hogbatch", "", {0, 573.36}}};
+  render_figure(figure, dir_ / "grouped");
+  const std::string data = read_text_file(dir_ / "grouped.dat");
+  EXPECT_NE(data.find("# values: x top text\n1 7 \"7\"\n2 0 \"0\"\n"), std::string::npos) << data;
+  EXPECT_NE(data.find("\"573.4\""), std::string::npos) << data;
+  const std::string script = read_text_file(dir_ / "grouped.gp");
+  EXPECT_NE(script.find("index 2 using 1:2:3 with labels"), std::string::npos) << script;
+  EXPECT_NE(script.find("set xtics (\"hogwild\" 1.5, \"hogbatch\" 4.0999999999999996) rotate by -35"),
+            std::string::npos)
+      << script;
+  EXPECT_EQ(script.find("x2tics"), std::string::npos) << "bars without labels of their own need no second axis";
+}
+
+TEST_F(ReportsFigure, RejectsStackedBarsItCannotDraw) {
+  Figure figure;
+  figure.title = "t";
+  figure.style = PlotStyle::kStacked;
+  figure.segments = {{"a", ""}};
+  figure.stacked = {{"g", "", {-1}}};
+  EXPECT_THROW(render_figure(figure, dir_ / "negative"), InputError);
+  figure.stacked = {{"g", "", {1, 2}}};
+  EXPECT_THROW(render_figure(figure, dir_ / "mismatch"), InputError);
+  figure.stacked = {{"g", "", {1}}};
+  figure.log_y = true;
+  EXPECT_THROW(render_figure(figure, dir_ / "log"), InputError);
+  figure.log_y = false;
+  figure.stacked = {{"g", "", {0}}};
+  EXPECT_FALSE(has_data(figure));
+  EXPECT_THROW(render_figure(figure, dir_ / "empty"), InputError);
+  EXPECT_FALSE(fs::exists(dir_ / "negative.png"));
+}
+
+TEST_F(ReportsFigure, SeriesOfOneColourDifferInDash) {
+  Figure figure;
+  figure.title = "efficiency";
+  figure.log_x = true;
+  figure.series = {{"GoogLeNet, predicted", {{68, 1}, {136, 0.96}}, "#0072b2", 0},
+                   {"GoogLeNet, published", {{68, 1}, {136, 0.95}}, "#0072b2", 1},
+                   {"lone", {{4352, 0.9}}}};
+  render_figure(figure, dir_ / "dash");
+  const std::string script = read_text_file(dir_ / "dash.gp");
+  EXPECT_NE(line_with(script, "title \"GoogLeNet, predicted\"").find("\"#0072b2\" dashtype 1 pointtype 7"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(line_with(script, "title \"GoogLeNet, published\"").find("\"#0072b2\" dashtype 2 pointtype 6"),
+            std::string::npos)
+      << script;
+  // Unset: the palette's colour of the series' position.
+  EXPECT_NE(line_with(script, "title \"lone\"").find(palette_colour(2)), std::string::npos) << script;
+  // A log axis of few values is labelled at the values themselves, not at powers of ten.
+  EXPECT_NE(script.find("set xtics (\"68\" 68, \"136\" 136, \"4352\" 4352)"), std::string::npos) << script;
+}
+
+TEST_F(ReportsFigure, WrapsALongTitle) {
+  Figure figure;
+  figure.title = std::string(60, 'a') + " " + std::string(60, 'b');
+  figure.series = {{"s", {{1, 1}}}};
+  render_figure(figure, dir_ / "long");
+  EXPECT_NE(read_text_file(dir_ / "long.gp").find(std::string(60, 'a') + "\\n" + std::string(60, 'b')),
+            std::string::npos);
+}
+
 TEST_F(ReportsFigure, RejectsNonPositiveValuesOnALogAxis) {
   Figure figure;
   figure.title = "t";
@@ -82,7 +196,7 @@ TEST_F(ReportsFigure, UnknownStyleListsTheValidOnes) {
     plot_style_from_string("pie");
     FAIL();
   } catch (const UnknownNameError& e) {
-    EXPECT_NE(std::string(e.what()).find("lines, points, linespoints, bars"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("lines, points, linespoints, bars, stacked"), std::string::npos) << e.what();
   }
 }
 

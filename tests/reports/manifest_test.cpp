@@ -98,6 +98,172 @@ TEST(ReportsManifest, CurveFiguresTakeOneSeriesPerEntry) {
   EXPECT_EQ(figure.series[0].points.size(), 2U);
 }
 
+// A figure of the named experiment in the default manifest (fails the test if absent).
+const FigureSpec* default_figure(const Manifest& manifest, const std::string& experiment, const std::string& id) {
+  for (const auto& e : manifest.experiments) {
+    if (e.id != experiment) continue;
+    for (const auto& figure : e.figures) {
+      if (figure.id == id) return &figure;
+    }
+  }
+  ADD_FAILURE() << experiment << " has no figure " << id;
+  return nullptr;
+}
+
+TEST(ReportsManifest, DefaultManifestDrawsTheComparisonsItTabulates) {
+  const Manifest manifest = default_manifest();
+  // Seed 000 Table 4: predicted and published efficiency, one colour per model, against cores.
+  if (const auto* figure = default_figure(manifest, "table4-simulated", "efficiency-by-cores")) {
+    ASSERT_EQ(figure->series.size(), 2U);
+    EXPECT_EQ(figure->series[0].y->text, "counter:predicted");
+    EXPECT_EQ(figure->series[1].y->text, "counter:published");
+    EXPECT_EQ(figure->series_by->text, "label:case");
+    EXPECT_TRUE(figure->log_x);
+  }
+  // Seed 000 Table 3 / Fig 11: measured bars come from the measured experiment.
+  if (const auto* figure = default_figure(manifest, "table3-simulated", "breakdown")) {
+    EXPECT_EQ(figure->style, PlotStyle::kStacked);
+    ASSERT_EQ(figure->series.size(), 3U);
+    EXPECT_EQ(figure->series[0].from, "easgd-variants");
+    EXPECT_EQ(figure->series[2].stack.at(0).field.text, "counter:published");
+  }
+  default_figure(manifest, "sallinen-fig3", "time-by-threads");
+  default_figure(manifest, "sallinen-staleness", "lockstep");
+  default_figure(manifest, "sallinen-mesh", "speedup-by-cores");
+  if (const auto* figure = default_figure(manifest, "dogwild-lost-updates", "lost-by-threads")) {
+    EXPECT_EQ(figure->series.back().from, "dogwild-lost-updates-hot");
+  }
+}
+
+Entry point_entry(const std::string& model, double nodes, double predicted, double published) {
+  Entry e = entry(model + "/" + std::to_string(nodes), "sync", 0, 1);
+  e.labels["case"] = model;
+  e.counters["nodes"] = nodes;
+  e.counters["predicted"] = predicted;
+  e.counters["published"] = published;
+  return e;
+}
+
+TEST(ReportsManifest, ListedSeriesPlotSeveralFieldsPerGroupInOneColour) {
+  Json json = minimal_manifest();
+  json["experiments"][0]["figures"][0] = parse_json(R"json({
+      "id": "eff", "title": "efficiency", "x_label": "cores", "y_label": "%", "style": "linespoints",
+      "x": "counter:nodes", "x_scale": 68, "y_scale": 100, "series_by": "label:case",
+      "series": [{"title": "predicted", "y": "counter:predicted"}, {"title": "published", "y": "counter:published"}]
+    })json",
+                                                    "inline");
+  const Manifest manifest = parse_manifest(json, "inline");
+  Results results;
+  results.benchmarks = {point_entry("GoogLeNet", 1, 1.0, 1.0), point_entry("VGG", 1, 1.0, 1.0),
+                        point_entry("GoogLeNet", 2, 0.97, 0.96), point_entry("VGG", 2, 0.96, 0.915)};
+  const Figure figure = build_figure(manifest.experiments[0].figures[0], results);
+  ASSERT_EQ(figure.series.size(), 4U);
+  const std::vector<std::string> titles = {"GoogLeNet, predicted", "GoogLeNet, published", "VGG, predicted",
+                                           "VGG, published"};
+  for (std::size_t i = 0; i < titles.size(); ++i) EXPECT_EQ(figure.series[i].title, titles[i]);
+  EXPECT_EQ(figure.series[3].points, (std::vector<std::pair<double, double>>{{68, 100}, {136, 91.5}}));
+  // One colour per model, the published line dashed.
+  EXPECT_EQ(figure.series[0].colour, figure.series[1].colour);
+  EXPECT_NE(figure.series[0].colour, figure.series[2].colour);
+  EXPECT_EQ(figure.series[0].variant, 0U);
+  EXPECT_EQ(figure.series[1].variant, 1U);
+}
+
+Entry shares(const std::string& algorithm, double comm, double compute) {
+  Entry e = entry("run/" + algorithm, algorithm, 4, 1);
+  e.counters["share:comm"] = comm;
+  e.counters["share:compute"] = compute;
+  e.counters["published"] = comm * 2;
+  e.labels["kind"] = "point";
+  return e;
+}
+
+Json stacked_manifest() {
+  return parse_json(R"json({
+    "name": "t", "title": "T",
+    "experiments": [
+      {"id": "measured", "title": "M", "description": "", "command": ["models", "--results", "{results}"]},
+      {"id": "predicted", "title": "P", "description": "", "command": ["models", "--results", "{results}"],
+       "figures": [{"id": "f", "title": "breakdown", "x_label": "method", "y_label": "%", "style": "stacked",
+                    "x": "algorithm", "y_scale": 100,
+                    "stack": [{"title": "comm", "field": "counter:share:comm"},
+                              {"title": "compute", "field": "counter:share:compute"}],
+                    "series": [{"title": "measured", "from": "measured"},
+                               {"title": "predicted", "where": {"label:kind": "point"}},
+                               {"title": "published", "where": {"label:kind": "point"},
+                                "stack": [{"title": "comm, published", "field": "counter:published",
+                                           "colour": "#808080"}]}]}]}]})json",
+                    "inline");
+}
+
+TEST(ReportsManifest, StackedFiguresCompareExperimentsBarByBar) {
+  const Manifest manifest = parse_manifest(stacked_manifest(), "inline");
+  const FigureSpec& spec = manifest.experiments[1].figures[0];
+  Results measured;
+  measured.benchmarks = {shares("sync", 0.25, 0.75), shares("async", 0.5, 0.5)};
+  for (auto& e : measured.benchmarks) e.labels.clear();
+  Results predicted;
+  Entry fitted = entry("fitted", "", 0, 0);  // has none of the fields: no bar
+  fitted.labels["kind"] = "fitted";
+  predicted.benchmarks = {shares("async", 0.125, 0.875), fitted, shares("sync", 0.0625, 0.9375)};
+  const Figure figure = build_figure(spec, predicted, {{"measured", &measured}});
+  ASSERT_EQ(figure.segments.size(), 3U);
+  EXPECT_EQ(figure.segments[2].title, "comm, published");
+  EXPECT_EQ(figure.segments[2].colour, "#808080");
+  // Groups in order of first appearance (the measured series comes first), bars in the order of the series list.
+  ASSERT_EQ(figure.stacked.size(), 6U);
+  const std::vector<std::pair<std::string, std::string>> order = {{"sync", "measured"},   {"sync", "predicted"},
+                                                                  {"sync", "published"},  {"async", "measured"},
+                                                                  {"async", "predicted"}, {"async", "published"}};
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    EXPECT_EQ(figure.stacked[i].group, order[i].first) << i;
+    EXPECT_EQ(figure.stacked[i].label, order[i].second) << i;
+  }
+  EXPECT_EQ(figure.stacked[1].values, (std::vector<double>{6.25, 93.75, 0}));
+  EXPECT_EQ(figure.stacked[2].values, (std::vector<double>{0, 0, 12.5}));
+  EXPECT_TRUE(figure.notes.empty());
+
+  // Without the measured experiment (`dsgd reproduce --only predicted`) its bars are left out, and the figure says so.
+  const Figure partial = build_figure(spec, predicted, {});
+  EXPECT_EQ(partial.stacked.size(), 4U);
+  ASSERT_EQ(partial.notes.size(), 1U);
+  EXPECT_EQ(partial.notes[0], "Not drawn: measured (experiment 'measured' did not run).");
+}
+
+TEST(ReportsManifest, SeriesOfOneFieldAreGroupedBars) {
+  Json json = minimal_manifest();
+  json["experiments"][0]["figures"][0] = parse_json(R"json({
+      "id": "g", "title": "staleness", "x_label": "method", "y_label": "samples", "style": "stacked",
+      "x": "algorithm",
+      "series": [{"title": "bound", "y": "counter:bound", "colour": "#606060"}, {"title": "measured", "y": "real_time"}]
+    })json",
+                                                    "inline");
+  const Manifest manifest = parse_manifest(json, "inline");
+  Results results;
+  results.benchmarks = {entry("a", "hogwild", 8, 3.5)};
+  results.benchmarks[0].counters["bound"] = 7;
+  const Figure figure = build_figure(manifest.experiments[0].figures[0], results);
+  ASSERT_EQ(figure.segments.size(), 2U);
+  EXPECT_EQ(figure.segments[0].title, "bound");
+  EXPECT_EQ(figure.segments[0].colour, "#606060");
+  ASSERT_EQ(figure.stacked.size(), 2U);
+  EXPECT_EQ(figure.stacked[0].label, "") << "the legend names a bar of one segment";
+  EXPECT_EQ(figure.stacked[1].values, (std::vector<double>{0, 3.5}));
+}
+
+TEST(ReportsManifest, PointsALogAxisCannotShowAreCountedNotFatal) {
+  Json json = minimal_manifest();
+  json["experiments"][0]["figures"][0]["log_y"] = true;
+  const Manifest manifest = parse_manifest(json, "inline");
+  Results results;
+  results.benchmarks = {entry("a", "sync", 1, 0.0), entry("b", "sync", 2, 0.5), entry("c", "sync", 4, -1)};
+  const Figure figure = build_figure(manifest.experiments[0].figures[0], results);
+  ASSERT_EQ(figure.series.size(), 1U);
+  EXPECT_EQ(figure.series[0].points, (std::vector<std::pair<double, double>>{{2, 0.5}}));
+  ASSERT_EQ(figure.notes.size(), 1U);
+  EXPECT_NE(figure.notes[0].find("2 points with a value of 0 or less"), std::string::npos) << figure.notes[0];
+}
+
 // Each malformed manifest is rejected with the JSON path of the culprit.
 struct BadCase {
   const char* what;
@@ -129,6 +295,35 @@ TEST(ReportsManifest, RejectsMalformedManifestsWithTheirPath) {
       EXPECT_NE(message.find(bad.expected_in_message), std::string::npos) << bad.what << ": " << message;
     }
   }
+}
+
+TEST(ReportsManifest, RejectsFigureSeriesItCannotDraw) {
+  const std::vector<BadCase> cases = {
+      {"unknown experiment", "/experiments/1/figures/0/series/0/from", "measurd",
+       "/experiments/1/figures/0/series/0/from: unknown experiment 'measurd'; valid values are: measured, predicted"},
+      {"log y under stacked bars", "/experiments/1/figures/0/log_y", true, "cannot be logarithmic"},
+      {"stack on lines", "/experiments/1/figures/0/style", "lines", "only a stacked figure has a stack"},
+      {"bad colour", "/experiments/1/figures/0/series/2/stack/0/colour", "grey", "expected a colour \"#rrggbb\""},
+      {"empty stack", "/experiments/1/figures/0/stack", Json::array(), "expected at least one segment"},
+      {"dashed bars", "/experiments/1/figures/0/series/0/dashed", true, "only lines and points can be dashed"},
+      {"series with a curve", "/experiments/1/figures/0/curve", "loss", "not a series list"},
+  };
+  for (const auto& bad : cases) {
+    Json json = stacked_manifest();
+    json[Json::json_pointer(bad.pointer)] = bad.value;
+    const std::string message = testing::input_error([&] { parse_manifest(json, "m.json"); });
+    EXPECT_NE(message.find(bad.expected_in_message), std::string::npos) << bad.what << ": " << message;
+  }
+  // Nothing to plot: no y on the figure or on a series.
+  Json json = minimal_manifest();
+  json["experiments"][0]["figures"][0].erase("y");
+  EXPECT_NE(testing::input_error([&] { parse_manifest(json, "m.json"); }).find("missing required field 'y'"),
+            std::string::npos);
+  json["experiments"][0]["figures"][0]["series"] = {{{"title", "one"}, {"y", "real_time"}}, {{"title", "two"}}};
+  EXPECT_NE(testing::input_error([&] { parse_manifest(json, "m.json"); }).find("missing required field 'y'"),
+            std::string::npos);
+  json["experiments"][0]["figures"][0]["series"][1]["y"] = "cpu_time";
+  EXPECT_NO_THROW(parse_manifest(json, "m.json"));
 }
 
 // A required field left out, or a field the schema does not know, is rejected with one line naming the file, the
