@@ -30,6 +30,7 @@ reports::Entry point_entry(const AccuracyCommand& command, const simulate::Accur
   entry.dataset = command.cli.dataset;
   entry.seed = run.hyper.seed;
   entry.labels["kind"] = "point";
+  entry.labels["groups"] = std::to_string(point.groups) + (point.groups == 1 ? " group" : " groups");
   entry.labels["reached"] = point.reached ? "yes" : "no";
   entry.labels["numeric_by"] = "predicted (numeric simulation)";
   entry.labels["model_by"] = point.in_fit ? "FITTED (in the fit)" : "predicted (model extrapolated)";

@@ -4,12 +4,14 @@
 // lists the algorithms.
 
 #include <algorithm>
+#include <map>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/studies.hpp"
 #include "app/commands.hpp"
 #include "app/executors.hpp"
 #include "app/run_common.hpp"
+#include "core/format.hpp"
 
 namespace dsgd::app {
 
@@ -69,50 +71,179 @@ void register_run_command(CLI::App& app, Context& context) {
   });
 }
 
+namespace {
+
+// `dsgd study`'s options beyond a training job: the configurations to run every study run on, overrides of the
+// runs' settings, and a learning-rate sweep.
+struct StudyCommand {
+  RunCommand run;
+  algorithms::StudySettings settings;
+  std::string name;
+  std::vector<int> workers = {4};
+  std::vector<std::string> platforms;  // simgrid: one configuration per platform
+  std::vector<float> lr_sweep;         // rates tried per run at the first configuration
+  int batch = 0;                       // 0: the study's
+  std::int64_t budget_iterations = 0;  // 0: the study's budget
+  std::int64_t eval_every = 0;         // 0: the study's
+};
+
+// A study run with the command's overrides.
+algorithms::RunOptions overridden(const StudyCommand& command, algorithms::RunOptions options) {
+  if (command.batch > 0) options.hyper.batch = command.batch;
+  if (command.eval_every > 0) options.budget.eval_every = command.eval_every;
+  if (command.budget_iterations > 0) {
+    options.budget.iterations = command.budget_iterations;
+    options.budget.seconds = 0;
+  }
+  return options;
+}
+
+// The rate with the best final test accuracy among the sweep's entries of one run (a diverged one never wins).
+float best_rate(const std::vector<reports::Entry>& sweep) {
+  float best = 0;
+  double best_accuracy = -1;
+  for (const auto& entry : sweep) {
+    const auto accuracy = entry.counters.find("test_accuracy");
+    if (entry.labels.at("stop_reason") == "diverged" || accuracy == entry.counters.end()) continue;
+    if (accuracy->second > best_accuracy) {
+      best_accuracy = accuracy->second;
+      best = std::stof(entry.labels.at("lr"));
+    }
+  }
+  return best;
+}
+
+void run_study(Context& context, StudyCommand& command) {
+  const auto& chosen = algorithms::find_study(command.name);
+  const Executor& executor = find_executor(command.run.executor, training_executor_names());
+  std::vector<std::string> platforms = command.platforms;
+  if (platforms.empty()) platforms.emplace_back();
+  if (command.workers.empty()) throw InputError("study: --workers lists none");
+  const auto data = executor.needs_data_here ? load_run_data(command.run.job.cli) : algorithms::RunData{};
+  auto results = new_results(context);
+  // One training of `options` at one configuration, labelled.
+  const auto train_one = [&](const algorithms::StudyRun& run, const algorithms::RunOptions& options,
+                             const std::string& platform, const std::string& phase) {
+    TrainingJob one = command.run.job;
+    one.cli.run = options;
+    one.platform = platform;
+    algorithms::check_run_options(one.cli.run);
+    context.err << "study " << chosen.name << ": " << run.label << ", " << options.workers << " workers"
+                << (platform.empty() ? "" : " on " + platform) << ", lr " << options.hyper.learning_rate
+                << (phase.empty() ? "" : " (" + phase + ")") << std::endl;
+    auto entry = train(executor, one, &data, context);
+    entry.labels["study"] = chosen.name;
+    entry.labels["run"] = run.label;
+    entry.labels["workers"] = std::to_string(options.workers);
+    entry.labels["lr"] = significant(options.hyper.learning_rate, 6);
+    if (!phase.empty()) entry.labels["phase"] = phase;
+    context.out << run_summary(one.cli, entry);
+    return entry;
+  };
+  // The sweep, at the first configuration: every rate for every run; each run's best rate is then used everywhere.
+  std::map<std::string, float> best;
+  std::map<std::string, reports::Entry> best_entry;
+  if (!command.lr_sweep.empty()) {
+    command.settings.workers = command.workers.front();
+    for (const auto& run : chosen.runs(command.settings)) {
+      std::vector<reports::Entry> sweep;
+      for (const float rate : command.lr_sweep) {
+        auto options = overridden(command, run.options);
+        options.hyper.learning_rate = rate;
+        sweep.push_back(train_one(run, options, platforms.front(), "sweep"));
+      }
+      best[run.label] = best_rate(sweep);
+      for (auto& entry : sweep) {
+        if (best[run.label] > 0 && entry.labels.at("lr") == significant(best[run.label], 6))
+          best_entry[run.label] = entry;
+        results.benchmarks.push_back(std::move(entry));
+      }
+    }
+  }
+  for (const auto& platform : platforms) {
+    for (const int workers : command.workers) {
+      command.settings.workers = workers;
+      for (const auto& run : chosen.runs(command.settings)) {
+        auto options = overridden(command, run.options);
+        const bool swept = best.count(run.label) > 0;
+        if (swept && best[run.label] == 0) {
+          context.err << "study " << chosen.name << ": " << run.label << " diverged at every rate of the sweep"
+                      << std::endl;
+        }
+        if (swept && best[run.label] > 0) options.hyper.learning_rate = best[run.label];
+        const std::string phase = swept ? "chosen" : "";
+        // The first configuration's best rate has run in the sweep already.
+        if (swept && platform == platforms.front() && workers == command.workers.front() &&
+            best_entry.count(run.label) > 0) {
+          auto entry = best_entry[run.label];
+          entry.labels["phase"] = phase;
+          results.benchmarks.push_back(std::move(entry));
+          continue;
+        }
+        auto entry = train_one(run, options, platform, phase);
+        // A rate that works at the first configuration may diverge at another (more workers, staler gradients):
+        // the next lower rates of the sweep are tried there in turn, the diverged runs kept in the results.
+        std::vector<float> lower;
+        for (const float rate : command.lr_sweep) {
+          if (rate < options.hyper.learning_rate) lower.push_back(rate);
+        }
+        std::sort(lower.rbegin(), lower.rend());
+        for (const float rate : lower) {
+          if (entry.labels.at("stop_reason") != "diverged") break;
+          entry.labels["phase"] = "diverged";
+          results.benchmarks.push_back(std::move(entry));
+          options.hyper.learning_rate = rate;
+          entry = train_one(run, options, platform, phase);
+        }
+        results.benchmarks.push_back(std::move(entry));
+      }
+    }
+  }
+  if (!command.run.job.cli.results.empty()) reports::write_results(command.run.job.cli.results, results);
+}
+
+}  // namespace
+
 void register_study_command(CLI::App& app, Context& context) {
-  auto command = std::make_shared<RunCommand>();
-  auto settings = std::make_shared<algorithms::StudySettings>();
-  auto name = std::make_shared<std::string>();
+  auto command = std::make_shared<StudyCommand>();
+  auto& settings = command->settings;
   std::string names;
   for (const auto& study : algorithms::study_catalog()) names += (names.empty() ? "" : ", ") + study.name;
   auto* study = app.add_subcommand("study", "Run one of seed 000's comparisons (" + names + ")");
-  study->add_option("name", *name, "The study: " + names)->required();
-  study->add_option("--workers", settings->workers, "Workers (methods, easgd-variants, packing)")
+  study->add_option("name", command->name, "The study: " + names)->required();
+  study->add_option("--workers", command->workers, "Workers (methods, easgd-variants, packing); a list runs each")
+      ->delimiter(',')
       ->capture_default_str();
-  study->add_option("--seconds", settings->seconds, "Training time per run (methods)")->capture_default_str();
-  study->add_option("--target-accuracy", settings->target_accuracy, "Accuracy each run trains to (easgd-variants)")
+  study->add_option("--seconds", settings.seconds, "Training time per run (methods)")->capture_default_str();
+  study->add_option("--target-accuracy", settings.target_accuracy, "Accuracy each run trains to (easgd-variants)")
       ->capture_default_str();
-  study->add_option("--iterations", settings->iterations, "Iterations per worker (packing, partition)")
+  study->add_option("--iterations", settings.iterations, "Iterations per worker (packing, partition)")
       ->capture_default_str();
-  study->add_option("--data", command->job.cli.dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")
+  study->add_option("--budget-iterations", command->budget_iterations,
+                    "Every run's budget in iterations per worker instead of the study's (simgrid: the same work on "
+                    "every platform)");
+  study->add_option("--batch", command->batch, "Every run's batch per worker instead of the study's");
+  study->add_option("--eval-every", command->eval_every, "Every run's iterations between evaluations");
+  study->add_option("--test-images", command->run.job.cli.test_images, "Evaluate on at most this many test images")
       ->capture_default_str();
-  study->add_option("--executor", command->executor, kExecutorHelp)->capture_default_str();
-  add_platform_options(*study, command->job);
-  study->add_option("--results", command->job.cli.results, "Write the results (JSON) here");
-  command->job.command = "study";
-  command->job.progress = true;
-  command->job.record_divergence = true;
-  study->callback([&context, command, settings, name] {
-    const auto& chosen = algorithms::find_study(*name);
-    const Executor& executor = find_executor(command->executor, training_executor_names());
-    const auto runs = chosen.runs(*settings);
-    const auto data = executor.needs_data_here ? load_run_data(command->job.cli) : algorithms::RunData{};
-    auto results = new_results(context);
-    for (const auto& run : runs) {
-      TrainingJob one = command->job;
-      one.cli.run = run.options;
-      algorithms::check_run_options(one.cli.run);
-      context.err << "study " << chosen.name << ": " << run.label << std::endl;
-      auto entry = train(executor, one, &data, context);
-      entry.labels["study"] = chosen.name;
-      entry.labels["run"] = run.label;
-      context.out << run_summary(one.cli, entry);
-      results.benchmarks.push_back(std::move(entry));
-    }
-    if (!command->job.cli.results.empty()) reports::write_results(command->job.cli.results, results);
-  });
+  study
+      ->add_option("--lr-sweep", command->lr_sweep,
+                   "Learning rates tried for every run at the first configuration; each run then uses its best "
+                   "(highest final accuracy, not diverged) everywhere")
+      ->delimiter(',');
+  study->add_option("--data", command->run.job.cli.dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")
+      ->capture_default_str();
+  study->add_option("--executor", command->run.executor, kExecutorHelp)->capture_default_str();
+  study->add_option("--platform", command->platforms, "simgrid: platforms (catalog names or files); a list runs each")
+      ->delimiter(',');
+  study->add_option("--ranks-per-node", command->run.job.ranks_per_node, "simgrid: ranks per node (0: one per unit)")
+      ->capture_default_str();
+  study->add_option("--results", command->run.job.cli.results, "Write the results (JSON) here");
+  command->run.job.command = "study";
+  command->run.job.progress = true;
+  command->run.job.record_divergence = true;
+  study->callback([&context, command] { run_study(context, *command); });
 }
-
 void register_algorithms_command(CLI::App& app, Context& context) {
   auto* command = app.add_subcommand("algorithms", "The SGD algorithms `dsgd run` knows, one line each");
   command->callback([&context] {
