@@ -252,6 +252,50 @@ TEST_F(AppRun, RunAndStudyWriteTrainingResults) {
   EXPECT_TRUE(contains(outcome.err, "no budget")) << outcome.err;
 }
 
+TEST_F(AppRun, TrainAndRunTakeTheLargeBatchRules) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 160, 100);
+  const std::string data = "idx:" + dir_.string();
+  const auto file = dir_ / "train.json";
+  auto outcome = dsgd({"train",
+                       "--data",
+                       data,
+                       "--batch",
+                       "16",
+                       "--iterations",
+                       "4",
+                       "--eval-every",
+                       "4",
+                       "--target-accuracy",
+                       "0",
+                       "--lr-scaling",
+                       "linear",
+                       "--reference-batch",
+                       "8",
+                       "--warmup-iterations",
+                       "2",
+                       "--lars",
+                       "--lars-trust",
+                       "0.002",
+                       "--results",
+                       file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const auto options = reports::read_results(file).benchmarks.at(0).algorithm_options;
+  EXPECT_EQ(options.at("scaled_learning_rate").get<double>(), 0.02F);  // 0.01 x 16 / 8
+  EXPECT_EQ(options.at("warmup_iterations"), 2);
+  EXPECT_EQ(options.at("lars"), true);
+  EXPECT_EQ(options.at("lars_trust").get<double>(), 0.002F);
+
+  outcome = dsgd({"train", "--data", data, "--iterations", "4", "--warmup-iterations", "2"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "it needs --lr-scaling linear")) << outcome.err;
+  outcome = dsgd({"run", "--data", data, "--iterations", "4", "--lr-scaling", "sqrt"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "unknown lr scaling 'sqrt'; valid values are: none, linear")) << outcome.err;
+  outcome = dsgd({"run", "--data", data, "--iterations", "4", "--lars", "--lars-trust", "-1"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "--lars-trust must be > 0")) << outcome.err;
+}
+
 TEST_F(AppRun, TestImagesEvaluatesOnAPrefixOfTheTestSet) {
   dsgd::testing::write_synthetic_idx_folder(dir_, 160, 100);
   const std::string data = "idx:" + dir_.string();
