@@ -64,12 +64,18 @@ void register_study_command(CLI::App& app, Context& context) {
   for (const auto& study : algorithms::study_catalog()) names += (names.empty() ? "" : ", ") + study.name;
   auto* study = app.add_subcommand("study", "Run one of seed 000's comparisons (" + names + ")");
   study->add_option("name", *name, "The study: " + names)->required();
-  study->add_option("--workers", settings->workers, "Workers (methods, easgd-variants, packing)")
+  study->add_option("--workers", settings->workers, "Workers (methods, easgd-variants, packing, batch-size)")
       ->capture_default_str();
   study->add_option("--seconds", settings->seconds, "Training time per run (methods)")->capture_default_str();
   study->add_option("--target-accuracy", settings->target_accuracy, "Accuracy each run trains to (easgd-variants)")
       ->capture_default_str();
   study->add_option("--iterations", settings->iterations, "Iterations per worker (packing, partition)")
+      ->capture_default_str();
+  study->add_option("--epochs", settings->epochs, "Passes over the training set at every batch size (batch-size)")
+      ->capture_default_str();
+  study
+      ->add_option("--test-images", command->job.cli.test_images,
+                   "Evaluate on at most the first this many test images (0: all)")
       ->capture_default_str();
   study->add_option("--data", command->job.cli.dataset, "fashion-mnist, idx:FOLDER or cifar10:FOLDER")
       ->capture_default_str();
@@ -81,8 +87,11 @@ void register_study_command(CLI::App& app, Context& context) {
   study->callback([&context, command, settings, name] {
     const auto& chosen = algorithms::find_study(*name);
     const Executor& executor = find_executor(command->executor, training_executor_names());
-    const auto runs = chosen.runs(*settings);
     const auto data = executor.needs_data_here ? load_run_data(command->job.cli) : algorithms::RunData{};
+    // Budgets in epochs need the training set's size; ranks in other processes load the data themselves.
+    settings->train_images =
+        static_cast<std::int64_t>(data.train ? data.train->size() : load_run_data(command->job.cli).train->size());
+    const auto runs = chosen.runs(*settings);
     auto results = new_results(context);
     for (const auto& run : runs) {
       TrainingJob one = command->job;
@@ -92,6 +101,7 @@ void register_study_command(CLI::App& app, Context& context) {
       auto entry = train(executor, one, &data, context);
       entry.labels["study"] = chosen.name;
       entry.labels["run"] = run.label;
+      for (const auto& [key, value] : run.labels) entry.labels[key] = value;
       context.out << run_summary(one.cli, entry);
       results.benchmarks.push_back(std::move(entry));
     }
