@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/nn/sgd.hpp"
 
 namespace dsgd::algorithms {
 
@@ -41,7 +42,23 @@ struct Hyperparameters {
   int period = 1;  // tau: iterations between exchanges
   std::uint64_t seed = 1;
   bool per_layer = false;  // exchange weights one message per layer instead of one packed message (Fig 10)
+  // Large-batch rules (seed 004: Goyal et al. 2017, You et al. 2017; docs/nn.md "Optimizer options"), applied to
+  // every optimiser of the run (workers' and master's) through Trainer::make_sgd:
+  //   linear   eta' = eta * global batch / reference_batch, global batch = batch * workers: the images all workers
+  //            take per iteration, for every algorithm (where workers step on their own batch, as the EASGD family
+  //            and the asynchronous ones do, a local step still sees `batch` images; see the doc)
+  //   warm-up  eta_t ramps linearly from eta to eta' over an optimiser's first warmup_iterations steps
+  //   LARS     each layer steps at eta_t * lars_trust ||w|| / (||g|| + lambda ||w||)
+  // EASGD's elastic force keeps the base rate: alpha = eta * rho.
+  nn::LrScaling lr_scaling = nn::LrScaling::kNone;
+  int reference_batch = 64;
+  std::int64_t warmup_iterations = 0;
+  bool lars = false;
+  float lars_trust = 0.001F;
 };
+
+// The rate after warm-up for `workers` workers: eta, or eta scaled by the linear rule.
+float scaled_learning_rate(const Hyperparameters& hyper, int workers);
 
 struct AlgorithmInfo {
   std::string name;          // as on the command line, e.g. "sync-easgd2"

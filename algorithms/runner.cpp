@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <memory>
 
 #include "algorithms/trainer.hpp"
 #include "core/collectives.hpp"
+#include "core/format.hpp"
 #include "core/nn/evaluation.hpp"
 
 namespace dsgd::algorithms {
@@ -112,6 +114,18 @@ void check_run_options(const RunOptions& options) {
   if (!(hyper.learning_rate > 0)) throw InputError("run: --lr must be > 0");
   if (hyper.elastic_rho < 0) throw InputError("run: --rho must be >= 0 (0: alpha = 0.9 / workers)");
   if (options.threads_per_rank < 1) throw InputError("run: --threads must be at least 1");
+  if (hyper.reference_batch < 1) {
+    throw InputError("run: --reference-batch must be at least 1, got " + std::to_string(hyper.reference_batch));
+  }
+  if (hyper.warmup_iterations < 0) {
+    throw InputError("run: --warmup-iterations must be >= 0, got " + std::to_string(hyper.warmup_iterations));
+  }
+  if (hyper.warmup_iterations > 0 && hyper.lr_scaling == nn::LrScaling::kNone) {
+    throw InputError("run: --warmup-iterations ramps --lr up to the scaled rate; it needs --lr-scaling linear");
+  }
+  if (!(hyper.lars_trust > 0) || !std::isfinite(hyper.lars_trust)) {
+    throw InputError("run: --lars-trust must be > 0, got " + significant(hyper.lars_trust));
+  }
   const Budget& budget = options.budget;
   if (budget.iterations <= 0 && budget.seconds <= 0 && budget.target_accuracy <= 0) {
     throw InputError("run: no budget: give --iterations, --seconds or --target-accuracy");

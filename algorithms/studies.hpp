@@ -7,10 +7,14 @@
 //   packing         Fig 10: one packed message per exchange against one message per layer
 //   partition       Fig 12 (seed 000 §6.2): the cores split into 1, 2, 4, ... groups, each a worker with its own
 //                   weights and data, gradients summed between groups; as many groups as this machine has cores
+//   batch-size      seed 000 §7.2: Sync SGD's test accuracy against the global batch (64 .. 4096) after the same
+//                   number of epochs, without and with the large-batch rules of seed 004 (linear scaling and
+//                   warm-up, Goyal et al. 2017; LARS, You et al. 2017)
 // A second catalog, scaling_study_catalog(), holds the published results that are predicted in simulation instead
 // (seed 000 Tables 3 and 4, Fig 12 on the paper's platforms); simulate/scaling_study.hpp runs them.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,11 +29,14 @@ struct StudySettings {
   double target_accuracy = 0.85;  // where a study runs to an accuracy (easgd-variants)
   std::int64_t iterations = 200;  // where a study runs on iterations (packing, partition)
   int cores = 0;                  // for partition; 0: this machine's
+  double epochs = 0.25;           // where a study's budget is in epochs (batch-size): passes over the training set
+  std::int64_t train_images = 0;  // the training set's size, for budgets in epochs; the study command fills it
 };
 
 struct StudyRun {
   std::string label;  // the row or series name
   RunOptions options;
+  std::map<std::string, std::string> labels = {};  // more labels for the results entry (e.g. the series)
 };
 
 struct Study {

@@ -125,22 +125,37 @@ void Trainer::prefetch_batch() {
   prefetch_ = std::async(std::launch::async, [this] { load_batch(); });
 }
 
+float scaled_learning_rate(const Hyperparameters& hyper, int workers) {
+  if (hyper.lr_scaling == nn::LrScaling::kNone) return hyper.learning_rate;
+  return nn::linearly_scaled_rate(hyper.learning_rate, static_cast<std::int64_t>(hyper.batch) * workers,
+                                  hyper.reference_batch);
+}
+
 std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum) {
+  nn::SgdOptions options;
+  options.learning_rate = hyper_.learning_rate;
+  options.momentum = momentum;
+  options.weight_decay = hyper_.weight_decay;
+  options.scaled_learning_rate = scaled_learning_rate(hyper_, workers());
+  options.warmup_iterations = hyper_.warmup_iterations;
+  options.lars = hyper_.lars;
+  options.lars_trust = hyper_.lars_trust;
   if (!has_data()) {
     // An optimiser over no floats: its steps are pure cost. One CPU back end serves every size-only rank.
     static const std::unique_ptr<nn::Backend> no_data_backend = nn::make_backend("cpu", nn::BackendOptions{});
-    return std::make_unique<nn::Sgd>(*no_data_backend, 0,
-                                     nn::SgdOptions{hyper_.learning_rate, momentum, hyper_.weight_decay});
+    return std::make_unique<nn::Sgd>(*no_data_backend, 0, options);
   }
-  return std::make_unique<nn::Sgd>(*backend_, parameter_count(),
-                                   nn::SgdOptions{hyper_.learning_rate, momentum, hyper_.weight_decay});
+  options.layout = layout_;  // LARS's layers
+  return std::make_unique<nn::Sgd>(*backend_, parameter_count(), options);
 }
 
 void Trainer::sgd_step(nn::Sgd& sgd, Category category) {
   // Weight decay, momentum and the step: about 4 FLOPs per parameter, touching weights, gradients and velocity
-  // (read 3, write 2 floats: 20 bytes).
+  // (read 3, write 2 floats: 20 bytes). LARS's layer norms read weights and gradients once more first: 4 FLOPs and
+  // 8 bytes more per parameter.
   const auto n = static_cast<double>(parameter_count());
-  elementwise(4.0 * n, 20.0 * n, category, [this, &sgd] {
+  const bool lars = sgd.options().lars;
+  elementwise((lars ? 8.0 : 4.0) * n, (lars ? 28.0 : 20.0) * n, category, [this, &sgd] {
     sgd.step(parameters(), gradients());
     backend_->synchronize();
   });

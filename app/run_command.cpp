@@ -57,17 +57,17 @@ void register_run_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   run->add_option("--results", job.cli.results, "Write the results (JSON) here");
   run->callback([&context, command] {
-    const TrainingJob& job = command->job;
+    const TrainingJob& training = command->job;
     const Executor& executor = find_executor(command->executor, training_executor_names());
-    algorithms::check_run_options(job.cli.run);
-    context.err << "run: " << job.cli.run.algorithm << ", " << job.cli.run.workers << " workers, " << job.cli.run.model
-                << " on " << job.cli.dataset << ", " << executor.name << std::endl;
-    const auto data = executor.needs_data_here ? load_run_data(job.cli) : algorithms::RunData{};
-    const auto entry = train(executor, job, &data, context);
+    algorithms::check_run_options(training.cli.run);
+    context.err << "run: " << training.cli.run.algorithm << ", " << training.cli.run.workers << " workers, "
+                << training.cli.run.model << " on " << training.cli.dataset << ", " << executor.name << std::endl;
+    const auto data = executor.needs_data_here ? load_run_data(training.cli) : algorithms::RunData{};
+    const auto entry = train(executor, training, &data, context);
     auto results = new_results(context);
     results.benchmarks.push_back(entry);
-    if (!job.cli.results.empty()) reports::write_results(job.cli.results, results);
-    context.out << run_summary(job.cli, entry);
+    if (!training.cli.results.empty()) reports::write_results(training.cli.results, results);
+    context.out << run_summary(training.cli, entry);
   });
 }
 
@@ -120,6 +120,9 @@ void run_study(Context& context, StudyCommand& command) {
   if (platforms.empty()) platforms.emplace_back();
   if (command.workers.empty()) throw InputError("study: --workers lists none");
   const auto data = executor.needs_data_here ? load_run_data(command.run.job.cli) : algorithms::RunData{};
+  // Budgets in epochs need the training set's size; ranks in other processes load the data themselves.
+  command.settings.train_images =
+      static_cast<std::int64_t>(data.train ? data.train->size() : load_run_data(command.run.job.cli).train->size());
   auto results = new_results(context);
   // One training of `options` at one configuration, labelled.
   const auto train_one = [&](const algorithms::StudyRun& run, const algorithms::RunOptions& options,
@@ -134,6 +137,7 @@ void run_study(Context& context, StudyCommand& command) {
     auto entry = train(executor, one, &data, context);
     entry.labels["study"] = chosen.name;
     entry.labels["run"] = run.label;
+    for (const auto& [key, value] : run.labels) entry.labels[key] = value;
     entry.labels["workers"] = std::to_string(options.workers);
     entry.labels["lr"] = significant(options.hyper.learning_rate, 6);
     if (!phase.empty()) entry.labels["phase"] = phase;
@@ -211,13 +215,17 @@ void register_study_command(CLI::App& app, Context& context) {
   for (const auto& study : algorithms::study_catalog()) names += (names.empty() ? "" : ", ") + study.name;
   auto* study = app.add_subcommand("study", "Run one of seed 000's comparisons (" + names + ")");
   study->add_option("name", command->name, "The study: " + names)->required();
-  study->add_option("--workers", command->workers, "Workers (methods, easgd-variants, packing); a list runs each")
+  study
+      ->add_option("--workers", command->workers,
+                   "Workers (methods, easgd-variants, packing, batch-size); a list runs each")
       ->delimiter(',')
       ->capture_default_str();
   study->add_option("--seconds", settings.seconds, "Training time per run (methods)")->capture_default_str();
   study->add_option("--target-accuracy", settings.target_accuracy, "Accuracy each run trains to (easgd-variants)")
       ->capture_default_str();
   study->add_option("--iterations", settings.iterations, "Iterations per worker (packing, partition)")
+      ->capture_default_str();
+  study->add_option("--epochs", settings.epochs, "Passes over the training set at every batch size (batch-size)")
       ->capture_default_str();
   study->add_option("--budget-iterations", command->budget_iterations,
                     "Every run's budget in iterations per worker instead of the study's (simgrid: the same work on "

@@ -11,6 +11,23 @@
 
 namespace dsgd::app {
 
+void add_large_batch_options(CLI::App& command, nn::LrScaling& lr_scaling, int& reference_batch,
+                             std::int64_t& warmup_iterations, bool& lars, float& lars_trust) {
+  command
+      .add_option_function<std::string>(
+          "--lr-scaling", [&lr_scaling](const std::string& name) { lr_scaling = nn::parse_lr_scaling(name); },
+          "none, or linear: the rate after warm-up is --lr x global batch / --reference-batch (Goyal et al. 2017)")
+      ->default_str(std::string(nn::lr_scaling_name(lr_scaling)));
+  command.add_option("--reference-batch", reference_batch, "The global batch --lr is meant for (linear scaling)")
+      ->capture_default_str();
+  command
+      .add_option("--warmup-iterations", warmup_iterations,
+                  "Steps over which the rate ramps linearly from --lr to the scaled rate (needs --lr-scaling linear)")
+      ->capture_default_str();
+  command.add_flag("--lars", lars, "LARS: a local rate per layer, trust x |w| / (|g| + weight decay x |w|)");
+  command.add_option("--lars-trust", lars_trust, "LARS's trust coefficient")->capture_default_str();
+}
+
 void add_run_options(CLI::App& command, RunCli& cli) {
   auto& run = cli.run;
   command.add_option("--algo", run.algorithm, "Algorithm (`dsgd algorithms` lists them)")->capture_default_str();
@@ -28,6 +45,8 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--batch", run.hyper.batch, "Images per worker per iteration")->capture_default_str();
   command.add_option("--period", run.hyper.period, "Iterations between exchanges (tau)")->capture_default_str();
   command.add_flag("--per-layer", run.hyper.per_layer, "One message per layer instead of one packed message");
+  add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,
+                          run.hyper.lars, run.hyper.lars_trust);
   command.add_option("--seed", run.hyper.seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
   command.add_option("--iterations", run.budget.iterations, "Stop after this many iterations per worker");
   command.add_option("--seconds", run.budget.seconds, "Stop after this much training time");
@@ -77,6 +96,10 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--rho", real(run.hyper.elastic_rho)},
       {"--batch", std::to_string(run.hyper.batch)},
       {"--period", std::to_string(run.hyper.period)},
+      {"--lr-scaling", std::string(nn::lr_scaling_name(run.hyper.lr_scaling))},
+      {"--reference-batch", std::to_string(run.hyper.reference_batch)},
+      {"--warmup-iterations", std::to_string(run.hyper.warmup_iterations)},
+      {"--lars-trust", real(run.hyper.lars_trust)},
       {"--seed", std::to_string(run.hyper.seed)},
       {"--iterations", std::to_string(run.budget.iterations)},
       {"--seconds", real(run.budget.seconds)},
@@ -91,6 +114,7 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
     arguments.push_back(value);
   }
   if (run.hyper.per_layer) arguments.emplace_back("--per-layer");
+  if (run.hyper.lars) arguments.emplace_back("--lars");
   return arguments;
 }
 
@@ -151,7 +175,14 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"period", run.hyper.period},
                              {"per_layer", run.hyper.per_layer},
                              {"workers", run.workers},
-                             {"threads_per_rank", run.threads_per_rank}};
+                             {"threads_per_rank", run.threads_per_rank},
+                             {"global_batch", run.hyper.batch * run.workers},
+                             {"lr_scaling", std::string(nn::lr_scaling_name(run.hyper.lr_scaling))},
+                             {"reference_batch", run.hyper.reference_batch},
+                             {"scaled_learning_rate", algorithms::scaled_learning_rate(run.hyper, run.workers)},
+                             {"warmup_iterations", run.hyper.warmup_iterations},
+                             {"lars", run.hyper.lars},
+                             {"lars_trust", run.hyper.lars_trust}};
   entry.model = run.model;
   entry.dataset = cli.dataset;
   entry.ranks = result.ranks;

@@ -9,6 +9,7 @@
 
 #include "algorithms/runner.hpp"
 #include "core/comm.hpp"
+#include "core/nn/sgd.hpp"
 #include "reports/results.hpp"
 
 namespace dsgd::app {
@@ -30,7 +31,13 @@ reports::Results new_results(const std::string& command_line);
 reports::Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
                            int ranks, double seconds);
 
-// Registers --algo, --workers, --model, --data, the hyper-parameters, the budget and --threads on `command`.
+// Registers --lr-scaling, --reference-batch, --warmup-iterations, --lars and --lars-trust (the large-batch rules,
+// docs/nn.md "Optimizer options") on `command`, bound to the given variables. `dsgd run`, `dsgd study`'s runs and
+// `dsgd train` share them.
+void add_large_batch_options(CLI::App& command, nn::LrScaling& lr_scaling, int& reference_batch,
+                             std::int64_t& warmup_iterations, bool& lars, float& lars_trust);
+// Registers --algo, --workers, --model, --data, the hyper-parameters (the large-batch rules among them), the budget
+// and --threads on `command`.
 void add_run_options(CLI::App& command, RunCli& cli);
 // The same options as arguments, for `dsgd-mpi run` (without --results).
 std::vector<std::string> run_arguments(const RunCli& cli);

@@ -22,7 +22,14 @@ reports::Entry train_entry(const measure::TrainOptions& options, const measure::
   entry.algorithm_options = {{"learning_rate", options.sgd.learning_rate},
                              {"momentum", options.sgd.momentum},
                              {"weight_decay", options.sgd.weight_decay},
-                             {"batch", options.batch}};
+                             {"batch", options.batch},
+                             {"global_batch", options.batch},
+                             {"lr_scaling", std::string(nn::lr_scaling_name(options.lr_scaling))},
+                             {"reference_batch", options.reference_batch},
+                             {"scaled_learning_rate", measure::scaled_learning_rate(options)},
+                             {"warmup_iterations", options.sgd.warmup_iterations},
+                             {"lars", options.sgd.lars},
+                             {"lars_trust", options.sgd.lars_trust}};
   entry.model = options.model;
   entry.dataset = options.dataset;
   entry.ranks = 1;
@@ -68,6 +75,8 @@ void register_train_command(CLI::App& app, Context& context) {
   train->add_option("--lr", options->sgd.learning_rate, "Learning rate eta")->capture_default_str();
   train->add_option("--momentum", options->sgd.momentum, "Momentum mu (0: plain SGD)")->capture_default_str();
   train->add_option("--weight-decay", options->sgd.weight_decay, "L2 weight decay")->capture_default_str();
+  add_large_batch_options(*train, options->lr_scaling, options->reference_batch, options->sgd.warmup_iterations,
+                          options->sgd.lars, options->sgd.lars_trust);
   train->add_option("--seed", options->seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
   train->add_option("--iterations", options->iterations, "Stop after this many iterations");
   train->add_option("--seconds", options->seconds, "Stop after this much training time");

@@ -204,7 +204,7 @@ std::vector<Measured> time_iteration(const ModelSpec& model, const KernelBenchOp
   network.initialize(options.seed);
   const std::size_t parameters = network.parameter_count();
   // A small step, so that repeated updates from the same kind of gradients keep the weights finite.
-  nn::Sgd sgd(backend, parameters, nn::SgdOptions{1e-4F, 0.9F, 5e-4F});
+  nn::Sgd sgd(backend, parameters, nn::SgdOptions{.learning_rate = 1e-4F, .momentum = 0.9F, .weight_decay = 5e-4F});
   std::vector<float> model_copy(parameters);
 
   const std::string threads = threads_text(options.threads);

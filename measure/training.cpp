@@ -28,6 +28,20 @@ void check(const TrainOptions& options) {
                      std::to_string(options.target_accuracy));
   }
   if (options.eval_every < 1) throw InputError("train: --eval-every must be at least 1");
+  if (options.reference_batch < 1) {
+    throw InputError("train: --reference-batch must be at least 1, got " + std::to_string(options.reference_batch));
+  }
+  if (options.sgd.warmup_iterations > 0 && options.lr_scaling == nn::LrScaling::kNone) {
+    throw InputError("train: --warmup-iterations ramps --lr up to the scaled rate; it needs --lr-scaling linear");
+  }
+}
+
+// The optimiser's options: the large-batch rules applied for this batch, LARS's layers from the network.
+nn::SgdOptions sgd_options(const TrainOptions& options, const nn::Network& network) {
+  nn::SgdOptions sgd = options.sgd;
+  sgd.scaled_learning_rate = scaled_learning_rate(options);
+  sgd.layout = network.layout();
+  return sgd;
 }
 
 // Backend memory freed on every path out of train().
@@ -39,6 +53,13 @@ struct DeviceBuffer {
 };
 
 }  // namespace
+
+float scaled_learning_rate(const TrainOptions& options) {
+  if (options.lr_scaling == nn::LrScaling::kLinear) {
+    return nn::linearly_scaled_rate(options.sgd.learning_rate, options.batch, options.reference_batch);
+  }
+  return options.sgd.scaled_learning_rate > 0 ? options.sgd.scaled_learning_rate : options.sgd.learning_rate;
+}
 
 TrainResult train(const TrainOptions& options, const std::function<void(const EvalPoint&)>& progress) {
   check(options);
@@ -60,7 +81,7 @@ TrainResult train(const TrainOptions& options, const std::function<void(const Ev
   nn::Network network(model, *backend, options.batch);
   network.initialize(options.seed);
   nn::Network evaluator(model, *backend, nn::evaluation_batch(data.test.size()));
-  nn::Sgd sgd(*backend, network.parameter_count(), options.sgd);
+  nn::Sgd sgd(*backend, network.parameter_count(), sgd_options(options, network));
 
   const auto image_floats = data.train.image_size();
   const auto train_batch = static_cast<std::size_t>(options.batch);

@@ -18,7 +18,13 @@ struct TrainOptions {
   std::string backend = "cpu";
   int threads = 0;  // CPU threads; 0: all
   int batch = 64;
-  nn::SgdOptions sgd{0.01F, 0.9F, 5e-4F};
+  nn::SgdOptions sgd{.learning_rate = 0.01F,
+                     .momentum = 0.9F,
+                     .weight_decay = 5e-4F};  // its warm-up and LARS fields as given; train() fills the layout
+  // Linear scaling (docs/nn.md "Optimizer options"): the rate after warm-up becomes sgd.learning_rate * batch /
+  // reference_batch (one worker, so the global batch is the batch).
+  nn::LrScaling lr_scaling = nn::LrScaling::kNone;
+  int reference_batch = 64;
   std::uint64_t seed = 1;
   // Budget: training stops at the first one reached (0 = not set; at least one must be set).
   std::int64_t iterations = 0;
@@ -47,6 +53,9 @@ struct TrainResult {
   std::string backend_description;
   std::string stop_reason;  // "iterations", "seconds", "target accuracy"
 };
+
+// The rate after warm-up: sgd.learning_rate linearly scaled, or sgd's scaled rate (0: the base rate).
+float scaled_learning_rate(const TrainOptions& options);
 
 // Trains per `options`, calling `progress` after every evaluation. Throws InputError for bad options (no budget,
 // batch < 1, unknown model/dataset/back end names list the valid ones), UnavailableError when the data or back end

@@ -55,6 +55,9 @@ class Backend {
 
   // y <- a * x + b * y over n floats (optimizer updates, elastic averaging).
   virtual void axpby(float a, const float* x, float b, float* y, std::size_t n) = 0;
+  // The sum of x[i]^2 over n floats (LARS's layer norms), returned to the host. The same on every call for the same
+  // input on one back end: it does not depend on the thread count.
+  virtual double sum_of_squares(const float* x, std::size_t n) = 0;
 
   // Softmax over `classes` per row of `logits` (batch x classes) and the mean cross-entropy against `labels`
   // (batch ints in [0, classes), in this back end's memory as floats holding integers). Writes the gradient of

@@ -176,7 +176,8 @@ void register_training(Backend& backend) {
           for (int i = 0; i < kBatch; ++i) labels[i] = static_cast<float>(i % model.classes);
           float* device_labels = backend.allocate(labels.size());
           backend.copy_to_device(device_labels, labels.data(), labels.size());
-          dsgd::nn::Sgd sgd(backend, network.parameter_count(), {0.01f, 0.9f, 5e-4f});
+          dsgd::nn::Sgd sgd(backend, network.parameter_count(),
+                            {.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f});
           for (auto _ : state) {
             const auto start = Clock::now();
             network.train_step(images.get(), device_labels);

@@ -30,6 +30,12 @@ namespace fs = std::filesystem;
 
 const std::string kWorker = std::string(DSGD_BINARY_DIR) + "/app/dsgd-mpi";
 
+std::string hex(std::uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%016" PRIx64, value);
+  return text;
+}
+
 class Algorithms : public testing::ScratchDirTest {
  protected:
   void SetUp() override {
@@ -53,6 +59,41 @@ class Algorithms : public testing::ScratchDirTest {
     return result;
   }
 
+  struct Hashes {
+    std::string threads, mpi, simgrid;
+  };
+
+  // The final weights' hash of `cli`'s run on threads, on MPI (dsgd-mpi run under real mpirun, as `dsgd run
+  // --executor mpi` starts it) and in SimGrid with payloads (the kernels run inside the simulation).
+  Hashes run_everywhere(const app::RunCli& cli) {
+    Hashes hashes;
+    hashes.threads = hex(run_threads(cli).parameters_hash);
+
+    const auto file = dir_ / (cli.run.algorithm + ".json");
+    std::vector<std::string> program = {kWorker, "run"};
+    for (const auto& argument : app::run_arguments(cli)) program.push_back(argument);
+    program.insert(program.end(), {"--results", file.string()});
+    const auto process =
+        run_process(measure::mpi::mpirun_command(world_size(cli.run), program), std::chrono::seconds(240));
+    EXPECT_EQ(process.exit_code, 0) << cli.run.algorithm << ": " << process.output;
+    if (process.exit_code == 0) {
+      hashes.mpi = reports::read_results(file).benchmarks.at(0).labels.at("parameters_fnv1a");
+    }
+
+    WorldOptions world;
+    world.size = world_size(cli.run);
+    simulate::SimulationOptions options;
+    options.fidelity = simulate::Fidelity::kMessage;
+    RunResult simulated;
+    options.collect = [&simulated] { return hex(simulated.parameters_hash); };
+    hashes.simgrid = simulate::simgrid::run(simulate::flat_platform(world.size, 1e-6, 1e9, 1e12), world,
+                                            training_worker(cli.run, data_, &simulated), options)
+                         .collected;
+    std::printf("%-15s threads %s, mpi %s, simgrid %s\n", cli.run.algorithm.c_str(), hashes.threads.c_str(),
+                hashes.mpi.c_str(), hashes.simgrid.c_str());
+    return hashes;
+  }
+
   app::RunCli with(const std::string& algorithm) const {
     app::RunCli cli = cli_;
     cli.run.algorithm = algorithm;
@@ -62,12 +103,6 @@ class Algorithms : public testing::ScratchDirTest {
   app::RunCli cli_;
   RunData data_;
 };
-
-std::string hex(std::uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%016" PRIx64, value);
-  return text;
-}
 
 TEST(AlgorithmCatalog, NamesAreUniqueAndDescribed) {
   const auto names = algorithm_names();
@@ -129,33 +164,42 @@ TEST_F(Algorithms, DeterministicAlgorithmsGiveTheSameWeightsOnThreadsMpiAndSimgr
     if (!entry.info.synchronous) continue;
     auto cli = with(entry.info.name);
     cli.run.budget.iterations = 20;
-    const std::string threads = hex(run_threads(cli).parameters_hash);
-
-    // MPI: dsgd-mpi run under real mpirun, as `dsgd run --executor mpi` starts it.
-    const auto file = dir_ / (entry.info.name + ".json");
-    std::vector<std::string> program = {kWorker, "run"};
-    for (const auto& argument : app::run_arguments(cli)) program.push_back(argument);
-    program.insert(program.end(), {"--results", file.string()});
-    const auto process =
-        run_process(measure::mpi::mpirun_command(world_size(cli.run), program), std::chrono::seconds(240));
-    ASSERT_EQ(process.exit_code, 0) << entry.info.name << ": " << process.output;
-    const auto mpi = reports::read_results(file).benchmarks.at(0).labels.at("parameters_fnv1a");
-
-    // SimGrid, with payloads: the kernels run inside the simulation.
-    WorldOptions world;
-    world.size = world_size(cli.run);
-    simulate::SimulationOptions options;
-    options.fidelity = simulate::Fidelity::kMessage;
-    RunResult simulated;
-    options.collect = [&simulated] { return hex(simulated.parameters_hash); };
-    const auto simgrid = simulate::simgrid::run(simulate::flat_platform(world.size, 1e-6, 1e9, 1e12), world,
-                                                training_worker(cli.run, data_, &simulated), options)
-                             .collected;
-    std::printf("%-15s threads %s, mpi %s, simgrid %s\n", entry.info.name.c_str(), threads.c_str(), mpi.c_str(),
-                simgrid.c_str());
-    EXPECT_EQ(mpi, threads) << entry.info.name;
-    EXPECT_EQ(simgrid, threads) << entry.info.name;
+    const auto hashes = run_everywhere(cli);
+    EXPECT_EQ(hashes.mpi, hashes.threads) << entry.info.name;
+    EXPECT_EQ(hashes.simgrid, hashes.threads) << entry.info.name;
   }
+}
+
+// Linear scaling, warm-up and LARS live in each rank's optimiser and count its own steps, so they keep the
+// deterministic algorithms deterministic on every executor; dsgd-mpi gets them through run_arguments.
+TEST_F(Algorithms, LargeBatchRulesKeepTheSameWeightsOnThreadsMpiAndSimgrid) {
+  for (const auto& entry : algorithm_catalog()) {
+    if (!entry.info.synchronous) continue;
+    auto cli = with(entry.info.name);
+    cli.run.budget.iterations = 20;
+    const std::string plain = hex(run_threads(cli).parameters_hash);
+    cli.run.hyper.learning_rate = 0.5F;  // LARS's global rate: its local rates are some 1e-3 to 1e-1 here
+    cli.run.hyper.lr_scaling = nn::LrScaling::kLinear;
+    cli.run.hyper.reference_batch = 16;  // 3 workers x 16: 3 x the rate after warm-up
+    cli.run.hyper.warmup_iterations = 10;
+    cli.run.hyper.lars = true;
+    cli.run.hyper.lars_trust = 0.002F;
+    const auto hashes = run_everywhere(cli);
+    EXPECT_NE(hashes.threads, plain) << entry.info.name << ": the rules changed nothing";
+    EXPECT_EQ(hashes.mpi, hashes.threads) << entry.info.name;
+    EXPECT_EQ(hashes.simgrid, hashes.threads) << entry.info.name;
+  }
+}
+
+TEST(AlgorithmHyperparameters, LinearScalingTakesTheGlobalBatchOfAllWorkers) {
+  Hyperparameters hyper;
+  hyper.learning_rate = 0.25F;
+  hyper.batch = 32;
+  EXPECT_EQ(scaled_learning_rate(hyper, 8), 0.25F);  // no scaling
+  hyper.lr_scaling = nn::LrScaling::kLinear;
+  hyper.reference_batch = 64;
+  EXPECT_EQ(scaled_learning_rate(hyper, 8), 1.0F);  // 32 x 8 = 256 images, 4 x the reference batch
+  EXPECT_EQ(scaled_learning_rate(hyper, 1), 0.125F);
 }
 
 TEST_F(Algorithms, BadRunOptionsAreInputErrors) {
@@ -169,6 +213,34 @@ TEST_F(Algorithms, BadRunOptionsAreInputErrors) {
   cli.run.workers = 0;
   EXPECT_THROW(check_run_options(cli.run), InputError);
   EXPECT_THROW(check_run_options(with("downpour").run), UnknownNameError);
+}
+
+TEST_F(Algorithms, BadLargeBatchRulesAreInputErrors) {
+  const auto message = [](const RunOptions& options) {
+    try {
+      check_run_options(options);
+    } catch (const InputError& error) {
+      return std::string(error.what());
+    }
+    return std::string("accepted");
+  };
+  auto options = with(algorithm_names().front()).run;
+  EXPECT_EQ(message(options), "accepted");
+  options.hyper.reference_batch = 0;
+  EXPECT_EQ(message(options), "run: --reference-batch must be at least 1, got 0");
+  options = with(algorithm_names().front()).run;
+  options.hyper.lr_scaling = nn::LrScaling::kLinear;
+  options.hyper.warmup_iterations = -5;
+  EXPECT_EQ(message(options), "run: --warmup-iterations must be >= 0, got -5");
+  options.hyper.warmup_iterations = 5;
+  EXPECT_EQ(message(options), "accepted");
+  options.hyper.lr_scaling = nn::LrScaling::kNone;
+  EXPECT_EQ(message(options),
+            "run: --warmup-iterations ramps --lr up to the scaled rate; it needs --lr-scaling linear");
+  options = with(algorithm_names().front()).run;
+  options.hyper.lars = true;
+  options.hyper.lars_trust = 0;
+  EXPECT_EQ(message(options), "run: --lars-trust must be > 0, got 0");
 }
 
 }  // namespace

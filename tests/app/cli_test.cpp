@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
@@ -268,6 +270,74 @@ TEST_F(AppRun, RunAndStudyWriteTrainingResults) {
   outcome = dsgd({"run", "--data", data, "--iterations", "0", "--target-accuracy", "0"});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, "no budget")) << outcome.err;
+}
+
+TEST_F(AppRun, BatchSizeStudyRecordsGlobalBatchAndRules) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 480, 100);
+  const auto file = dir_ / "study.json";
+  // One epoch of 480 images: 8 and 2 iterations at 64 and 256 images, at least one at 1024 and 4096.
+  const auto outcome =
+      dsgd({"study", "batch-size", "--data", "idx:" + dir_.string(), "--epochs", "1", "--results", file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const auto entries = reports::read_results(file).benchmarks;
+  ASSERT_EQ(entries.size(), 12U);
+  std::map<std::string, int> per_rules;
+  for (const auto& entry : entries) {
+    EXPECT_EQ(entry.labels.at("study"), "batch-size");
+    const std::string rules = entry.labels.at("rules");
+    ++per_rules[rules];
+    const int global = entry.algorithm_options.at("global_batch").get<int>();
+    EXPECT_EQ(entry.iterations, std::max(1, static_cast<int>(std::lround(480.0 / global)))) << global;
+    const bool scaled = entry.algorithm_options.at("lr_scaling") == "linear";
+    EXPECT_EQ(scaled, rules != "no rule") << rules;
+    EXPECT_EQ(entry.algorithm_options.at("lars").get<bool>(), rules.find("LARS") != std::string::npos) << rules;
+  }
+  EXPECT_EQ(per_rules.size(), 3U);
+  for (const auto& [rules, count] : per_rules) EXPECT_EQ(count, 4) << rules;
+}
+
+TEST_F(AppRun, TrainAndRunTakeTheLargeBatchRules) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 160, 100);
+  const std::string data = "idx:" + dir_.string();
+  const auto file = dir_ / "train.json";
+  auto outcome = dsgd({"train",
+                       "--data",
+                       data,
+                       "--batch",
+                       "16",
+                       "--iterations",
+                       "4",
+                       "--eval-every",
+                       "4",
+                       "--target-accuracy",
+                       "0",
+                       "--lr-scaling",
+                       "linear",
+                       "--reference-batch",
+                       "8",
+                       "--warmup-iterations",
+                       "2",
+                       "--lars",
+                       "--lars-trust",
+                       "0.002",
+                       "--results",
+                       file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const auto options = reports::read_results(file).benchmarks.at(0).algorithm_options;
+  EXPECT_EQ(options.at("scaled_learning_rate").get<double>(), 0.02F);  // 0.01 x 16 / 8
+  EXPECT_EQ(options.at("warmup_iterations"), 2);
+  EXPECT_EQ(options.at("lars"), true);
+  EXPECT_EQ(options.at("lars_trust").get<double>(), 0.002F);
+
+  outcome = dsgd({"train", "--data", data, "--iterations", "4", "--warmup-iterations", "2"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "it needs --lr-scaling linear")) << outcome.err;
+  outcome = dsgd({"run", "--data", data, "--iterations", "4", "--lr-scaling", "sqrt"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "unknown lr scaling 'sqrt'; valid values are: none, linear")) << outcome.err;
+  outcome = dsgd({"run", "--data", data, "--iterations", "4", "--lars", "--lars-trust", "-1"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "--lars-trust must be > 0")) << outcome.err;
 }
 
 TEST_F(AppRun, TestImagesEvaluatesOnAPrefixOfTheTestSet) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "core/breakdown.hpp"
@@ -63,6 +64,46 @@ TEST(AppRunCommon, StalenessBecomesCountersAndAHistogram) {
   const auto& histogram = entry.curves.back();
   EXPECT_EQ(histogram.name, "staleness_histogram");
   EXPECT_EQ(histogram.points, (std::vector<std::pair<double, double>>{{3, 90}, {12, 10}}));
+}
+
+// dsgd-mpi run parses the arguments run_arguments writes with the same add_run_options: the large-batch rules reach
+// the MPI ranks as the threads executor has them, and the results entry records them.
+TEST(AppRunCommon, LargeBatchRulesTravelToDsgdMpiAndIntoTheEntry) {
+  RunCli cli;
+  cli.run.workers = 4;
+  cli.run.hyper.batch = 64;
+  cli.run.hyper.learning_rate = 0.01F;
+  cli.run.hyper.lr_scaling = nn::LrScaling::kLinear;
+  cli.run.hyper.reference_batch = 128;
+  cli.run.hyper.warmup_iterations = 37;
+  cli.run.hyper.lars = true;
+  cli.run.hyper.lars_trust = 0.0025F;
+  cli.run.budget.iterations = 10;
+
+  CLI::App app;
+  RunCli parsed;
+  add_run_options(app, parsed);
+  const auto arguments = run_arguments(cli);
+  app.parse(std::vector<std::string>(arguments.rbegin(), arguments.rend()));  // CLI11 takes them last-first
+  EXPECT_EQ(parsed.run.hyper.lr_scaling, nn::LrScaling::kLinear);
+  EXPECT_EQ(parsed.run.hyper.reference_batch, 128);
+  EXPECT_EQ(parsed.run.hyper.warmup_iterations, 37);
+  EXPECT_TRUE(parsed.run.hyper.lars);
+  EXPECT_EQ(parsed.run.hyper.lars_trust, 0.0025F);
+
+  const reports::Entry entry = run_entry(cli, algorithms::RunResult{}, "mpi");
+  EXPECT_EQ(entry.algorithm_options.at("lr_scaling"), "linear");
+  EXPECT_EQ(entry.algorithm_options.at("reference_batch"), 128);
+  EXPECT_EQ(entry.algorithm_options.at("global_batch"), 256);
+  EXPECT_EQ(entry.algorithm_options.at("scaled_learning_rate").get<double>(), 0.02F);  // 0.01 x 256 / 128
+  EXPECT_EQ(entry.algorithm_options.at("warmup_iterations"), 37);
+  EXPECT_EQ(entry.algorithm_options.at("lars"), true);
+  EXPECT_EQ(entry.algorithm_options.at("lars_trust").get<double>(), 0.0025F);
+
+  CLI::App strict;
+  RunCli unused;
+  add_run_options(strict, unused);
+  EXPECT_THROW(strict.parse(std::vector<std::string>{"sqrt", "--lr-scaling"}), UnknownNameError);
 }
 
 }  // namespace

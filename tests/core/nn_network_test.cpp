@@ -92,7 +92,7 @@ TEST_P(NnNetwork, LenetOverfitsFourImages) {
   Network network(build_model("lenet"), backend(), 4);
   network.initialize(1);
   DeviceBuffer images(backend(), data.images), labels(backend(), data.labels);
-  Sgd sgd(backend(), network.parameter_count(), {0.05f, 0.9f, 0.0f});
+  Sgd sgd(backend(), network.parameter_count(), {.learning_rate = 0.05f, .momentum = 0.9f});
   double first_loss = 0, loss = 0;
   int steps = 0;
   for (; steps < 40; ++steps) {
@@ -117,7 +117,7 @@ TEST_P(NnNetwork, TrainingIsBitIdenticalForTheSameSeed) {
     Network network(build_model("lenet"), backend, 4);
     network.initialize(3);
     DeviceBuffer images(backend, data.images), labels(backend, data.labels);
-    Sgd sgd(backend, network.parameter_count(), {0.01f, 0.9f, 5e-4f});
+    Sgd sgd(backend, network.parameter_count(), {.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f});
     std::vector<double> losses;
     for (int step = 0; step < 3; ++step) {
       losses.push_back(network.train_step(images.get(), labels.get()));
@@ -167,27 +167,27 @@ TEST_P(NnNetwork, SgdRulesOnExactValues) {
   const std::vector<float> g = {2, 4, -8, 0};
   DeviceBuffer w(backend(), w0), grad(backend(), g);
   {
-    Sgd plain(backend(), 4, {0.5f, 0.0f, 0.0f});
+    Sgd plain(backend(), 4, {.learning_rate = 0.5f});
     EXPECT_EQ(plain.velocity(), nullptr);
     plain.step(w.get(), grad.get());
     EXPECT_EQ(w.download(), (std::vector<float>{0, -4, 8, 8}));
   }
   w.upload(w0);
   {
-    Sgd momentum(backend(), 4, {0.5f, 0.5f, 0.0f});
+    Sgd momentum(backend(), 4, {.learning_rate = 0.5f, .momentum = 0.5f});
     momentum.step(w.get(), grad.get());  // v = -eta g = {-1, -2, 4, 0}; w = {0, -4, 8, 8}
     momentum.step(w.get(), grad.get());  // v = 0.5 v - eta g = {-1.5, -3, 6, 0}; w = {-1.5, -7, 14, 8}
     EXPECT_EQ(w.download(), (std::vector<float>{-1.5f, -7, 14, 8}));
   }
   w.upload(w0);
   {
-    Sgd decay(backend(), 4, {0.5f, 0.0f, 0.5f});
+    Sgd decay(backend(), 4, {.learning_rate = 0.5f, .weight_decay = 0.5f});
     decay.step(w.get(), grad.get());  // g + 0.5 w = {2.5, 3, -6, 4}; w = {-0.25, -3.5, 7, 6}
     EXPECT_EQ(w.download(), (std::vector<float>{-0.25f, -3.5f, 7, 6}));
   }
-  EXPECT_THROW(Sgd(backend(), 4, {0.0f, 0.0f, 0.0f}), InputError);
-  EXPECT_THROW(Sgd(backend(), 4, {0.1f, 1.0f, 0.0f}), InputError);
-  EXPECT_THROW(Sgd(backend(), 4, {0.1f, 0.0f, -1.0f}), InputError);
+  EXPECT_THROW(Sgd(backend(), 4, {.learning_rate = 0.0f}), InputError);
+  EXPECT_THROW(Sgd(backend(), 4, {.learning_rate = 0.1f, .momentum = 1.0f}), InputError);
+  EXPECT_THROW(Sgd(backend(), 4, {.learning_rate = 0.1f, .weight_decay = -1.0f}), InputError);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, NnNetwork, ::testing::ValuesIn(backend_names()), backend_test_name);

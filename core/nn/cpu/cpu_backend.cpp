@@ -11,6 +11,7 @@
 #include <new>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
@@ -164,6 +165,25 @@ class CpuBackend final : public Backend {
 #pragma omp parallel for simd schedule(static) if (count > (1 << 16))
       for (std::int64_t i = 0; i < count; ++i) y[i] = a * x[i] + b * y[i];
     }
+  }
+
+  double sum_of_squares(const float* x, std::size_t n) override {
+    ScopedThreads threads(context_.threads);
+    // Fixed blocks summed in index order, in double, then the blocks in order: the same bits for any thread count.
+    constexpr std::size_t kBlock = 4096;
+    const auto blocks = static_cast<std::int64_t>((n + kBlock - 1) / kBlock);
+    std::vector<double> partial(static_cast<std::size_t>(blocks), 0.0);
+#pragma omp parallel for schedule(static) if (n > (1 << 16))
+    for (std::int64_t b = 0; b < blocks; ++b) {
+      const std::size_t begin = static_cast<std::size_t>(b) * kBlock;
+      const std::size_t end = std::min(n, begin + kBlock);
+      double sum = 0;
+      for (std::size_t i = begin; i < end; ++i) sum += static_cast<double>(x[i]) * x[i];
+      partial[static_cast<std::size_t>(b)] = sum;
+    }
+    double total = 0;
+    for (const double sum : partial) total += sum;
+    return total;
   }
 
   double softmax_cross_entropy(const float* logits, const float* labels, int batch, int classes, float* grad_logits,

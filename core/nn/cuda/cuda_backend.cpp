@@ -1,5 +1,6 @@
 #include "core/nn/cuda/cuda_backend.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <utility>
@@ -103,6 +104,21 @@ class CudaBackend final : public Backend {
   void axpby(float a, const float* x, float b, float* y, std::size_t n) override {
     context_->activate();
     check(launch_axpby(a, x, b, y, n, context_->stream()), "axpby kernel");
+  }
+
+  double sum_of_squares(const float* x, std::size_t n) override {
+    context_->activate();
+    // cuBLAS's norm (deterministic on one device, its documented default); blocking with the handle's host
+    // pointer mode. It takes an int count, so larger vectors go in pieces, their squares summed in order.
+    constexpr std::size_t kPiece = 1U << 30;
+    double total = 0;
+    for (std::size_t offset = 0; offset < n; offset += kPiece) {
+      const auto count = static_cast<int>(std::min(kPiece, n - offset));
+      float norm = 0;
+      check(cublasSnrm2(context_->cublas(), count, x + offset, 1, &norm), "cublasSnrm2");
+      total += static_cast<double>(norm) * norm;
+    }
+    return total;
   }
 
   double softmax_cross_entropy(const float* logits, const float* labels, int batch, int classes, float* grad_logits,
