@@ -151,6 +151,8 @@ void register_accuracy_command(CLI::App& app, Context& context) {
   accuracy->add_option("--batch", run.hyper.batch, "Images per group per iteration")->capture_default_str();
   accuracy->add_option("--lr", run.hyper.learning_rate, "Learning rate")->capture_default_str();
   accuracy->add_option("--momentum", run.hyper.momentum, "Momentum")->capture_default_str();
+  accuracy->add_option("--threads", run.threads_per_rank, "CPU threads of each group's kernels on this machine")
+      ->capture_default_str();
   accuracy->add_option("--seed", run.hyper.seed, "Seed of the runs and the compute noise")->capture_default_str();
   accuracy->add_option("--target-accuracy", run.budget.target_accuracy, "Test accuracy to reach")
       ->capture_default_str();

@@ -85,12 +85,14 @@ struct StudyCommand {
   int batch = 0;                       // 0: the study's
   std::int64_t budget_iterations = 0;  // 0: the study's budget
   std::int64_t eval_every = 0;         // 0: the study's
+  int threads = 0;                     // 0: the study's CPU threads per rank
 };
 
 // A study run with the command's overrides.
 algorithms::RunOptions overridden(const StudyCommand& command, algorithms::RunOptions options) {
   if (command.batch > 0) options.hyper.batch = command.batch;
   if (command.eval_every > 0) options.budget.eval_every = command.eval_every;
+  if (command.threads > 0) options.threads_per_rank = command.threads;
   if (command.budget_iterations > 0) {
     options.budget.iterations = command.budget_iterations;
     options.budget.seconds = 0;
@@ -132,7 +134,7 @@ void run_study(Context& context, StudyCommand& command) {
     one.platform = platform;
     algorithms::check_run_options(one.cli.run);
     context.err << "study " << chosen.name << ": " << run.label << ", " << options.workers << " workers"
-                << (platform.empty() ? "" : " on " + platform) << ", lr " << options.hyper.learning_rate
+                << (platform.empty() ? "" : " on " + platform) << ", lr " << significant(options.hyper.learning_rate, 6)
                 << (phase.empty() ? "" : " (" + phase + ")") << std::endl;
     auto entry = train(executor, one, &data, context);
     entry.labels["study"] = chosen.name;
@@ -232,6 +234,7 @@ void register_study_command(CLI::App& app, Context& context) {
                     "every platform)");
   study->add_option("--batch", command->batch, "Every run's batch per worker instead of the study's");
   study->add_option("--eval-every", command->eval_every, "Every run's iterations between evaluations");
+  study->add_option("--threads", command->threads, "Every run's CPU threads per rank (simgrid: for the kernels)");
   study->add_option("--test-images", command->run.job.cli.test_images, "Evaluate on at most this many test images")
       ->capture_default_str();
   study
