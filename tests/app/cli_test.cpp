@@ -296,6 +296,55 @@ TEST_F(AppRun, BatchSizeStudyRecordsGlobalBatchAndRules) {
   for (const auto& [rules, count] : per_rules) EXPECT_EQ(count, 4) << rules;
 }
 
+// A learning-rate sweep in numeric simulation: every method tries each rate at the first configuration and keeps
+// its best (a rate that diverges never wins) at every configuration.
+TEST_F(AppRun, StudySweepsTheRateAndKeepsTheBestAtEveryConfiguration) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 480, 50);
+  const auto file = dir_ / "sweep.json";
+  const auto outcome = dsgd({"study",
+                             "methods",
+                             "--data",
+                             "idx:" + dir_.string(),
+                             "--executor",
+                             "simgrid",
+                             "--platform",
+                             "cori-knl",
+                             "--workers",
+                             "2,3",
+                             "--lr-sweep",
+                             "0.01,1000",
+                             "--budget-iterations",
+                             "4",
+                             "--batch",
+                             "8",
+                             "--eval-every",
+                             "4",
+                             "--test-images",
+                             "50",
+                             "--results",
+                             file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  std::map<std::string, std::map<std::string, int>> phases;  // algorithm -> phase -> runs
+  for (const auto& entry : reports::read_results(file).benchmarks) {
+    const std::string& phase = entry.labels.at("phase");
+    ++phases[entry.algorithm][phase];
+    EXPECT_EQ(entry.executor, "simgrid");
+    EXPECT_EQ(entry.platform, "cori-knl");
+    if (phase == "sweep" && entry.labels.at("lr") == "1000") {
+      EXPECT_EQ(entry.labels.at("stop_reason"), "diverged") << entry.algorithm;
+    }
+    if (phase == "chosen") {
+      EXPECT_EQ(entry.labels.at("lr"), "0.01") << entry.algorithm;
+      EXPECT_NE(entry.labels.at("stop_reason"), "diverged") << entry.algorithm;
+    }
+  }
+  EXPECT_GE(phases.size(), 9U);  // every method of the catalog
+  for (const auto& [algorithm, counts] : phases) {
+    EXPECT_EQ(counts.at("sweep"), 2) << algorithm;   // both rates, at 2 workers
+    EXPECT_EQ(counts.at("chosen"), 2) << algorithm;  // 2 and 3 workers
+  }
+}
+
 TEST_F(AppRun, TrainAndRunTakeTheLargeBatchRules) {
   dsgd::testing::write_synthetic_idx_folder(dir_, 160, 100);
   const std::string data = "idx:" + dir_.string();
