@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <exception>
+#include <thread>
 
 #include "core/json.hpp"
 #include "core/memory.hpp"
@@ -130,8 +132,21 @@ NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOp
 
   algorithms::RunResult result;
   simulation.collect = [&result] { return to_json(result).dump(); };
-  const auto outcome =
-      simgrid::run(platform, world, algorithms::training_worker(run, data, &result, options.progress), simulation);
+  // The simulation forks from a thread of its own. GNU libgomp keeps a thread's OpenMP pool after its parallel
+  // kernels, and a child forked from that thread inherits the pool's bookkeeping but not its threads: its first
+  // parallel kernel then waits forever (as after an earlier experiment of `dsgd reproduce`). A new thread has no pool.
+  SimulationResult outcome;
+  std::exception_ptr failure;
+  std::thread forking([&] {
+    try {
+      outcome =
+          simgrid::run(platform, world, algorithms::training_worker(run, data, &result, options.progress), simulation);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  forking.join();
+  if (failure) std::rethrow_exception(failure);
   try {
     from_json(Json::parse(outcome.collected), out.result);
   } catch (const Json::exception& error) {

@@ -11,6 +11,9 @@
 
 #include "app/run_common.hpp"
 #include "core/memory.hpp"
+#include "core/model_zoo.hpp"
+#include "core/nn/backend.hpp"
+#include "core/nn/network.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
@@ -123,6 +126,36 @@ TEST_F(NumericOnSyntheticData, AWorldOverTheMemoryLimitIsRefusedWithTheEstimate)
   EXPECT_GT(estimate_numeric_memory(more, 200).total_bytes, estimate.total_bytes);
   more.hyper.batch = 256;
   EXPECT_GT(estimate_numeric_memory(more, 200).per_worker_bytes, estimate.per_worker_bytes);
+}
+
+// OpenMP keeps this thread's pool after a kernel of two threads; a simulation started afterwards (as in `dsgd
+// reproduce` after a native experiment) must still run its kernels on two threads, not wait for the pool's threads.
+TEST_F(NumericOnSyntheticData, ASimulationAfterMultithreadedKernelsRunsItsOwnKernels) {
+  {
+    // One training step on two OpenMP threads in this (the forking) thread leaves its pool behind.
+    nn::BackendOptions two;
+    two.threads = 2;
+    const auto backend = nn::make_backend("cpu", two);
+    nn::Network network(build_model("lenet"), *backend, 16);
+    network.initialize(1);
+    const auto& train = *data_.train;
+    std::vector<float> images(16 * train.image_size());
+    std::vector<float> labels(16);
+    std::vector<std::size_t> indices(16);
+    for (std::size_t i = 0; i < indices.size(); ++i) indices[i] = i;
+    data::fill_batch(train, indices, images, labels);
+    network.train_step(images.data(), labels.data());
+  }
+  auto run = cli_.run;
+  run.threads_per_rank = 2;
+  run.budget.iterations = 4;
+  run.budget.eval_every = 4;
+  NumericOptions options;
+  options.run = run;
+  options.run.workers = 2;
+  options.wall_timeout_s = 120;  // a hang becomes a TimeoutError, not a stuck test
+  const auto simulated = simulate_numeric(platforms::load_platform("cori-knl"), options, data_);
+  EXPECT_EQ(simulated.result.iterations, 4);
 }
 
 TEST_F(NumericOnSyntheticData, ATargetNeverReachedStopsAtTheBudget) {
