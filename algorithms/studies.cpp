@@ -259,6 +259,35 @@ const Named& find_named(const std::vector<Named>& catalog, std::string_view kind
 
 }  // namespace
 
+const SchemeStudy& scheme_study() {
+  static const SchemeStudy study = [] {
+    SchemeStudy s;
+    s.name = "schemes";
+    s.description =
+        "seed 004's communication schemes: weak scaling of ResNet-50 and VGG-16 from 1 to 512 GPUs on an Ethernet and "
+        "an InfiniBand GPU cluster";
+    s.platforms = {"p100-roce-25g", "dgx1-ib"};
+    s.calibration_platform = "dgx1-ib";
+    const std::string tf_benchmarks =
+        "TensorFlow performance benchmarks, DGX-1 (8 Tesla P100), training on synthetic data, 1 GPU, batch 64, "
+        "May 2017 (tensorflow/docs_src/performance/benchmarks.md)";
+    s.models = {{"resnet50", 64, 219, "Tesla P100 SXM2", tf_benchmarks},
+                {"vgg16", 64, 154, "Tesla P100 SXM2", tf_benchmarks}};
+    s.workers = {1, 8, 16, 32, 64, 128, 256, 512};
+    s.schemes = {
+        {"flat ring", "sync-sgd", "ring allreduce of the whole gradient over all GPUs after the backward pass",
+         [](Hyperparameters&) {}},
+    };
+    s.notes = {
+        "each model's compute time is set at one GPU of the calibration platform from the published single-GPU "
+        "throughput (the kernel efficiency that makes it so is applied to every cluster's GPUs: same silicon, a "
+        "fraction of each one's peak); nothing is fitted to a scaling result.",
+        "efficiency = time per iteration at 1 GPU / time at P GPUs, each GPU keeping its batch (weak scaling)."};
+    return s;
+  }();
+  return study;
+}
+
 const ScalingStudy& find_scaling_study(const std::string& name) {
   return find_named(scaling_study_catalog(), "scaling study", name);
 }

@@ -14,6 +14,7 @@
 // (seed 000 Tables 3 and 4, Fig 12 on the paper's platforms); simulate/scaling_study.hpp runs them.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -101,6 +102,42 @@ struct ScalingStudy {
 };
 
 const std::vector<ScalingStudy>& scaling_study_catalog();
+
+// --- communication schemes at scale (seed 004; docs/communication-schemes.md) -------------------------------------
+
+// One way of exchanging the gradients: an algorithm of the catalog and the options that make the scheme.
+struct Scheme {
+  std::string label;  // "flat ring", "hierarchical", ...
+  std::string algorithm;
+  std::string description;                          // one line: what the scheme does
+  std::function<void(Hyperparameters&)> configure;  // sets the scheme's options on the run's hyper-parameters
+};
+
+// One model of the study with the single-device training rate its compute time is set from: a published
+// throughput, never a scaling result.
+struct SchemeModel {
+  std::string model;  // model zoo name
+  int batch = 0;      // per GPU, as in the throughput's source
+  double images_per_second = 0;
+  std::string device;  // the GPU the throughput was measured on
+  std::string source;
+};
+
+// The weak-scaling study of seed 004's schemes: every scheme, model and cluster at every GPU count. The compute
+// rate of each model is calibrated on `calibration_platform` (whose device is the throughput's) at one GPU and
+// applied as a kernel efficiency to every cluster.
+struct SchemeStudy {
+  std::string name;
+  std::string description;
+  std::vector<std::string> platforms;  // catalog names
+  std::string calibration_platform;
+  std::vector<SchemeModel> models;
+  std::vector<int> workers;  // GPUs, the first 1 (the single-GPU baseline of the efficiency)
+  std::vector<Scheme> schemes;
+  std::vector<std::string> notes;
+};
+
+const SchemeStudy& scheme_study();
 // Throws UnknownNameError listing the names.
 const ScalingStudy& find_scaling_study(const std::string& name);
 

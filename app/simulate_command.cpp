@@ -1,7 +1,8 @@
 // `dsgd simulate`: weak scaling of one algorithm on a platform, in SimGrid (simulate/weak_scaling.hpp). Prints a
 // table (time per iteration, efficiency, the mean rank's breakdown) and writes results, a per-rank breakdown CSV
 // and a Chrome trace on request. With --study, a published scaling result predicted instead
-// (simulate/scaling_study.hpp): the study's table beside the paper's, fitted values marked.
+// (simulate/scaling_study.hpp): the study's table beside the paper's, fitted values marked; or the communication-
+// scheme study (simulate/scheme_study.hpp).
 
 #include <algorithm>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include "reports/rank_breakdown.hpp"
 #include "reports/trace.hpp"
 #include "simulate/scaling_study.hpp"
+#include "simulate/scheme_study.hpp"
 #include "simulate/weak_scaling.hpp"
 
 namespace dsgd::app {
@@ -141,6 +143,58 @@ void run_study(Context& context, const SimulateCommand& command) {
   if (!command.results.empty()) reports::write_results(command.results, study_results(context, outcome));
 }
 
+// The scheme study (simulate/scheme_study.hpp): one entry per (platform, model, scheme, GPUs), one per calibration.
+reports::Results scheme_results(Context& context, const simulate::SchemeOutcome& outcome) {
+  auto results = new_results(context);
+  for (const auto& row : outcome.rows) {
+    auto entry =
+        simulated_entry("study/" + outcome.study + "/" + row.platform + "/" + row.model + "/" + row.scheme + "/" +
+                            std::to_string(row.workers),
+                        row.platform, row.algorithm, row.model, row.fidelity, row.ranks, row.seconds_per_iteration);
+    entry.iterations = outcome.iterations;
+    entry.labels["study"] = outcome.study;
+    entry.labels["kind"] = "point";
+    entry.labels["scheme"] = row.scheme;
+    entry.labels["cluster"] = row.platform + ", " + row.model;
+    entry.labels["role"] = std::string(simulate::to_string(row.efficiency_by));
+    entry.counters["workers"] = row.workers;
+    entry.counters["nodes"] = row.nodes;
+    entry.counters["seconds_per_iteration"] = row.seconds_per_iteration;
+    entry.counters["efficiency"] = row.efficiency;
+    entry.counters["compute_s"] = row.compute_s;
+    entry.counters["communication_s"] = row.communication_s;
+    entry.counters["sim_wall_s"] = row.wall_s;
+    results.benchmarks.push_back(std::move(entry));
+  }
+  for (const auto& calibration : outcome.calibrations) {
+    reports::Entry entry;
+    entry.name = "study/" + outcome.study + "/calibration/" + calibration.model;
+    entry.executor = "simgrid";
+    entry.model = calibration.model;
+    entry.labels["study"] = outcome.study;
+    entry.labels["kind"] = "calibration";
+    entry.labels["device"] = calibration.device;
+    entry.labels["source"] = calibration.source;
+    entry.counters["images_per_second"] = calibration.images_per_second;
+    entry.counters["conv_efficiency"] = calibration.conv_efficiency;
+    results.benchmarks.push_back(std::move(entry));
+  }
+  return results;
+}
+
+void run_scheme_study(Context& context, const SimulateCommand& command) {
+  const auto& study = algorithms::scheme_study();
+  simulate::SchemeStudyOptions options;
+  options.iterations = command.study_iterations;
+  options.workers = command.scaling.workers;
+  options.progress = [&context, &study](const std::string& line) {
+    context.err << "simulate " << study.name << ": " << line << std::endl;
+  };
+  const auto outcome = simulate::run_scheme_study(study, options);
+  context.out << simulate::format_scheme_study(outcome);
+  if (!command.results.empty()) reports::write_results(command.results, scheme_results(context, outcome));
+}
+
 }  // namespace
 
 void register_simulate_command(CLI::App& app, Context& context) {
@@ -168,14 +222,20 @@ void register_simulate_command(CLI::App& app, Context& context) {
   for (const auto& study : algorithms::scaling_study_catalog()) study_names.push_back(study.name);
   sim->add_option("--study", command->study,
                   "Predict a published scaling result instead (" + join(study_names) +
-                      "): its table beside the paper's, fitted values marked FITTED");
+                      "): its table beside the paper's, fitted values marked FITTED; or `" +
+                      algorithms::scheme_study().name +
+                      "`: seed 004's communication schemes at 1-512 GPUs (--workers overrides the sizes)");
   sim->add_option("--study-iterations", command->study_iterations,
                   "Steady-state iterations simulated per point of a --study")
       ->capture_default_str();
   sim->callback([&context, command] {
     if (!command->study.empty()) {
       if (!command->scaling.algorithm.empty()) throw InputError("simulate: --study names its algorithms; drop --algo");
-      run_study(context, *command);
+      if (command->study == algorithms::scheme_study().name) {
+        run_scheme_study(context, *command);
+      } else {
+        run_study(context, *command);
+      }
       return;
     }
     if (command->scaling.algorithm.empty()) throw InputError("simulate: --algo is required (or --study NAME)");

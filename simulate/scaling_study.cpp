@@ -40,21 +40,6 @@ std::string format_value(StudyMeasure measure, double value) {
   return is_percent(measure) ? format("%.1f%%", 100 * value) : format("%.2fx", value);
 }
 
-// The "conv" efficiency of the processor the workers compute on: the devices where the nodes have some.
-double conv_efficiency(const platforms::Platform& platform) {
-  const auto& devices = platform.nodes.devices;
-  return devices.empty() ? platform.nodes.cpu.efficiency.of("conv") : devices.front().efficiency.of("conv");
-}
-
-void set_conv_efficiency(platforms::Platform& platform, double value, const std::string& source) {
-  auto set = [&](platforms::KernelEfficiency& efficiency) {
-    efficiency.by_class["conv"] = value;
-    efficiency.sources["conv"] = source;
-  };
-  if (platform.nodes.devices.empty()) set(platform.nodes.cpu.efficiency);
-  for (auto& group : platform.nodes.devices) set(group.efficiency);
-}
-
 void set_noise(platforms::Platform& platform, double spread, const std::string& source) {
   platform.noise.distribution =
       spread > 0 ? platforms::NoiseDistribution::kLognormal : platforms::NoiseDistribution::kNone;
@@ -123,27 +108,18 @@ class StudyRunner {
     return values;
   }
 
-  // The conv efficiency at which the case's first point takes its published time per iteration. T = C / e + R:
-  // the runs at e0 and e0 / 2 give C / e0 = T(e0 / 2) - T(e0) and R = T(e0) - C / e0.
+  // The conv efficiency at which the case's first point takes its published time per iteration.
   double fit_conv_efficiency(const platforms::Platform& platform, const ScalingStudyCase& c) const {
     if (c.paper_iterations <= 0 || c.published_seconds.empty()) {
       throw InputError(study_.name + ": " + c.label + " has no published time for a number of iterations to fit on");
     }
     const double target_s = c.published_seconds.front() / static_cast<double>(c.paper_iterations);
-    const double e0 = conv_efficiency(platform);
-    platforms::Platform half = platform;
-    set_conv_efficiency(half, e0 / 2, "a probe of the fit");
-    const double at_e0 = simulate(platform, c, study_.points.front()).seconds_per_iteration;
-    const double at_half = simulate(half, c, study_.points.front()).seconds_per_iteration;
-    const double conv_s = at_half - at_e0;
-    const double rest_s = at_e0 - conv_s;
-    const double efficiency = conv_s > 0 && target_s > rest_s ? e0 * conv_s / (target_s - rest_s) : 2.0;
-    if (efficiency > 1.0) {
-      throw InputError(study_.name + ": " + c.label + "'s published " + format("%.4g", target_s) +
-                       " s per iteration is faster than " + platform.name + " at peak (" +
-                       format("%.4g", conv_s / e0 + rest_s) + " s): no kernel efficiency in (0, 1] fits it");
-    }
-    return efficiency;
+    return solve_conv_efficiency(
+        platform, target_s,
+        [&](const platforms::Platform& probe) {
+          return simulate(probe, c, study_.points.front()).seconds_per_iteration;
+        },
+        study_.name + ": " + c.label + "'s published");
   }
 
   // Squared differences in percentage points between the case's simulated and published values.
@@ -212,6 +188,39 @@ double minimise_1d(const std::function<double(double)>& loss, double lo, double 
     }
   }
   return best_x;
+}
+
+double conv_efficiency(const platforms::Platform& platform) {
+  const auto& devices = platform.nodes.devices;
+  return devices.empty() ? platform.nodes.cpu.efficiency.of("conv") : devices.front().efficiency.of("conv");
+}
+
+void set_conv_efficiency(platforms::Platform& platform, double value, const std::string& source) {
+  auto set = [&](platforms::KernelEfficiency& efficiency) {
+    efficiency.by_class["conv"] = value;
+    efficiency.sources["conv"] = source;
+  };
+  if (platform.nodes.devices.empty()) set(platform.nodes.cpu.efficiency);
+  for (auto& group : platform.nodes.devices) set(group.efficiency);
+}
+
+double solve_conv_efficiency(const platforms::Platform& platform, double target_s,
+                             const std::function<double(const platforms::Platform&)>& seconds_at,
+                             const std::string& what, double max_efficiency) {
+  const double e0 = conv_efficiency(platform);
+  platforms::Platform half = platform;
+  set_conv_efficiency(half, e0 / 2, "a probe of the fit");
+  const double at_e0 = seconds_at(platform);
+  const double conv_s = seconds_at(half) - at_e0;
+  const double rest_s = at_e0 - conv_s;
+  const double efficiency =
+      conv_s > 0 && target_s > rest_s ? e0 * conv_s / (target_s - rest_s) : std::numeric_limits<double>::infinity();
+  if (efficiency > max_efficiency) {
+    throw InputError(what + " " + format("%.4g", target_s) + " s per iteration is faster than " + platform.name +
+                     format(" at %g x peak (", max_efficiency) + format("%.4g", conv_s * e0 / max_efficiency + rest_s) +
+                     " s): no kernel efficiency in (0, " + format("%g", max_efficiency) + "] fits it");
+  }
+  return efficiency;
 }
 
 namespace {

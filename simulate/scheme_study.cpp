@@ -1,0 +1,188 @@
+#include "simulate/scheme_study.hpp"
+
+#include <chrono>
+#include <map>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/weak_scaling.hpp"
+
+namespace dsgd::simulate {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A published throughput may process a model's nominal FLOPs faster than the GPU's peak: cuDNN's Winograd
+// convolutions F(2x2, 3x3) do 2.25 times fewer multiplications than the direct count, so that is the bound.
+constexpr double kMaxEffectiveEfficiency = 2.25;
+
+// Per iteration and mean worker: seconds in `wanted` categories.
+double mean_seconds(const ScalingPoint& point, bool has_master, std::int64_t iterations,
+                    bool (*wanted)(Category category)) {
+  double sum = 0;
+  int workers = 0;
+  for (std::size_t rank = has_master ? 1 : 0; rank < point.per_rank.size(); ++rank) {
+    for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
+      if (wanted(static_cast<Category>(i))) sum += point.per_rank[rank].seconds[i];
+    }
+    ++workers;
+  }
+  return workers > 0 ? sum / workers / static_cast<double>(iterations) : 0;
+}
+
+bool is_forward_backward(Category category) { return category == Category::kForwardBackward; }
+// Exposed communication: what a worker spends exchanging parameters or waiting for its peers (batch copies are not
+// the scheme's).
+bool is_exchange(Category category) {
+  return category == Category::kGpuGpuPara || category == Category::kCpuGpuPara || category == Category::kNetwork ||
+         category == Category::kWait;
+}
+
+class SchemeRunner {
+ public:
+  SchemeRunner(const algorithms::SchemeStudy& study, const SchemeStudyOptions& options)
+      : study_(study), options_(options) {}
+
+  ScalingPoint simulate(const platforms::Platform& platform, const algorithms::SchemeModel& model,
+                        const algorithms::Scheme& scheme, int workers) const {
+    ScalingOptions scaling;
+    scaling.algorithm = scheme.algorithm;
+    scaling.model = model.model;
+    scaling.hyper.batch = model.batch;
+    if (scheme.configure) scheme.configure(scaling.hyper);
+    scaling.workers = {workers};
+    scaling.iterations = options_.iterations;
+    return simulate_weak_scaling(platform, scaling).front();
+  }
+
+  void progress(const std::string& line) const {
+    if (options_.progress) options_.progress(line);
+  }
+
+ private:
+  const algorithms::SchemeStudy& study_;
+  const SchemeStudyOptions& options_;
+};
+
+}  // namespace
+
+SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const SchemeStudyOptions& options) {
+  if (options.iterations < 1) throw InputError(study.name + ": at least one iteration per point");
+  const std::vector<int> workers = options.workers.empty() ? study.workers : options.workers;
+  if (workers.empty() || workers.front() != 1) {
+    throw InputError(study.name + ": the GPU counts must start at 1, the baseline of the efficiency");
+  }
+  if (study.schemes.empty()) throw InputError(study.name + ": a study without schemes");
+  const auto start = Clock::now();
+  SchemeRunner runner(study, options);
+  SchemeOutcome outcome;
+  outcome.study = study.name;
+  outcome.iterations = options.iterations;
+  outcome.notes = study.notes;
+
+  // Compute: each model's conv efficiency, solved at one GPU of the calibration platform.
+  const auto calibration_platform = platforms::load_platform(study.calibration_platform);
+  std::map<std::string, double> efficiency_of;
+  for (const auto& model : study.models) {
+    runner.progress("calibrating " + model.model + " on one GPU of " + calibration_platform.name);
+    const double target_s = model.batch / model.images_per_second;
+    const auto& baseline = study.schemes.front();
+    const double efficiency = solve_conv_efficiency(
+        calibration_platform, target_s,
+        [&](const platforms::Platform& probe) {
+          return runner.simulate(probe, model, baseline, 1).seconds_per_iteration;
+        },
+        study.name + ": " + model.model + "'s published", kMaxEffectiveEfficiency);
+    efficiency_of[model.model] = efficiency;
+    outcome.calibrations.push_back({model.model, model.device, model.images_per_second, model.source, efficiency});
+  }
+
+  for (const auto& platform_name : study.platforms) {
+    const auto base = platforms::load_platform(platform_name);
+    for (const auto& model : study.models) {
+      platforms::Platform platform = base;
+      set_conv_efficiency(platform, efficiency_of.at(model.model),
+                          format("derived: %.4g img/s of %s on a %s at batch %d (%s)", model.images_per_second,
+                                 model.model.c_str(), model.device.c_str(), model.batch, model.source.c_str()));
+      runner.progress(platform.name + ", " + model.model + ": " + std::to_string(study.schemes.size()) +
+                      " schemes at " + std::to_string(workers.size()) + " sizes");
+      double baseline_s = 0;
+      for (const auto& scheme : study.schemes) {
+        const bool has_master = algorithms::find_algorithm(scheme.algorithm).info.has_master;
+        for (const int count : workers) {
+          const auto point = runner.simulate(platform, model, scheme, count);
+          if (count == 1 && baseline_s == 0) baseline_s = point.seconds_per_iteration;
+          SchemeRow row;
+          row.platform = platform.name;
+          row.model = model.model;
+          row.scheme = scheme.label;
+          row.algorithm = scheme.algorithm;
+          row.workers = point.workers;
+          row.ranks = point.ranks;
+          row.nodes = point.nodes;
+          row.fidelity = std::string(to_string(point.fidelity));
+          row.seconds_per_iteration = point.seconds_per_iteration;
+          row.efficiency = baseline_s / point.seconds_per_iteration;
+          row.compute_s = mean_seconds(point, has_master, options.iterations, is_forward_backward);
+          row.communication_s = mean_seconds(point, has_master, options.iterations, is_exchange);
+          row.wall_s = point.wall_s;
+          if (count == 1 && &scheme == &study.schemes.front()) row.efficiency_by = Determined::kByConstruction;
+          outcome.rows.push_back(std::move(row));
+        }
+      }
+    }
+  }
+  outcome.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return outcome;
+}
+
+std::string format_scheme_study(const SchemeOutcome& outcome) {
+  std::ostringstream out;
+  out << "Communication schemes, weak scaling (" << outcome.study << "; " << outcome.iterations
+      << " simulated iterations per point)\n\n";
+  out << "Compute calibrated on one GPU from a published throughput (not from any scaling result):\n";
+  for (const auto& c : outcome.calibrations) {
+    out << format("  %-9s %6.1f img/s on a %s -> conv efficiency %.3f of peak%s; source: %s\n", c.model.c_str(),
+                  c.images_per_second, c.device.c_str(), c.conv_efficiency,
+                  c.conv_efficiency > 1 ? " (an effective rate of the direct FLOP count: fewer multiplications, as "
+                                          "Winograd convolutions do)"
+                                        : "",
+                  c.source.c_str());
+  }
+  // One block per (platform, model), rows in the outcome's order.
+  std::size_t i = 0;
+  while (i < outcome.rows.size()) {
+    const auto& first = outcome.rows[i];
+    out << "\n" << first.platform << ", " << first.model << ": efficiency (exposed communication per iteration)\n";
+    std::vector<int> sizes;
+    for (std::size_t j = i; j < outcome.rows.size() && outcome.rows[j].platform == first.platform &&
+                            outcome.rows[j].model == first.model && outcome.rows[j].scheme == first.scheme;
+         ++j) {
+      sizes.push_back(outcome.rows[j].workers);
+    }
+    out << format("  %-22s", "scheme \\ GPUs");
+    for (const int size : sizes) out << format(" %16d", size);
+    out << "\n";
+    while (i < outcome.rows.size() && outcome.rows[i].platform == first.platform &&
+           outcome.rows[i].model == first.model) {
+      const std::string scheme = outcome.rows[i].scheme;
+      out << format("  %-22s", scheme.c_str());
+      for (; i < outcome.rows.size() && outcome.rows[i].scheme == scheme && outcome.rows[i].model == first.model &&
+             outcome.rows[i].platform == first.platform;
+           ++i) {
+        const auto& row = outcome.rows[i];
+        out << format(" %6.1f%% (%6.3f s)", 100 * row.efficiency, row.communication_s);
+      }
+      out << "\n";
+    }
+  }
+  out << "\nThe first scheme's 1-GPU efficiency is 100% by construction; every other value is predicted.\n";
+  for (const auto& note : outcome.notes) out << "Note: " << note << "\n";
+  out << format("Wall time: %.1f s\n", outcome.wall_s) << std::flush;
+  return out.str();
+}
+
+}  // namespace dsgd::simulate

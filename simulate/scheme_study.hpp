@@ -1,0 +1,69 @@
+#pragma once
+// The communication-scheme study (algorithms::scheme_study(), docs/communication-schemes.md): every scheme of seed
+// 004 -- flat ring, hierarchical allreduce, WFBP with fusion, fp16 gradients, a sharded parameter server -- in
+// size-only SimGrid on each cluster of the study, for each model, at every GPU count, each GPU keeping its batch.
+//
+// What determines what: each model's compute time comes from a published single-GPU throughput. At one GPU of the
+// calibration platform the "conv" kernel efficiency is solved (exactly: T is linear in 1 / efficiency) so that an
+// iteration takes batch / throughput; that efficiency is then set on every cluster's GPUs. The 1-GPU time is thus
+// by construction on the calibration platform; every efficiency at P > 1 GPUs is predicted.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algorithms/studies.hpp"
+#include "simulate/scaling_study.hpp"
+
+namespace dsgd::simulate {
+
+struct SchemeStudyOptions {
+  std::int64_t iterations = 5;  // steady-state iterations simulated per point
+  std::vector<int> workers;     // overrides the study's GPU counts where not empty
+  std::function<void(const std::string&)> progress;
+};
+
+// A model's compute calibration.
+struct SchemeCalibration {
+  std::string model;
+  std::string device;
+  double images_per_second = 0;
+  std::string source;
+  double conv_efficiency = 0;  // of the device's single-precision peak
+};
+
+struct SchemeRow {
+  std::string platform;
+  std::string model;
+  std::string scheme;
+  std::string algorithm;
+  int workers = 0;
+  int ranks = 0;
+  int nodes = 0;
+  std::string fidelity;
+  double seconds_per_iteration = 0;
+  double efficiency = 0;       // T(1 GPU) / T(P)
+  double compute_s = 0;        // per iteration, the mean worker's for/backward
+  double communication_s = 0;  // per iteration, the mean worker's time in communication categories (exposed)
+  double wall_s = 0;
+  Determined efficiency_by = Determined::kPredicted;
+};
+
+struct SchemeOutcome {
+  std::string study;
+  std::vector<SchemeCalibration> calibrations;
+  std::vector<SchemeRow> rows;  // platform, model, scheme, GPUs
+  std::int64_t iterations = 0;
+  double wall_s = 0;
+  std::vector<std::string> notes;
+};
+
+// Throws InputError for a bad option, UnknownNameError for a missing platform, and what the simulation throws.
+SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const SchemeStudyOptions& options);
+
+// One table per (platform, model): schemes as rows, GPU counts as columns, efficiency in %; the calibrations with
+// their sources; the notes.
+std::string format_scheme_study(const SchemeOutcome& outcome);
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,63 @@
+// The communication-scheme study: its compute calibration makes the 1-GPU iteration take batch / published
+// throughput, efficiencies are ratios to that baseline, and bad sizes are refused. A small study on a catalog GPU
+// cluster keeps it fast; the schemes come from the catalog's study, so no algorithm is named here.
+
+#include "simulate/scheme_study.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/error_message.hpp"
+
+namespace dsgd::simulate {
+namespace {
+
+algorithms::SchemeStudy small_study() {
+  algorithms::SchemeStudy study = algorithms::scheme_study();
+  study.platforms = {"m40-cluster"};
+  study.calibration_platform = "m40-cluster";
+  // ResNet-50 at a rate an M40 reaches below peak (3 x 8.2 GFLOP x 100 img/s = 2.5 TFLOP/s of its 6.8).
+  study.models = {{"resnet50", 32, 100, "Tesla M40", "a test rate"}};
+  study.workers = {1, 4, 16};
+  return study;
+}
+
+TEST(SchemeStudy, OneGpuTakesTheBatchOverThePublishedThroughputAndEfficienciesAreRatiosToIt) {
+  SchemeStudyOptions options;
+  options.iterations = 2;
+  const auto study = small_study();
+  const auto outcome = run_scheme_study(study, options);
+  ASSERT_EQ(outcome.calibrations.size(), 1U);
+  EXPECT_GT(outcome.calibrations[0].conv_efficiency, 0);
+  EXPECT_LE(outcome.calibrations[0].conv_efficiency, 1);
+  ASSERT_EQ(outcome.rows.size(), study.schemes.size() * study.workers.size());
+  const auto& baseline = outcome.rows.front();
+  EXPECT_EQ(baseline.workers, 1);
+  // Expectation: 32 images / 100 images/s = 0.32 s per iteration, exact up to rounding.
+  EXPECT_NEAR(baseline.seconds_per_iteration, 0.32, 1e-9) << "expectation 0.32 s";
+  EXPECT_EQ(baseline.efficiency_by, Determined::kByConstruction);
+  for (const auto& row : outcome.rows) {
+    EXPECT_NEAR(row.efficiency, baseline.seconds_per_iteration / row.seconds_per_iteration, 1e-12) << row.scheme;
+    if (row.workers > 1) {
+      EXPECT_EQ(row.efficiency_by, Determined::kPredicted);
+      EXPECT_LT(row.efficiency, 1.0) << row.scheme << " at " << row.workers << " GPUs communicates";
+      EXPECT_GT(row.communication_s, 0) << row.scheme << " at " << row.workers;
+    }
+  }
+  const std::string text = format_scheme_study(outcome);
+  EXPECT_NE(text.find("by construction"), std::string::npos) << text;
+  EXPECT_NE(text.find("a test rate"), std::string::npos) << "the calibration names its source";
+}
+
+TEST(SchemeStudy, RefusesSizesWithoutTheOneGpuBaselineAndImpossibleRates) {
+  auto study = small_study();
+  SchemeStudyOptions options;
+  options.workers = {4, 16};
+  EXPECT_NE(testing::input_error([&] { run_scheme_study(study, options); }).find("must start at 1"), std::string::npos);
+  options.workers = {};
+  study.models[0].images_per_second = 1e6;  // far beyond an M40 even at an effective 2.25 x peak
+  EXPECT_NE(testing::input_error([&] { run_scheme_study(study, options); }).find("resnet50's published"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace dsgd::simulate
