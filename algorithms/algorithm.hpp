@@ -7,6 +7,8 @@
 // Roles, as in seed 000: workers play the GPUs, a master (if the algorithm has one) the host CPU. With a master,
 // rank 0 is the master and ranks 1..P the workers; without one, ranks 0..P-1 are the workers. Either way rank 0
 // holds the model that is evaluated (the master's centre or server weights, worker 0's replica, the shared vector).
+// A parameter server sharded over S servers (Hyperparameters::servers) has ranks 0..S-1 as its servers and ranks
+// S..S+P-1 as the workers; rank 0 gathers the other shards for the evaluation.
 //
 // Training runs in rounds (algorithms/runner.hpp): in a round every worker does `iterations` SGD iterations,
 // exchanging with the others as its algorithm does, and a master serves exactly the exchanges of that round. Between
@@ -55,6 +57,12 @@ struct Hyperparameters {
   std::int64_t warmup_iterations = 0;
   bool lars = false;
   float lars_trust = 0.001F;
+  // Parameter-server algorithms (AlgorithmInfo::shardable): the server sharded over this many ranks, ranks
+  // 0..servers-1, each owning a contiguous range of the packed parameters (core/collectives.hpp shard_of).
+  int servers = 1;
+  // SSP's bound s (ssp-sgd): a worker that has pushed c times starts its next iteration only once every worker has
+  // pushed at least c - s times. 0 is BSP; a bound above any run's pushes is fully asynchronous.
+  std::int64_t staleness_bound = 3;
 };
 
 // The rate after warm-up for `workers` workers: eta, or eta scaled by the linear rule.
@@ -65,6 +73,7 @@ struct AlgorithmInfo {
   std::string description;   // one line
   bool has_master = false;   // rank 0 is a master (the CPU); workers are ranks 1..P
   bool synchronous = false;  // same seed, same weights, bit for bit (on any executor)
+  bool shardable = false;    // takes --servers S: its parameter server sharded over ranks 0..S-1
 };
 
 class Algorithm {

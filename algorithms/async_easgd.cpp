@@ -9,7 +9,7 @@ namespace dsgd::algorithms {
 AlgorithmEntry async_easgd_entry() {
   return {
       {"async-easgd", "workers and a centre on the master pull toward each other, first come first served (eqs. 1-2)",
-       /*has_master=*/true, /*synchronous=*/false},
+       /*has_master=*/true, /*synchronous=*/false, /*shardable=*/true},
       [](Trainer& trainer) { return std::make_unique<ElasticServer>(trainer, 0.0F); }};
 }
 

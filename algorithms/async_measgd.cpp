@@ -8,7 +8,7 @@ namespace dsgd::algorithms {
 
 AlgorithmEntry async_measgd_entry() {
   return {{"async-measgd", "async-easgd with momentum on the workers (eqs. 5-6)", /*has_master=*/true,
-           /*synchronous=*/false},
+           /*synchronous=*/false, /*shardable=*/true},
           [](Trainer& trainer) { return std::make_unique<ElasticServer>(trainer, trainer.hyper().momentum); }};
 }
 

@@ -8,7 +8,7 @@ namespace dsgd::algorithms {
 
 AlgorithmEntry async_msgd_entry() {
   return {{"async-msgd", "async-sgd with momentum on the server (seed 000 eqs. 3-4)", /*has_master=*/true,
-           /*synchronous=*/false},
+           /*synchronous=*/false, /*shardable=*/true},
           [](Trainer& trainer) { return std::make_unique<GradientServer>(trainer, trainer.hyper().momentum); }};
 }
 

@@ -8,7 +8,7 @@ namespace dsgd::algorithms {
 
 AlgorithmEntry async_sgd_entry() {
   return {{"async-sgd", "a parameter server applies each worker's gradient as it arrives, first come first served",
-           /*has_master=*/true, /*synchronous=*/false},
+           /*has_master=*/true, /*synchronous=*/false, /*shardable=*/true},
           [](Trainer& trainer) { return std::make_unique<GradientServer>(trainer, 0.0F); }};
 }
 

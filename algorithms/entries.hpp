@@ -18,5 +18,7 @@ AlgorithmEntry async_easgd_entry();
 AlgorithmEntry async_measgd_entry();
 AlgorithmEntry hogwild_easgd_entry();
 std::vector<AlgorithmEntry> sync_easgd_entries();  // EASGD1, EASGD2, EASGD3
+AlgorithmEntry ssp_sgd_entry();                    // seed 004's SSP
+AlgorithmEntry a_bsp_sgd_entry();                  // seed 004's A-BSP (sync_sgd.cpp)
 
 }  // namespace dsgd::algorithms

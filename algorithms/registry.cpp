@@ -12,6 +12,7 @@ const std::vector<AlgorithmEntry>& algorithm_catalog() {
       entries.push_back(std::move(entry));
     }
     for (auto& entry : sync_easgd_entries()) entries.push_back(std::move(entry));
+    for (auto entry : {ssp_sgd_entry(), a_bsp_sgd_entry()}) entries.push_back(std::move(entry));  // seed 004
     return entries;
   }();
   return catalog;

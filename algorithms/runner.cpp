@@ -87,6 +87,7 @@ class Recorder {
 
   void finish(Trainer& trainer) {
     result_.staleness = trainer.staleness();
+    result_.clock_staleness = trainer.clock_staleness();
     const double images = static_cast<double>(result_.iterations) * options_.hyper.batch * options_.workers;
     result_.images_per_second = images / std::max(result_.train_seconds, 1e-12);
     if (!evaluator_) return;
@@ -111,6 +112,18 @@ void check_run_options(const RunOptions& options) {
   const auto& hyper = options.hyper;
   if (hyper.batch < 1) throw InputError("run: --batch must be at least 1, got " + std::to_string(hyper.batch));
   if (hyper.period < 1) throw InputError("run: --period must be at least 1, got " + std::to_string(hyper.period));
+  if (hyper.servers < 1) throw InputError("run: --servers must be at least 1, got " + std::to_string(hyper.servers));
+  if (hyper.servers > 1 && !find_algorithm(options.algorithm).info.shardable) {
+    std::string takers;
+    for (const auto& entry : algorithm_catalog()) {
+      if (entry.info.shardable) takers += (takers.empty() ? "" : ", ") + entry.info.name;
+    }
+    throw InputError("run: --servers " + std::to_string(hyper.servers) + " needs a parameter-server algorithm (" +
+                     takers + "), not " + options.algorithm);
+  }
+  if (hyper.staleness_bound < 0) {
+    throw InputError("run: --staleness-bound must be >= 0, got " + std::to_string(hyper.staleness_bound));
+  }
   if (!(hyper.learning_rate > 0)) throw InputError("run: --lr must be > 0");
   if (hyper.elastic_rho < 0) throw InputError("run: --rho must be >= 0 (0: alpha = 0.9 / workers)");
   if (options.threads_per_rank < 1) throw InputError("run: --threads must be at least 1");
@@ -142,7 +155,7 @@ void check_run_options(const RunOptions& options) {
 }
 
 int world_size(const RunOptions& options) {
-  return options.workers + (find_algorithm(options.algorithm).info.has_master ? 1 : 0);
+  return options.workers + (find_algorithm(options.algorithm).info.has_master ? options.hyper.servers : 0);
 }
 
 WorkerFunction training_worker(const RunOptions& options, const RunData& data, RunResult* result,

@@ -69,13 +69,15 @@ struct RunResult {
   // The staleness of the pushes a parameter server (rank 0) served, in updates (algorithms/parameter_server.hpp's
   // UpdateClock); empty for algorithms without one.
   CountHistogram staleness;
+  // SSP's staleness in clocks (ssp-sgd: Trainer::clock_staleness of rank 0), at most the bound; empty otherwise.
+  CountHistogram clock_staleness;
   // FNV-1a of the bytes of the final model of record: equal hashes, bit-identical weights.
   std::uint64_t parameters_hash = 0;
 };
 
 // Checks `options` (names, budget, sizes); InputError / UnknownNameError otherwise.
 void check_run_options(const RunOptions& options);
-// The world a run needs: its workers, plus one rank for a master.
+// The world a run needs: its workers, plus one rank for a master (--servers ranks for a sharded server).
 int world_size(const RunOptions& options);
 
 // The body every rank runs. On rank 0 it fills `*result` (which must outlive the run) and calls `progress` after

@@ -45,6 +45,15 @@ class SyncSgd final : public Algorithm {
 
 }  // namespace
 
+// A-BSP (seed 004, after Cui et al. 2014): BSP whose clock is --period iterations -- local steps, then one barrier
+// that averages the replicas. That is Sync SGD's local-SGD mode, under the name the survey compares with SSP; at
+// --period 1 it is BSP itself (Sync SGD). Its parameter-server form is ssp-sgd --staleness-bound 0 --period n.
+AlgorithmEntry a_bsp_sgd_entry() {
+  return {{"a-bsp-sgd", "A-BSP: --period local steps per clock, then the replicas averaged by a ring allreduce",
+           /*has_master=*/false, /*synchronous=*/true},
+          [](Trainer& trainer) { return std::make_unique<SyncSgd>(trainer); }};
+}
+
 AlgorithmEntry sync_sgd_entry() {
   return {{"sync-sgd", "gradients summed by a ring allreduce every iteration, same update everywhere",
            /*has_master=*/false, /*synchronous=*/true},

@@ -17,6 +17,10 @@ std::uint64_t worker_seed(std::uint64_t seed, int worker_index) {
 
 Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& hyper, const TrainerSetup& setup)
     : comm_(comm), info_(info), hyper_(hyper), setup_(setup) {
+  if (hyper_.servers < 1 || (hyper_.servers > 1 && !info_.shardable)) {
+    throw InputError(info_.name + ": --servers " + std::to_string(hyper_.servers) +
+                     (hyper_.servers < 1 ? " must be at least 1" : " needs an algorithm that takes --servers"));
+  }
   if (workers() < 1) {
     throw InputError(info_.name + " needs at least one worker (" + std::to_string(comm_.size()) + " ranks given)");
   }
@@ -131,7 +135,9 @@ float scaled_learning_rate(const Hyperparameters& hyper, int workers) {
                                   hyper.reference_batch);
 }
 
-std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum) {
+std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum) { return make_sgd(momentum, {0, parameter_count()}); }
+
+std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum, Shard shard) {
   nn::SgdOptions options;
   options.learning_rate = hyper_.learning_rate;
   options.momentum = momentum;
@@ -145,18 +151,30 @@ std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum) {
     static const std::unique_ptr<nn::Backend> no_data_backend = nn::make_backend("cpu", nn::BackendOptions{});
     return std::make_unique<nn::Sgd>(*no_data_backend, 0, options);
   }
-  options.layout = layout_;  // LARS's layers
-  return std::make_unique<nn::Sgd>(*backend_, parameter_count(), options);
+  if (shard.offset == 0 && shard.count == parameter_count()) {
+    options.layout = layout_;  // LARS's layers
+    return std::make_unique<nn::Sgd>(*backend_, shard.count, options);
+  }
+  // LARS's layers, cut to the shard and counted from its start.
+  const std::size_t shard_end = shard.offset + shard.count;
+  for (const auto& layer : layout_) {
+    const std::size_t begin = std::max(layer.offset, shard.offset);
+    const std::size_t end = std::min(layer.offset + layer.count, shard_end);
+    if (begin < end) options.layout.push_back({layer.layer, begin - shard.offset, end - begin});
+  }
+  return std::make_unique<nn::Sgd>(*backend_, shard.count, options);
 }
 
-void Trainer::sgd_step(nn::Sgd& sgd, Category category) {
+void Trainer::sgd_step(nn::Sgd& sgd, Category category) { sgd_step(sgd, category, {0, parameter_count()}); }
+
+void Trainer::sgd_step(nn::Sgd& sgd, Category category, Shard shard) {
   // Weight decay, momentum and the step: about 4 FLOPs per parameter, touching weights, gradients and velocity
   // (read 3, write 2 floats: 20 bytes). LARS's layer norms read weights and gradients once more first: 4 FLOPs and
   // 8 bytes more per parameter.
-  const auto n = static_cast<double>(parameter_count());
+  const auto n = static_cast<double>(shard.count);
   const bool lars = sgd.options().lars;
-  elementwise((lars ? 8.0 : 4.0) * n, (lars ? 28.0 : 20.0) * n, category, [this, &sgd] {
-    sgd.step(parameters(), gradients());
+  elementwise((lars ? 8.0 : 4.0) * n, (lars ? 28.0 : 20.0) * n, category, [this, &sgd, shard] {
+    sgd.step(parameters() + shard.offset, gradients() + shard.offset);
     backend_->synchronize();
   });
 }

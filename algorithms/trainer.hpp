@@ -52,13 +52,18 @@ class Trainer {
   Comm& comm() { return comm_; }
   const Hyperparameters& hyper() const { return hyper_; }
   const AlgorithmInfo& info() const { return info_; }
-  bool is_master() const { return info_.has_master && comm_.rank() == 0; }
+  // Masters: 0 without one, 1, or Hyperparameters::servers for a sharded parameter server (ranks 0..servers()-1).
+  int servers() const { return info_.has_master ? hyper_.servers : 0; }
+  // A master: the master, or one of the servers of a sharded parameter server.
+  bool is_master() const { return comm_.rank() < servers(); }
   int master() const { return 0; }
-  int workers() const { return comm_.size() - (info_.has_master ? 1 : 0); }
-  // 0..workers()-1 on a worker, -1 on the master.
-  int worker_index() const { return is_master() ? -1 : comm_.rank() - (info_.has_master ? 1 : 0); }
+  int workers() const { return comm_.size() - servers(); }
+  // 0..workers()-1 on a worker, -1 on a master.
+  int worker_index() const { return is_master() ? -1 : comm_.rank() - servers(); }
   // The rank of worker `index`.
-  int worker_rank(int index) const { return index + (info_.has_master ? 1 : 0); }
+  int worker_rank(int index) const { return index + servers(); }
+  // The range of the packed parameters that server `server` owns (all of them with one server).
+  Shard shard(int server) const { return shard_of(parameter_count_, servers(), server); }
   // EASGD's alpha = eta * rho (or 0.9 / P when rho is 0).
   float elastic_alpha() const;
 
@@ -90,8 +95,13 @@ class Trainer {
   void prefetch_batch();
   // A local update by `sgd` (this rank's optimiser) of parameters() from gradients(), charged to `category`.
   void sgd_step(nn::Sgd& sgd, Category category = Category::kGpuUpdate);
+  // The same on `shard` of the parameters and gradients only, with an optimiser made for that shard.
+  void sgd_step(nn::Sgd& sgd, Category category, Shard shard);
   // An optimiser for this replica's parameters.
   std::unique_ptr<nn::Sgd> make_sgd(float momentum);
+  // An optimiser for `shard` of them (a sharded server's). LARS's layers are cut at the shard's edges, so a layer
+  // split between two servers takes its norms over each part.
+  std::unique_ptr<nn::Sgd> make_sgd(float momentum, Shard shard);
   // Runs `kernel` as a compute step of `flops` elementwise FLOPs charged to `category`, moving 6 bytes per FLOP
   // (axpy-like) unless `bytes` says otherwise.
   void elementwise(double flops, Category category, const std::function<void()>& kernel);
@@ -117,6 +127,9 @@ class Trainer {
   // A parameter server's record of how stale the pushes it served were (algorithms/parameter_server.hpp), in
   // updates; empty where the algorithm has none. The runner reports rank 0's.
   CountHistogram& staleness() { return staleness_; }
+  // SSP's record (ssp-sgd): for each push a server applied, the clocks (pushes) by which the pushing worker
+  // trailed the most advanced worker, at most the staleness bound. The runner reports rank 0's.
+  CountHistogram& clock_staleness() { return clock_staleness_; }
 
  private:
   template <typename PerSlice>
@@ -141,6 +154,7 @@ class Trainer {
   std::int64_t loss_count_ = 0;
   std::int64_t iterations_ = 0;
   CountHistogram staleness_;
+  CountHistogram clock_staleness_;
 };
 
 }  // namespace dsgd::algorithms

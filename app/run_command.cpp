@@ -256,13 +256,18 @@ void register_study_command(CLI::App& app, Context& context) {
   study->callback([&context, command] { run_study(context, *command); });
 }
 void register_algorithms_command(CLI::App& app, Context& context) {
-  auto* command = app.add_subcommand("algorithms", "The SGD algorithms `dsgd run` knows, one line each");
+  auto* command = app.add_subcommand("algorithms",
+                                     "The SGD algorithms `dsgd run` knows, one line each. Roles: master (rank 0 "
+                                     "serves the workers), servers (a parameter server that --servers S shards over "
+                                     "ranks 0..S-1; default 1), - (workers only)");
   command->callback([&context] {
+    // A sharded parameter server is an option of the parameter-server algorithms, not a copy of each: the roles
+    // column says "servers" where --servers S shards the master over ranks 0..S-1.
     for (const auto& entry : algorithms::algorithm_catalog()) {
+      const char* roles = entry.info.shardable ? "servers" : entry.info.has_master ? "master" : "-";
       char line[300];
-      std::snprintf(line, sizeof line, "%-15s %-8s %-13s %s\n", entry.info.name.c_str(),
-                    entry.info.has_master ? "master" : "-", entry.info.synchronous ? "deterministic" : "asynchronous",
-                    entry.info.description.c_str());
+      std::snprintf(line, sizeof line, "%-15s %-8s %-13s %s\n", entry.info.name.c_str(), roles,
+                    entry.info.synchronous ? "deterministic" : "asynchronous", entry.info.description.c_str());
       context.out << line;
     }
   });

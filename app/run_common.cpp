@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <span>
 
 #include "core/data/catalog.hpp"
 #include "core/format.hpp"
@@ -45,6 +46,14 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--batch", run.hyper.batch, "Images per worker per iteration")->capture_default_str();
   command.add_option("--period", run.hyper.period, "Iterations between exchanges (tau)")->capture_default_str();
   command.add_flag("--per-layer", run.hyper.per_layer, "One message per layer instead of one packed message");
+  command
+      .add_option("--servers", run.hyper.servers,
+                  "Parameter-server algorithms: shard the server over this many ranks (ranks 0..S-1)")
+      ->capture_default_str();
+  command
+      .add_option("--staleness-bound", run.hyper.staleness_bound,
+                  "ssp-sgd: pushes a worker may run ahead of the slowest (0: BSP)")
+      ->capture_default_str();
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,
                           run.hyper.lars, run.hyper.lars_trust);
   command.add_option("--seed", run.hyper.seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
@@ -96,6 +105,8 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--rho", real(run.hyper.elastic_rho)},
       {"--batch", std::to_string(run.hyper.batch)},
       {"--period", std::to_string(run.hyper.period)},
+      {"--servers", std::to_string(run.hyper.servers)},
+      {"--staleness-bound", std::to_string(run.hyper.staleness_bound)},
       {"--lr-scaling", std::string(nn::lr_scaling_name(run.hyper.lr_scaling))},
       {"--reference-batch", std::to_string(run.hyper.reference_batch)},
       {"--warmup-iterations", std::to_string(run.hyper.warmup_iterations)},
@@ -173,6 +184,8 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"rho", run.hyper.elastic_rho},
                              {"batch", run.hyper.batch},
                              {"period", run.hyper.period},
+                             {"servers", run.hyper.servers},
+                             {"staleness_bound", run.hyper.staleness_bound},
                              {"per_layer", run.hyper.per_layer},
                              {"workers", run.workers},
                              {"threads_per_rank", run.threads_per_rank},
@@ -209,8 +222,10 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
   if (cli.test_images > 0) entry.counters["test_images_at_most"] = static_cast<double>(cli.test_images);
   entry.counters["images_per_second"] = result.images_per_second;
   if (result.time_to_target_s >= 0) entry.counters["time_to_target_s"] = result.time_to_target_s;
-  // The breakdown of a worker (seed 000 Table 3 is per GPU): worker 0's rank; the master's, if any, apart.
-  const std::size_t worker = result.info.has_master ? 1 : 0;
+  // The breakdown of a worker (seed 000 Table 3 is per GPU): worker 0's rank; the master's, if any, apart. A
+  // sharded server's ranks are 0..servers-1.
+  const std::size_t servers = result.info.has_master ? static_cast<std::size_t>(run.hyper.servers) : 0;
+  const std::size_t worker = servers;
   if (worker < result.per_rank.size()) set_breakdown(entry, result.per_rank[worker]);
   if (worker < result.first_round_per_rank.size()) {
     const Breakdown& first = result.first_round_per_rank[worker];
@@ -226,7 +241,9 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
   }
   // Seed 000 Table 3's shares, as the simulated studies compute them (core/breakdown.hpp).
   if (worker < result.per_rank.size()) {
-    const Table3Shares table3 = table3_shares(result.per_rank, result.info.has_master);
+    // With S servers the last server stands for the master: the servers update their shards side by side.
+    const auto ranks = std::span<const Breakdown>(result.per_rank).subspan(servers > 1 ? servers - 1 : 0);
+    const Table3Shares table3 = table3_shares(ranks, result.info.has_master);
     if (table3.busy_s > 0) {
       for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
         entry.counters["share:" + std::string(kCategoryNames[i])] = table3.shares.seconds[i];
@@ -247,6 +264,11 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
   }
   entry.curves = {by_time, by_iteration, error_by_time, loss};
   add_staleness(entry, result.staleness);
+  if (!result.clock_staleness.empty()) {
+    // SSP's staleness in clocks (pushes behind the most advanced worker), bounded by --staleness-bound.
+    entry.counters["clock_staleness_mean"] = result.clock_staleness.mean();
+    entry.counters["clock_staleness_max"] = static_cast<double>(result.clock_staleness.max());
+  }
   return entry;
 }
 

@@ -210,6 +210,12 @@ void register_simulate_command(CLI::App& app, Context& context) {
                   "Ranks per node (0: one per core of a mesh / device / node)")
       ->capture_default_str();
   sim->add_option("--batch", command->scaling.hyper.batch, "Images per worker per iteration")->capture_default_str();
+  sim->add_option("--servers", command->scaling.hyper.servers,
+                  "Parameter-server algorithms: shard the server over this many ranks")
+      ->capture_default_str();
+  sim->add_option("--staleness-bound", command->scaling.hyper.staleness_bound,
+                  "ssp-sgd: pushes a worker may run ahead of the slowest (0: BSP)")
+      ->capture_default_str();
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
       ->capture_default_str();
   sim->add_option("--fidelity", command->fidelity, "auto, message, flow or analytic")->capture_default_str();

@@ -343,4 +343,34 @@ void parameter_server_exchange(Comm& comm, int server, Floats push, Floats pull,
   recv(comm, server, pull, options);
 }
 
+Shard shard_of(std::size_t count, int shards, int index) {
+  if (shards < 1 || index < 0 || index >= shards) {
+    throw InputError("shard " + std::to_string(index) + " of " + std::to_string(shards) +
+                     ": a shard index must be in [0, shards) with shards >= 1");
+  }
+  const auto begin = [&](int i) { return count * static_cast<std::size_t>(i) / static_cast<std::size_t>(shards); };
+  return {begin(index), begin(index + 1) - begin(index)};
+}
+
+void sharded_parameter_server_exchange(Comm& comm, int servers, Floats push, Floats pull,
+                                       const CollectiveOptions& options) {
+  if (servers == 1) {
+    parameter_server_exchange(comm, 0, push, pull, options);
+    return;
+  }
+  std::vector<RequestPtr> requests;
+  requests.reserve(2 * static_cast<std::size_t>(servers));
+  for (int server = 0; server < servers; ++server) {
+    const Shard shard = shard_of(pull.count, servers, server);
+    const Floats into = slice(pull, shard.offset, shard.count);
+    requests.push_back(comm.irecv(server, options.tag, into.data, into.bytes(), options.category));
+  }
+  for (int server = 0; server < servers; ++server) {
+    const Shard shard = shard_of(push.count, servers, server);
+    const Floats out = slice(push, shard.offset, shard.count);
+    requests.push_back(comm.isend(server, options.tag, out.data, out.bytes(), options.category));
+  }
+  for (auto& request : requests) request->wait();
+}
+
 }  // namespace dsgd

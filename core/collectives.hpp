@@ -75,4 +75,20 @@ void serve_parameter_server(Comm& comm, std::size_t push_count, std::size_t requ
 // The worker side: pushes `push` and receives the server's reply into `pull`.
 void parameter_server_exchange(Comm& comm, int server, Floats push, Floats pull, const CollectiveOptions& options = {});
 
+// A parameter server sharded over S server ranks, ps-lite style: server `index` owns the contiguous key range
+// [floor(count index / S), floor(count (index + 1) / S)) of the packed parameters, so shards differ by at most one
+// float (the ring allreduce's split).
+struct Shard {
+  std::size_t offset = 0;
+  std::size_t count = 0;
+};
+// Throws InputError unless 0 <= index < shards.
+Shard shard_of(std::size_t count, int shards, int index);
+// The worker side with the server sharded over ranks 0..servers-1, each serving its shard with
+// serve_parameter_server: pushes every server its shard of `push` and receives its reply into the same shard of
+// `pull`, all shards in flight at once (every receive posted, then every send, then all waited). With one server it
+// is parameter_server_exchange(comm, 0, ...), message for message.
+void sharded_parameter_server_exchange(Comm& comm, int servers, Floats push, Floats pull,
+                                       const CollectiveOptions& options = {});
+
 }  // namespace dsgd

@@ -102,4 +102,14 @@ double parameter_server_time(const AlphaBetaGamma& model, std::size_t push_count
          (model.message_s(bytes_of(push_count)) + model.message_s(bytes_of(reply_count)));
 }
 
+double sharded_parameter_server_time(const AlphaBetaGamma& model, std::size_t count, int servers, std::size_t requests,
+                                     double update_flops_per_float) {
+  if (servers < 1)
+    throw InputError("a sharded parameter server needs at least 1 server, got " + std::to_string(servers));
+  // The largest shard (shard_of's split) sets when the last reply leaves.
+  const double largest = static_cast<double>(ceil_div(count, static_cast<std::size_t>(servers)));
+  return parameter_server_time(model, count, count, requests) +
+         static_cast<double>(requests) * model.reduce_s(largest * update_flops_per_float);
+}
+
 }  // namespace dsgd::simulate

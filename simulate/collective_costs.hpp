@@ -23,6 +23,9 @@
 //                                                                      in before, and the result back out after
 //   round-robin gather    (P-1) (alpha + n beta), x 2 with a reply      the master serves one worker at a time
 //   parameter server      requests (2 alpha + (push + reply bytes) beta)  one server, always busy
+//   sharded parameter     requests (2 alpha + 2 n beta) + requests      S servers, workers in lockstep: an exchange
+//     server              ceil(c/S) u                                  is S messages of c/S floats each way sharing
+//                                                                      the worker's link; u = update per float
 //
 // Ring and Rabenseifner cut the buffer into whole floats: chunks of c/P (halves of c/2^i) are rounded up, since the
 // largest piece sets the pace of each step; the forms above are the limit of divisible counts.
@@ -59,5 +62,13 @@ double round_robin_gather_time(const AlphaBetaGamma& model, int ranks, std::size
 // The server's time to serve `requests` pushes of push_count floats, each answered with reply_count floats.
 double parameter_server_time(const AlphaBetaGamma& model, std::size_t push_count, std::size_t reply_count,
                              std::size_t requests);
+// A parameter server of `count` floats sharded over `servers` ranks (core/collectives.hpp), serving `requests`
+// exchanges (workers x exchanges each) from workers in lockstep. First come, first served, every server takes the
+// same worker's push first, so the exchanges are served one worker at a time; each is S parallel messages of about
+// c/S floats each way, which share the worker's link: 2 (alpha + n beta), as with one server. A server update of
+// `update_flops_per_float` FLOPs per float before its reply (at the model's rate) costs ceil(c/S) floats' worth:
+// that part, not the transfer, shrinks with S. Throws InputError for servers < 1.
+double sharded_parameter_server_time(const AlphaBetaGamma& model, std::size_t count, int servers, std::size_t requests,
+                                     double update_flops_per_float);
 
 }  // namespace dsgd::simulate

@@ -39,6 +39,7 @@ Json to_json(const algorithms::RunResult& result) {
           {"per_rank", breakdowns(result.per_rank)},
           {"first_round_per_rank", breakdowns(result.first_round_per_rank)},
           {"staleness", result.staleness.counts()},
+          {"clock_staleness", result.clock_staleness.counts()},
           {"parameters_hash", result.parameters_hash}};
 }
 
@@ -63,10 +64,14 @@ void from_json(const Json& json, algorithms::RunResult& result) {
   };
   result.per_rank = breakdowns(json.at("per_rank"));
   result.first_round_per_rank = breakdowns(json.at("first_round_per_rank"));
-  const auto counts = json.at("staleness").get<std::vector<std::int64_t>>();
-  for (std::size_t k = 0; k < counts.size(); ++k) {
-    if (counts[k] > 0) result.staleness.add(static_cast<std::int64_t>(k), counts[k]);
-  }
+  const auto histogram = [&json](const char* key, CountHistogram& into) {
+    const auto counts = json.at(key).get<std::vector<std::int64_t>>();
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      if (counts[k] > 0) into.add(static_cast<std::int64_t>(k), counts[k]);
+    }
+  };
+  histogram("staleness", result.staleness);
+  histogram("clock_staleness", result.clock_staleness);
   result.parameters_hash = json.at("parameters_hash").get<std::uint64_t>();
 }
 
@@ -85,15 +90,19 @@ MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::s
   estimate.per_master_bytes = master ? vectors + kRankOverheadBytes : 0;
   estimate.evaluator_bytes =
       kFloat * parameters + 2.0 * nn::evaluation_batch(std::max<std::size_t>(test_images, 1)) * per_image;
-  estimate.total_bytes = run.workers * estimate.per_worker_bytes + estimate.per_master_bytes + estimate.evaluator_bytes;
+  // A sharded parameter server's every server holds a whole replica (it updates only its shard).
+  const int masters = master ? run.hyper.servers : 0;
+  estimate.total_bytes =
+      run.workers * estimate.per_worker_bytes + masters * estimate.per_master_bytes + estimate.evaluator_bytes;
   char text[400];
-  std::snprintf(text, sizeof text,
-                "%d workers x (%d model vectors of %.0f parameters + 2 x batch %d x %.0f bytes of activations + %s) "
-                "%s+ evaluator %s",
-                run.workers, kModelVectors, parameters, run.hyper.batch, per_image,
-                bytes_text(kRankOverheadBytes).c_str(),
-                master ? ("+ master " + bytes_text(estimate.per_master_bytes) + " ").c_str() : "",
-                bytes_text(estimate.evaluator_bytes).c_str());
+  std::snprintf(
+      text, sizeof text,
+      "%d workers x (%d model vectors of %.0f parameters + 2 x batch %d x %.0f bytes of activations + %s) "
+      "%s+ evaluator %s",
+      run.workers, kModelVectors, parameters, run.hyper.batch, per_image, bytes_text(kRankOverheadBytes).c_str(),
+      master ? ("+ " + std::to_string(masters) + " x master " + bytes_text(estimate.per_master_bytes) + " ").c_str()
+             : "",
+      bytes_text(estimate.evaluator_bytes).c_str());
   estimate.formula = text;
   return estimate;
 }

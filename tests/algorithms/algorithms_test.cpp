@@ -5,104 +5,19 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
-#include <cinttypes>
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "algorithms/algorithm.hpp"
-#include "algorithms/runner.hpp"
-#include "app/run_common.hpp"
-#include "core/subprocess.hpp"
-#include "measure/mpi/launch.hpp"
-#include "measure/threads/executor.hpp"
-#include "reports/results.hpp"
-#include "simulate/simgrid/executor.hpp"
-#include "simulate/simgrid/platform_builder.hpp"
-#include "tests/support/scratch_dir.hpp"
-#include "tests/support/synthetic_images.hpp"
+#include "tests/algorithms/training_runs.hpp"
 
 namespace dsgd::algorithms {
 namespace {
 
-namespace fs = std::filesystem;
+using testing::hex;
 
-const std::string kWorker = std::string(DSGD_BINARY_DIR) + "/app/dsgd-mpi";
-
-std::string hex(std::uint64_t value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%016" PRIx64, value);
-  return text;
-}
-
-class Algorithms : public testing::ScratchDirTest {
- protected:
-  void SetUp() override {
-    ScratchDirTest::SetUp();
-    testing::write_synthetic_idx_folder(dir_, 960, 200);
-    cli_.dataset = "idx:" + dir_.string();
-    cli_.run.workers = 3;
-    cli_.run.hyper.batch = 16;
-    cli_.run.hyper.learning_rate = 0.01F;
-    cli_.run.hyper.momentum = 0.5F;
-    cli_.run.budget.iterations = 40;
-    cli_.run.budget.eval_every = 20;
-    data_ = app::load_run_data(cli_);
-  }
-
-  RunResult run_threads(const app::RunCli& cli) {
-    RunResult result;
-    WorldOptions world;
-    world.size = world_size(cli.run);
-    measure::threads::run(world, training_worker(cli.run, data_, &result));
-    return result;
-  }
-
-  struct Hashes {
-    std::string threads, mpi, simgrid;
-  };
-
-  // The final weights' hash of `cli`'s run on threads, on MPI (dsgd-mpi run under real mpirun, as `dsgd run
-  // --executor mpi` starts it) and in SimGrid with payloads (the kernels run inside the simulation).
-  Hashes run_everywhere(const app::RunCli& cli) {
-    Hashes hashes;
-    hashes.threads = hex(run_threads(cli).parameters_hash);
-
-    const auto file = dir_ / (cli.run.algorithm + ".json");
-    std::vector<std::string> program = {kWorker, "run"};
-    for (const auto& argument : app::run_arguments(cli)) program.push_back(argument);
-    program.insert(program.end(), {"--results", file.string()});
-    const auto process =
-        run_process(measure::mpi::mpirun_command(world_size(cli.run), program), std::chrono::seconds(240));
-    EXPECT_EQ(process.exit_code, 0) << cli.run.algorithm << ": " << process.output;
-    if (process.exit_code == 0) {
-      hashes.mpi = reports::read_results(file).benchmarks.at(0).labels.at("parameters_fnv1a");
-    }
-
-    WorldOptions world;
-    world.size = world_size(cli.run);
-    simulate::SimulationOptions options;
-    options.fidelity = simulate::Fidelity::kMessage;
-    RunResult simulated;
-    options.collect = [&simulated] { return hex(simulated.parameters_hash); };
-    hashes.simgrid = simulate::simgrid::run(simulate::flat_platform(world.size, 1e-6, 1e9, 1e12), world,
-                                            training_worker(cli.run, data_, &simulated), options)
-                         .collected;
-    std::printf("%-15s threads %s, mpi %s, simgrid %s\n", cli.run.algorithm.c_str(), hashes.threads.c_str(),
-                hashes.mpi.c_str(), hashes.simgrid.c_str());
-    return hashes;
-  }
-
-  app::RunCli with(const std::string& algorithm) const {
-    app::RunCli cli = cli_;
-    cli.run.algorithm = algorithm;
-    return cli;
-  }
-
-  app::RunCli cli_;
-  RunData data_;
-};
+using Algorithms = testing::TrainingRuns;
 
 TEST(AlgorithmCatalog, NamesAreUniqueAndDescribed) {
   const auto names = algorithm_names();
@@ -188,6 +103,30 @@ TEST_F(Algorithms, LargeBatchRulesKeepTheSameWeightsOnThreadsMpiAndSimgrid) {
     EXPECT_NE(hashes.threads, plain) << entry.info.name << ": the rules changed nothing";
     EXPECT_EQ(hashes.mpi, hashes.threads) << entry.info.name;
     EXPECT_EQ(hashes.simgrid, hashes.threads) << entry.info.name;
+  }
+}
+
+// Every algorithm also trains on MPI and in SimGrid, with payloads and size-only (the deterministic ones' MPI and
+// payload runs are the test above), and so does every sharded parameter server (--servers 2).
+TEST_F(Algorithms, EveryAlgorithmRunsOnMpiAndSimgridWithAndWithoutPayloads) {
+  for (const auto& entry : algorithm_catalog()) {
+    for (const int servers : {1, 2}) {
+      if (servers > 1 && !entry.info.shardable) continue;
+      auto cli = with(entry.info.name);
+      cli.run.hyper.servers = servers;
+      cli.run.budget.iterations = 20;
+      SCOPED_TRACE(entry.info.name + ", " + std::to_string(servers) + " servers");
+      const auto seconds = [](const RunResult& result) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%.17g", result.train_seconds);
+        return std::string(text);
+      };
+      const double size_only_s = std::stod(run_simgrid(cli, /*payload=*/false, nullptr, seconds));
+      EXPECT_GT(size_only_s, 0);
+      if (entry.info.synchronous && servers == 1) continue;
+      EXPECT_EQ(run_mpi(cli).size(), 16U);
+      EXPECT_EQ(run_simgrid(cli, /*payload=*/true).size(), 16U);
+    }
   }
 }
 

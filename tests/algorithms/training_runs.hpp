@@ -1,0 +1,115 @@
+#pragma once
+// The tests of algorithms/ train the catalog's algorithms on a small generated task, on every executor: threads in
+// this process, MPI (dsgd-mpi run under real mpirun, as `dsgd run --executor mpi` starts it) and SimGrid with
+// payloads (the kernels run inside the simulation) or size-only. This fixture runs one RunCli on each.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algorithms/algorithm.hpp"
+#include "algorithms/runner.hpp"
+#include "app/run_common.hpp"
+#include "core/subprocess.hpp"
+#include "measure/mpi/launch.hpp"
+#include "measure/threads/executor.hpp"
+#include "reports/results.hpp"
+#include "simulate/simgrid/executor.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
+#include "tests/support/scratch_dir.hpp"
+#include "tests/support/synthetic_images.hpp"
+
+namespace dsgd::algorithms::testing {
+
+inline std::string hex(std::uint64_t value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%016" PRIx64, value);
+  return text;
+}
+
+class TrainingRuns : public dsgd::testing::ScratchDirTest {
+ protected:
+  void SetUp() override {
+    ScratchDirTest::SetUp();
+    dsgd::testing::write_synthetic_idx_folder(dir_, 960, 200);
+    cli_.dataset = "idx:" + dir_.string();
+    cli_.run.workers = 3;
+    cli_.run.hyper.batch = 16;
+    cli_.run.hyper.learning_rate = 0.01F;
+    cli_.run.hyper.momentum = 0.5F;
+    cli_.run.budget.iterations = 40;
+    cli_.run.budget.eval_every = 20;
+    data_ = app::load_run_data(cli_);
+  }
+
+  app::RunCli with(const std::string& algorithm) const {
+    app::RunCli cli = cli_;
+    cli.run.algorithm = algorithm;
+    return cli;
+  }
+
+  RunResult run_threads(const app::RunCli& cli) {
+    RunResult result;
+    WorldOptions world;
+    world.size = world_size(cli.run);
+    measure::threads::run(world, training_worker(cli.run, data_, &result));
+    return result;
+  }
+
+  // The final weights' hash of `cli`'s run under mpirun (dsgd-mpi run), or "" after a failure it reports.
+  std::string run_mpi(const app::RunCli& cli) {
+    const auto file = dir_ / (cli.run.algorithm + ".json");
+    std::vector<std::string> program = {kWorker, "run"};
+    for (const auto& argument : app::run_arguments(cli)) program.push_back(argument);
+    program.insert(program.end(), {"--results", file.string()});
+    const auto process =
+        run_process(measure::mpi::mpirun_command(world_size(cli.run), program), std::chrono::seconds(240));
+    EXPECT_EQ(process.exit_code, 0) << cli.run.algorithm << ": " << process.output;
+    if (process.exit_code != 0) return "";
+    return reports::read_results(file).benchmarks.at(0).labels.at("parameters_fnv1a");
+  }
+
+  // `cli`'s run in SimGrid on `platform` (message level), with payloads or size-only; returns what `collect` makes
+  // of rank 0's result inside the simulation's process (by default the weights' hash).
+  std::string run_simgrid(const app::RunCli& cli, bool payload, const platforms::Platform* platform = nullptr,
+                          std::function<std::string(const RunResult&)> collect = {}) {
+    WorldOptions world;
+    world.size = world_size(cli.run);
+    world.payload = payload;
+    simulate::SimulationOptions options;
+    options.fidelity = simulate::Fidelity::kMessage;
+    RunResult simulated;
+    if (!collect) collect = [](const RunResult& result) { return hex(result.parameters_hash); };
+    options.collect = [&simulated, &collect] { return collect(simulated); };
+    const auto flat = simulate::flat_platform(world.size, 1e-6, 1e9, 1e12);
+    return simulate::simgrid::run(platform ? *platform : flat, world,
+                                  training_worker(cli.run, payload ? data_ : RunData{}, &simulated), options)
+        .collected;
+  }
+
+  struct Hashes {
+    std::string threads, mpi, simgrid;
+  };
+
+  // The final weights' hash of `cli`'s run on threads, on MPI and in SimGrid with payloads.
+  Hashes run_everywhere(const app::RunCli& cli) {
+    Hashes hashes;
+    hashes.threads = hex(run_threads(cli).parameters_hash);
+    hashes.mpi = run_mpi(cli);
+    hashes.simgrid = run_simgrid(cli, /*payload=*/true);
+    std::printf("%-15s threads %s, mpi %s, simgrid %s\n", cli.run.algorithm.c_str(), hashes.threads.c_str(),
+                hashes.mpi.c_str(), hashes.simgrid.c_str());
+    return hashes;
+  }
+
+  inline static const std::string kWorker = std::string(DSGD_BINARY_DIR) + "/app/dsgd-mpi";
+  app::RunCli cli_;
+  RunData data_;
+};
+
+}  // namespace dsgd::algorithms::testing
