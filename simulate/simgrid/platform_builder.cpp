@@ -208,6 +208,25 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
   if (topology.link_latency_s && !(*topology.link_latency_s >= 0)) {
     throw InputError(quoted(platform) + ": topology link_latency_s must be >= 0");
   }
+  // Platforms built in code skip the loader: the devices' links must still make SimGrid links.
+  const int devices = platform.nodes.devices_per_node();
+  if (const auto& nvlink = platform.nodes.nvlink) {
+    for (const auto& pair : nvlink->pairs) {
+      if (pair.a < 0 || pair.b < 0 || pair.a >= devices || pair.b >= devices || pair.a == pair.b || pair.links < 1 ||
+          !(pair.bandwidth_Bps > 0) || !(pair.latency_s >= 0)) {
+        throw InputError(quoted(platform) + ": NVLink pair " + std::to_string(pair.a) + "-" + std::to_string(pair.b) +
+                         " needs two devices of the node, links >= 1, bandwidth_Bps > 0 and latency_s >= 0");
+      }
+    }
+  }
+  if (const auto& nvswitch = platform.nodes.nvswitch;
+      nvswitch && !(nvswitch->bandwidth_Bps > 0 && nvswitch->latency_s >= 0)) {
+    throw InputError(quoted(platform) + ": its NVSwitch needs bandwidth_Bps > 0 and latency_s >= 0");
+  }
+  if (const auto& nics = platform.nodes.nics; nics && (static_cast<int>(nics->devices.size()) != nics->count ||
+                                                       (nics->bandwidth_Bps && !(*nics->bandwidth_Bps > 0)))) {
+    throw InputError(quoted(platform) + ": its NICs need one list of devices per NIC and bandwidth_Bps > 0");
+  }
   if (const auto* mesh = mesh_of(platform)) {
     if (!mesh->link_bandwidth_Bps || !mesh->hop_latency_s) {
       throw InputError(quoted(platform) + ": its knl_mesh needs link_bandwidth_Bps and hop_latency_s to be simulated");

@@ -84,7 +84,7 @@ struct RankSite {
 //  * InputError for ranks < 1, more ranks than the platform's units, ranks_per_node beyond a node's units or on a
 //    node without a mesh, a non-positive link bandwidth, negative latency or non-positive peak, link segments
 //    that are not as the loader requires, a mesh without link_bandwidth_Bps / hop_latency_s, master_on_host on
-//    a platform without devices.
+//    a platform without devices; NVLink pairs, an NVSwitch or NICs that would make no SimGrid link.
 // Needs no SimGrid engine, so the executor checks before it starts one.
 void check_simulatable(const platforms::Platform& platform, int ranks, const PlacementOptions& placement = {});
 
