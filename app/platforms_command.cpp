@@ -15,10 +15,16 @@ std::string intra_node_text(const platforms::Platform& platform) {
     return "2-D mesh " + std::to_string(mesh->columns) + "×" + std::to_string(mesh->rows) + ", " +
            std::string(platforms::to_string(mesh->cluster_mode));
   }
+  std::string text;
   if (const auto* tree = std::get_if<platforms::PcieTree>(&intra)) {
-    return "PCIe tree, " + std::to_string(tree->switches.size()) + " switch(es)";
+    text = "PCIe tree, " + std::to_string(tree->switches.size()) + " switch(es)";
   }
-  return "—";
+  // The devices' own links and the NICs, after the tree.
+  const auto add = [&text](const std::string& part) { text += (text.empty() ? "" : ", ") + part; };
+  if (platform.nodes.nvlink) add("NVLink " + std::to_string(platform.nodes.nvlink->pairs.size()) + " pairs");
+  if (platform.nodes.nvswitch) add("NVSwitch");
+  if (platform.nodes.nics) add(std::to_string(platform.nodes.nics->count) + " NICs");
+  return text.empty() ? "—" : text;
 }
 
 reports::Entry platform_entry(const platforms::Platform& platform) {

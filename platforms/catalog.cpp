@@ -101,6 +101,10 @@ Platform make_gpu_cluster(int servers, int gpus_per_server, const Link& link, st
   gpu.count = gpus_per_server;
   gpu.sources["count"] = origin;
   nodes.devices = {gpu};
+  // The template's NVLinks and NICs are wired for its own device count; the built servers have PCIe only.
+  nodes.nvlink.reset();
+  nodes.nvswitch.reset();
+  nodes.nics.reset();
 
   // Keep the template's way of attaching GPUs: its first switch model with at most as many GPUs per switch as
   // the template has, or GPUs straight on the root complex if the template has no switch. The root complex's

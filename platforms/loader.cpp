@@ -1,5 +1,6 @@
 #include "platforms/loader.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <set>
@@ -33,7 +34,10 @@ bool holds_number(const Json& value) {
 // The `sources` map of `object`, checked: every member that is a number (or an array holding numbers) has a
 // non-empty source, and every source names a member. Call after the members themselves were read, so that a
 // missing or mistyped field is reported as such rather than as a source problem.
-Sources take_sources(const JsonView& object) {
+//
+// `covered` members need no source of their own: a parent's source covers them (an NVLink pair's devices are
+// cited once for the whole list of pairs).
+Sources take_sources(const JsonView& object, std::initializer_list<std::string_view> covered = {}) {
   Sources sources;
   std::set<std::string> members;
   for (const auto& key : object.keys()) {
@@ -52,6 +56,7 @@ Sources take_sources(const JsonView& object) {
     }
   }
   for (const auto& key : members) {
+    if (std::find(covered.begin(), covered.end(), key) != covered.end()) continue;
     if (holds_number(object.raw().at(key)) && !sources.contains(key)) {
       std::string what = "number without a source; every number needs an entry \"" + key + "\" in ";
       what += object.path() == "/" ? "/sources" : object.path() + "/sources";
@@ -352,6 +357,184 @@ PcieTree parse_pcie_tree(const JsonView& view, int devices_per_node) {
   return tree;
 }
 
+// --- devices' links and NICs ------------------------------------------------------------------------------------
+
+// A device of the node (numbered in the order of /nodes/devices).
+int device_index(const JsonView& view, int devices) {
+  const std::int64_t index = view.integer();
+  if (index < 0 || index >= devices) {
+    view.fail("expected a device from 0 to " + std::to_string(devices - 1) +
+              " (the node's devices, numbered in the order of /nodes/devices), got " + std::to_string(index));
+  }
+  return static_cast<int>(index);
+}
+
+void expect_devices(const JsonView& view, const Nodes& nodes, std::string_view what) {
+  const int devices = nodes.devices_per_node();
+  if (devices < 2) {
+    view.fail(std::string(what) + " joins a node's devices, but these nodes have " + std::to_string(devices) +
+              " (sum of /nodes/devices/*/count); at least 2 are needed");
+  }
+}
+
+NvLinkPair parse_nvlink_pair(const JsonView& item, const NvLinkMesh& mesh, int devices) {
+  item.allow_only({"a", "b", "links", "bandwidth_Bps", "latency_s", "sources"});
+  NvLinkPair pair;
+  pair.a = device_index(item.at("a"), devices);
+  pair.b = device_index(item.at("b"), devices);
+  if (pair.a == pair.b) item.at("b").fail("a device has no NVLink to itself; expected a device other than a");
+  pair.links = positive_int(item.at("links"));
+  // The pair's own numbers, else the list's.
+  const auto resolve = [&](std::string_view field, const std::optional<double>& fallback, bool positive) {
+    if (const auto own = item.find(field)) return positive ? own->positive() : own->nonnegative();
+    if (!fallback) {
+      item.fail("missing required field '" + std::string(field) + "' (give it here or beside 'pairs' in " +
+                item.path().substr(0, item.path().rfind("/pairs")) + ")");
+    }
+    return *fallback;
+  };
+  pair.bandwidth_Bps = resolve("bandwidth_Bps", mesh.bandwidth_Bps, true);
+  pair.latency_s = resolve("latency_s", mesh.latency_s, false);
+  pair.sources = take_sources(item, {"a", "b", "links"});  // the devices and link counts: cited by `pairs`
+  return pair;
+}
+
+NvLinkMesh parse_nvlink(const JsonView& view, const Nodes& nodes) {
+  view.allow_only({"bandwidth_Bps", "latency_s", "links_per_device", "route_through_devices", "pairs", "sources"});
+  expect_devices(view, nodes, "NVLink");
+  const int devices = nodes.devices_per_node();
+  NvLinkMesh mesh;
+  if (const auto bandwidth = view.find("bandwidth_Bps")) mesh.bandwidth_Bps = bandwidth->positive();
+  if (const auto latency = view.find("latency_s")) mesh.latency_s = latency->nonnegative();
+  if (const auto ports = view.find("links_per_device")) mesh.links_per_device = positive_int(*ports);
+  if (const auto route = view.find("route_through_devices")) mesh.route_through_devices = route->boolean();
+
+  const JsonView pairs = view.at("pairs");
+  if (pairs.size() == 0) pairs.fail("expected at least one NVLink pair {\"a\", \"b\", \"links\"}, got []");
+  std::map<std::pair<int, int>, std::size_t> seen;  // unordered pair -> its index
+  std::vector<int> used(static_cast<std::size_t>(devices), 0);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    const JsonView item = pairs.at(i);
+    NvLinkPair pair = parse_nvlink_pair(item, mesh, devices);
+    const auto key = std::minmax(pair.a, pair.b);
+    if (const auto found = seen.find(key); found != seen.end()) {
+      item.fail("devices " + std::to_string(key.first) + " and " + std::to_string(key.second) +
+                " are already paired at " + pairs.path() + "/" + std::to_string(found->second) +
+                "; give one pair with its link count");
+    }
+    seen.emplace(key, i);
+    for (const int device : {pair.a, pair.b}) {
+      int& count = used[static_cast<std::size_t>(device)];
+      count += pair.links;
+      if (mesh.links_per_device && count > *mesh.links_per_device) {
+        item.at("links").fail("device " + std::to_string(device) + " would have " + std::to_string(count) +
+                              " NVLinks, more than links_per_device = " + std::to_string(*mesh.links_per_device));
+      }
+    }
+    mesh.pairs.push_back(std::move(pair));
+  }
+  mesh.sources = take_sources(view);
+  if (!mesh.sources.contains("pairs")) {
+    pairs.fail("pairs without a source; every topology needs an entry \"pairs\" in " + view.path() +
+               "/sources saying where it comes from (docs/platform-schema.md)");
+  }
+  return mesh;
+}
+
+NvSwitch parse_nvswitch(const JsonView& view, const Nodes& nodes) {
+  view.allow_only({"bandwidth_Bps", "latency_s", "sources"});
+  expect_devices(view, nodes, "an NVSwitch");
+  NvSwitch fabric;
+  fabric.bandwidth_Bps = view.at("bandwidth_Bps").positive();
+  fabric.latency_s = view.at("latency_s").nonnegative();
+  fabric.sources = take_sources(view);
+  return fabric;
+}
+
+// Whether every pair of devices can exchange messages over the NVLinks alone: each pair linked, or, routing
+// through devices, all devices connected.
+std::optional<std::pair<int, int>> unreachable_pair(const NvLinkMesh& mesh, int devices) {
+  std::vector<std::vector<char>> linked(static_cast<std::size_t>(devices),
+                                        std::vector<char>(static_cast<std::size_t>(devices), 0));
+  for (const auto& pair : mesh.pairs) {
+    linked[static_cast<std::size_t>(pair.a)][static_cast<std::size_t>(pair.b)] = 1;
+    linked[static_cast<std::size_t>(pair.b)][static_cast<std::size_t>(pair.a)] = 1;
+  }
+  if (mesh.route_through_devices) {  // the transitive closure
+    for (int via = 0; via < devices; ++via) {
+      for (int a = 0; a < devices; ++a) {
+        for (int b = 0; b < devices; ++b) {
+          char& ab = linked[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+          if (linked[static_cast<std::size_t>(a)][static_cast<std::size_t>(via)] != 0 &&
+              linked[static_cast<std::size_t>(via)][static_cast<std::size_t>(b)] != 0) {
+            ab = 1;
+          }
+        }
+      }
+    }
+  }
+  for (int a = 0; a < devices; ++a) {
+    for (int b = a + 1; b < devices; ++b) {
+      if (!linked[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)]) return std::pair{a, b};
+    }
+  }
+  return std::nullopt;
+}
+
+Nics parse_nics(const JsonView& view, const Nodes& nodes) {
+  view.allow_only({"count", "bandwidth_Bps", "devices", "pcie_switches", "sources"});
+  const int devices = nodes.devices_per_node();
+  if (devices == 0) view.fail("NICs serve a node's devices, but these nodes have none (/nodes/devices)");
+  Nics nics;
+  nics.count = positive_int(view.at("count"));
+  if (const auto bandwidth = view.find("bandwidth_Bps")) nics.bandwidth_Bps = bandwidth->positive();
+
+  const JsonView served = view.at("devices");
+  if (static_cast<int>(served.size()) != nics.count) {
+    served.fail("expected one list of devices per NIC (count = " + std::to_string(nics.count) + "), got " +
+                std::to_string(served.size()));
+  }
+  std::vector<int> nic_of(static_cast<std::size_t>(devices), -1);
+  for (std::size_t nic = 0; nic < served.size(); ++nic) {
+    const JsonView list = served.at(nic);
+    if (list.size() == 0) list.fail("a NIC that serves no device; list only the NICs the devices' traffic uses");
+    std::vector<int> mine;
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      const JsonView entry = list.at(k);
+      const int device = device_index(entry, devices);
+      int& owner = nic_of[static_cast<std::size_t>(device)];
+      if (owner >= 0) {
+        entry.fail("device " + std::to_string(device) + " is already served by NIC " + std::to_string(owner) +
+                   "; each device's traffic leaves through one NIC");
+      }
+      owner = static_cast<int>(nic);
+      mine.push_back(device);
+    }
+    nics.devices.push_back(std::move(mine));
+  }
+  for (int device = 0; device < devices; ++device) {
+    if (nic_of[static_cast<std::size_t>(device)] < 0) {
+      served.fail("device " + std::to_string(device) + " is served by no NIC; list every device once");
+    }
+  }
+
+  if (const auto switches = view.find("pcie_switches")) {
+    const auto* tree = std::get_if<PcieTree>(&nodes.intra_node);
+    if (tree == nullptr) switches->fail("NICs on PCIe switches need the node's pcie_tree (/nodes/intra_node)");
+    if (static_cast<int>(switches->size()) != nics.count) {
+      switches->fail("expected one switch per NIC (count = " + std::to_string(nics.count) + "), got " +
+                     std::to_string(switches->size()));
+    }
+    std::vector<std::string> valid = {"host"};
+    for (const auto& sw : tree->switches) valid.push_back(sw.name);
+    for (std::size_t nic = 0; nic < switches->size(); ++nic) {
+      nics.pcie_switches.push_back(switches->at(nic).one_of(valid));
+    }
+  }
+  nics.sources = take_sources(view);
+  return nics;
+}
+
 IntraNode parse_intra_node(const JsonView& view, const Nodes& nodes) {
   const std::string kind = view.at("kind").one_of({"none", "knl_mesh", "pcie_tree"});
   if (kind == "knl_mesh") return parse_knl_mesh(view, nodes.cpu);
@@ -384,7 +567,8 @@ SharedChip parse_shared_chip(const JsonView& view, const Nodes& nodes) {
 }
 
 Nodes parse_nodes(const JsonView& view) {
-  view.allow_only({"count", "cpu", "memories", "devices", "intra_node", "shared_chip", "sources"});
+  view.allow_only(
+      {"count", "cpu", "memories", "devices", "intra_node", "nvlink", "nvswitch", "nics", "shared_chip", "sources"});
   Nodes nodes;
   nodes.count = positive_int(view.at("count"));
   nodes.cpu = parse_cpu(view.at("cpu"));
@@ -394,6 +578,24 @@ Nodes parse_nodes(const JsonView& view) {
     for (std::size_t i = 0; i < devices->size(); ++i) nodes.devices.push_back(parse_device_group(devices->at(i)));
   }
   if (const auto intra = view.find("intra_node")) nodes.intra_node = parse_intra_node(*intra, nodes);
+  if (const auto nvlink = view.find("nvlink")) {
+    nodes.nvlink = parse_nvlink(*nvlink, nodes);
+    // Without a PCIe tree there is nothing else to carry a message between devices the NVLinks do not join.
+    const auto unlinked = unreachable_pair(*nodes.nvlink, nodes.devices_per_node());
+    if (unlinked && !std::holds_alternative<PcieTree>(nodes.intra_node)) {
+      nvlink->fail("devices " + std::to_string(unlinked->first) + " and " + std::to_string(unlinked->second) +
+                   " have no NVLink route" + (nodes.nvlink->route_through_devices ? "" : " of their own") +
+                   " and the node has no pcie_tree to carry their messages; add the pair, the tree, or "
+                   "route_through_devices");
+    }
+  }
+  if (const auto nvswitch = view.find("nvswitch")) {
+    if (nodes.nvlink) {
+      nvswitch->fail("a node's devices are joined by NVLink pairs or by an NVSwitch, not both; remove one");
+    }
+    nodes.nvswitch = parse_nvswitch(*nvswitch, nodes);
+  }
+  if (const auto nics = view.find("nics")) nodes.nics = parse_nics(*nics, nodes);
   if (const auto chip = view.find("shared_chip")) nodes.shared_chip = parse_shared_chip(*chip, nodes);
   nodes.sources = take_sources(view);
   return nodes;
@@ -647,6 +849,40 @@ Json intra_node_json(const IntraNode& intra) {
   return {{"kind", "none"}};
 }
 
+Json nvlink_json(const NvLinkMesh& mesh) {
+  Json out = {{"pairs", Json::array()}};
+  if (mesh.bandwidth_Bps) out["bandwidth_Bps"] = *mesh.bandwidth_Bps;
+  if (mesh.latency_s) out["latency_s"] = *mesh.latency_s;
+  if (mesh.links_per_device) out["links_per_device"] = *mesh.links_per_device;
+  if (mesh.route_through_devices || mesh.sources.contains("route_through_devices")) {
+    out["route_through_devices"] = mesh.route_through_devices;
+  }
+  for (const auto& pair : mesh.pairs) {
+    Json item = {{"a", pair.a}, {"b", pair.b}, {"links", pair.links}};
+    // Only the pair's own numbers: the others come from the list's.
+    if (pair.sources.contains("bandwidth_Bps") || !mesh.bandwidth_Bps) item["bandwidth_Bps"] = pair.bandwidth_Bps;
+    if (pair.sources.contains("latency_s") || !mesh.latency_s) item["latency_s"] = pair.latency_s;
+    put_sources(item, pair.sources);
+    out["pairs"].push_back(std::move(item));
+  }
+  put_sources(out, mesh.sources);
+  return out;
+}
+
+Json nvswitch_json(const NvSwitch& fabric) {
+  Json out = {{"bandwidth_Bps", fabric.bandwidth_Bps}, {"latency_s", fabric.latency_s}};
+  put_sources(out, fabric.sources);
+  return out;
+}
+
+Json nics_json(const Nics& nics) {
+  Json out = {{"count", nics.count}, {"devices", nics.devices}};
+  if (nics.bandwidth_Bps) out["bandwidth_Bps"] = *nics.bandwidth_Bps;
+  if (!nics.pcie_switches.empty()) out["pcie_switches"] = nics.pcie_switches;
+  put_sources(out, nics.sources);
+  return out;
+}
+
 Json topology_json(const Topology& topology) {
   Json out = {{"kind", to_string(topology.kind())}};
   if (const auto* tree = std::get_if<FatTreeTopology>(&topology.shape)) {
@@ -736,6 +972,14 @@ Platform parse_platform(const Json& json, const std::string& source) {
   platform.description = nonempty_string(root.at("description"));
   platform.nodes = parse_nodes(root.at("nodes"));
   platform.network = parse_network(root.at("network"), platform.nodes.count);
+  if (platform.nodes.nics && platform.nodes.nics->bandwidth_Bps && !platform.network.link.segments.empty()) {
+    root.at("nodes")
+        .at("nics")
+        .at("bandwidth_Bps")
+        .fail(
+            "a piecewise network link (/network/link/segments) prices every message by its segments; give the NICs "
+            "no bandwidth of their own");
+  }
   if (const auto noise = root.find("noise")) platform.noise = parse_noise(*noise, platform.nodes.count);
   take_sources(root);
   return platform;
@@ -786,6 +1030,9 @@ Json to_json(const Platform& platform) {
                      {"memories", memories},
                      {"devices", devices},
                      {"intra_node", intra_node_json(nodes.intra_node)}};
+  if (nodes.nvlink) nodes_json["nvlink"] = nvlink_json(*nodes.nvlink);
+  if (nodes.nvswitch) nodes_json["nvswitch"] = nvswitch_json(*nodes.nvswitch);
+  if (nodes.nics) nodes_json["nics"] = nics_json(*nodes.nics);
   if (nodes.shared_chip) {
     Json chip = {{"nodes", nodes.shared_chip->nodes}, {"cores", nodes.shared_chip->cores}};
     if (nodes.shared_chip->waiting_share != 0 || nodes.shared_chip->sources.contains("waiting_share")) {

@@ -1,7 +1,8 @@
 #pragma once
 // Reading and writing platform and link descriptions (docs/platform-schema.md). The loader validates
-// everything -- types, units' ranges, unknown fields, topology shapes SimGrid can build, PCIe lane budgets, and
-// that every number has a source -- and reports the first problem as one dsgd::InputError line:
+// everything -- types, units' ranges, unknown fields, topology shapes SimGrid can build, PCIe lane budgets, NVLink
+// pairs and NICs against the node's devices, and that every number has a source -- and reports the first problem
+// as one dsgd::InputError line:
 //   "FILE:LINE:COL: JSON syntax error: ..."      for malformed text,
 //   "FILE: /json/path: what was expected ..."   for a well-formed file with a wrong value.
 

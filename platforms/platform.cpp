@@ -55,6 +55,15 @@ int Nodes::devices_per_node() const {
   return total;
 }
 
+int Nics::nic_of_device(int device) const {
+  for (std::size_t nic = 0; nic < devices.size(); ++nic) {
+    for (const int served : devices[nic]) {
+      if (served == device) return static_cast<int>(nic);
+    }
+  }
+  return 0;
+}
+
 double KernelEfficiency::of(std::string_view kernel_class) const {
   const auto found = by_class.find(std::string(kernel_class));
   return found == by_class.end() ? 1.0 : found->second;

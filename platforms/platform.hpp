@@ -135,6 +135,60 @@ struct PcieTree {
 // The topology inside a node: none described (monostate), a KNL mesh, or a PCIe tree.
 using IntraNode = std::variant<std::monostate, KnlMesh, PcieTree>;
 
+// --- links between a node's devices, and its NICs -------------------------------------------------------------
+// Besides (or instead of) a PCIe tree, a node's devices may have their own links: NVLink pairs or one NVSwitch
+// fabric; and a node may have several NICs, each serving some of its devices. docs/platform-schema.md, "Devices'
+// links and NICs", gives the routing rules simulate/ follows.
+
+// `links` bonded NVLinks between devices a and b, each `bandwidth_Bps` per direction; a message between the two
+// takes latency_s + n / (links x bandwidth_Bps).
+struct NvLinkPair {
+  int a = 0;
+  int b = 0;
+  int links = 1;
+  double bandwidth_Bps = 0;  // one link, per direction
+  double latency_s = 0;
+  Sources sources;  // of bandwidth_Bps and latency_s where the pair sets its own; else NvLinkMesh's apply
+
+  double pair_bandwidth_Bps() const { return links * bandwidth_Bps; }
+};
+
+// Point-to-point NVLinks between a node's devices (DGX-1's hybrid cube mesh).
+struct NvLinkMesh {
+  std::vector<NvLinkPair> pairs;  // each unordered pair at most once
+  // The values of the pairs that do not set their own (JSON `bandwidth_Bps`, `latency_s` beside `pairs`).
+  std::optional<double> bandwidth_Bps;
+  std::optional<double> latency_s;
+  std::optional<int> links_per_device;  // NVLink ports of a device, where given: no device uses more
+  // Whether a message between two devices without a direct link crosses other devices' NVLinks (the fewest hops:
+  // NCCL's paths through an intermediate GPU). false: it takes the PCIe tree and the host, as CUDA peer copies do.
+  bool route_through_devices = false;
+  Sources sources;
+};
+
+// Every device of a node on one NVLink switch fabric (DGX-2, DGX A100): a message between two devices takes
+// latency_s + n / bandwidth_Bps, and a device's messages share its bandwidth_Bps each way.
+struct NvSwitch {
+  double bandwidth_Bps = 0;  // one device's, per direction
+  double latency_s = 0;      // device to device
+  Sources sources;
+};
+
+// A node's network interfaces, when it has several (DGX-1: 4 EDR InfiniBand, DGX A100: 8 HDR). NIC i carries
+// the inter-node traffic of devices[i] (every device exactly once; the CPU's goes through NIC 0), each NIC with the
+// network link's latency and bandwidth_Bps (absent: the link's). A NIC hangs from pcie_switches[i] of the node's
+// PCIe tree ("host": the root complex; empty list: every NIC on the root complex).
+struct Nics {
+  int count = 0;
+  std::optional<double> bandwidth_Bps;  // per NIC, per direction
+  std::vector<std::vector<int>> devices;
+  std::vector<std::string> pcie_switches;
+  Sources sources;
+
+  // The NIC device `device`'s traffic leaves through.
+  int nic_of_device(int device) const;
+};
+
 // --- links ----------------------------------------------------------------------------------------------------
 
 // One message-size range of a piecewise link: a message of n >= min_bytes bytes (below the next segment's
@@ -212,6 +266,9 @@ struct Nodes {
   std::vector<Memory> memories;
   std::vector<DeviceGroup> devices;
   IntraNode intra_node;
+  std::optional<NvLinkMesh> nvlink;       // JSON `nvlink`, optional; never with nvswitch
+  std::optional<NvSwitch> nvswitch;       // JSON `nvswitch`, optional
+  std::optional<Nics> nics;               // JSON `nics`, optional: absent, one NIC (the network link) per node
   std::optional<SharedChip> shared_chip;  // JSON `shared_chip`, optional
   Sources sources;
 

@@ -34,18 +34,6 @@ void add_route(RouteCost& cost, const RouteCost& more) {
 
 int manhattan(platforms::MeshStop a, platforms::MeshStop b) { return std::abs(a.x - b.x) + std::abs(a.y - b.y); }
 
-// The narrowest connection a PCIe route from element a to element b crosses (none: the root complex, free).
-double pcie_bottleneck_Bps(const PcieLayout& layout, int a, int b) {
-  const auto [up, down] = layout.route(a, b);
-  double bottleneck = 0;
-  for (const auto* side : {&up, &down}) {
-    for (const int element : *side) {
-      bottleneck = narrower(bottleneck, layout.elements[static_cast<std::size_t>(element)].link->bandwidth_Bps);
-    }
-  }
-  return bottleneck;
-}
-
 // Router-to-router links of SimGrid 3.32's minimal dragonfly route between two nodes (node links excluded).
 int dragonfly_router_hops(const platforms::DragonflyTopology& fly, int from, int to) {
   struct Router {
@@ -123,19 +111,26 @@ RouteModel::RouteModel(const platforms::Platform& platform, int ranks, const Pla
       add_links(out, std::max(manhattan(stops[a], nic_stop(*mesh)), star ? 1 : 0), hop_s, link_Bps);
       to_nic_.push_back(out);
     }
-  } else if (const auto* tree = std::get_if<platforms::PcieTree>(&platform.nodes.intra_node)) {
-    const PcieLayout layout = pcie_layout(*tree);
-    std::vector<int> units = layout.device_element;
-    units.push_back(0);  // the CPU, at the root complex
-    between_.assign(units.size(), std::vector<RouteCost>(units.size()));
-    for (std::size_t a = 0; a < units.size(); ++a) {
-      for (std::size_t b = 0; b < units.size(); ++b) {
-        if (a != b) between_[a][b].bandwidth_Bps = pcie_bottleneck_Bps(layout, units[a], units[b]);
+  } else if (platform.nodes.devices_per_node() > 0) {
+    // The connections the builder wires: PCIe tree, NVLinks or NVSwitch; then the unit's NIC.
+    const DeviceNodeLayout layout = device_node_layout(platform);
+    const auto cost_of = [&layout](const NodeRoute& route) {
+      RouteCost cost;
+      for (const auto& hop : route) {
+        const auto& connection = layout.connections[static_cast<std::size_t>(hop.connection)];
+        add_links(cost, 1, connection.latency_s, connection.bandwidth_Bps);
       }
-      RouteCost out;
-      out.bandwidth_Bps = pcie_bottleneck_Bps(layout, units[a], 0);
-      to_nic_.push_back(out);
+      return cost;
+    };
+    const std::size_t units = layout.between.size();
+    between_.assign(units, std::vector<RouteCost>(units));
+    for (std::size_t a = 0; a < units; ++a) {
+      for (std::size_t b = 0; b < units; ++b) {
+        if (a != b) between_[a][b] = cost_of(layout.between[a][b]);
+      }
+      to_nic_.push_back(cost_of(layout.to_nic[a]));
     }
+    if (platform.nodes.nics) nic_Bps_ = platform.nodes.nics->bandwidth_Bps;
   } else {
     to_nic_.emplace_back();
   }
@@ -188,7 +183,8 @@ double RouteModel::message_s(int from, int to, double bytes) const {
   double bandwidth_Bps = cost.bandwidth_Bps > 0 ? cost.bandwidth_Bps : kInfinite;
   if (cost.node_links > 0) {
     latency_s += link.latency_s_for(bytes);
-    bandwidth_Bps = std::min(bandwidth_Bps, link.bandwidth_Bps_for(bytes));
+    // A NIC of its own bandwidth replaces the link's (the loader allows it only on a link without segments).
+    bandwidth_Bps = std::min(bandwidth_Bps, nic_Bps_.value_or(link.bandwidth_Bps_for(bytes)));
   }
   return latency_s + bytes / bandwidth_Bps;
 }

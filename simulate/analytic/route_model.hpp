@@ -6,9 +6,11 @@
 // Pieces, each mirroring the builder:
 //  * inside a KNL node: sender's stop -> MCDRAM controller -> receiver's stop (XY hops of the mesh's link
 //    bandwidth and hop latency, the controller a link of MCDRAM bandwidth / controllers);
-//  * inside a PCIe node: up to the lowest common switch and down (each connection its bandwidth, no latency);
-//  * leaving a node: to the NIC (the NIC's stop, or the root complex), then the node's link (alpha / 2, its
-//    bandwidth; a piecewise link's segment for the message's size, as install_segment_factors makes SimGrid do);
+//  * inside a node with devices: the routes of device_node_layout() -- PCIe up to the lowest common switch and
+//    down (each connection its bandwidth, no latency), NVLink pairs and NVSwitch ports with their latencies;
+//  * leaving a node: to the NIC (the NIC's stop, or where the unit's NIC hangs in the PCIe tree), then the node's
+//    link (alpha / 2, its bandwidth or the NIC's; a piecewise link's segment for the message's size, as
+//    install_segment_factors makes SimGrid do);
 //  * between nodes: a star's backbone, if any; a fat tree's links up to the lowest common level and down; a
 //    torus's shortest hops per dimension; a dragonfly's minimal route as SimGrid 3.32 routes it (node link to the
 //    router, green to the router of the right blade, black to the right chassis, blue to the other group). The
@@ -16,6 +18,7 @@
 //    bandwidth, which never lowers the bottleneck).
 // tests/simulate/analytic/route_model_test.cpp holds these against SimGrid's message-level times.
 
+#include <optional>
 #include <vector>
 
 #include "platforms/platform.hpp"
@@ -47,6 +50,7 @@ class RouteModel {
   std::vector<RankSite> sites_;
   std::vector<RouteCost> to_nic_;                // per unit index (the CPU last): from the unit to the NIC
   std::vector<std::vector<RouteCost>> between_;  // per pair of unit indices of one node
+  std::optional<double> nic_Bps_;                // platforms::Nics::bandwidth_Bps, where the NICs have their own
 };
 
 }  // namespace dsgd::simulate

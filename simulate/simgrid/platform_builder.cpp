@@ -208,6 +208,25 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
   if (topology.link_latency_s && !(*topology.link_latency_s >= 0)) {
     throw InputError(quoted(platform) + ": topology link_latency_s must be >= 0");
   }
+  // Platforms built in code skip the loader: the devices' links must still make SimGrid links.
+  const int devices = platform.nodes.devices_per_node();
+  if (const auto& nvlink = platform.nodes.nvlink) {
+    for (const auto& pair : nvlink->pairs) {
+      if (pair.a < 0 || pair.b < 0 || pair.a >= devices || pair.b >= devices || pair.a == pair.b || pair.links < 1 ||
+          !(pair.bandwidth_Bps > 0) || !(pair.latency_s >= 0)) {
+        throw InputError(quoted(platform) + ": NVLink pair " + std::to_string(pair.a) + "-" + std::to_string(pair.b) +
+                         " needs two devices of the node, links >= 1, bandwidth_Bps > 0 and latency_s >= 0");
+      }
+    }
+  }
+  if (const auto& nvswitch = platform.nodes.nvswitch;
+      nvswitch && !(nvswitch->bandwidth_Bps > 0 && nvswitch->latency_s >= 0)) {
+    throw InputError(quoted(platform) + ": its NVSwitch needs bandwidth_Bps > 0 and latency_s >= 0");
+  }
+  if (const auto& nics = platform.nodes.nics; nics && (static_cast<int>(nics->devices.size()) != nics->count ||
+                                                       (nics->bandwidth_Bps && !(*nics->bandwidth_Bps > 0)))) {
+    throw InputError(quoted(platform) + ": its NICs need one list of devices per NIC and bandwidth_Bps > 0");
+  }
   if (const auto* mesh = mesh_of(platform)) {
     if (!mesh->link_bandwidth_Bps || !mesh->hop_latency_s) {
       throw InputError(quoted(platform) + ": its knl_mesh needs link_bandwidth_Bps and hop_latency_s to be simulated");
@@ -228,6 +247,7 @@ PcieLayout pcie_layout(const platforms::PcieTree& tree) {
   PcieLayout layout;
   layout.elements.emplace_back();  // the root complex
   std::map<std::string, int> switch_index;
+  layout.switch_element["host"] = 0;
   for (int d = 0; d < tree.host_devices; ++d) {
     layout.elements.push_back({0, &*tree.host_device_link, "host-dev" + std::to_string(d)});
     layout.device_element.push_back(static_cast<int>(layout.elements.size()) - 1);
@@ -237,6 +257,7 @@ PcieLayout pcie_layout(const platforms::PcieTree& tree) {
     layout.elements.push_back({above, &item.uplink, item.name + "-up"});
     const int here = static_cast<int>(layout.elements.size()) - 1;
     switch_index[item.name] = here;
+    layout.switch_element[item.name] = here;
     for (int d = 0; d < item.devices; ++d) {
       layout.elements.push_back({here, &*item.device_link, item.name + "-dev" + std::to_string(d)});
       layout.device_element.push_back(static_cast<int>(layout.elements.size()) - 1);
@@ -259,6 +280,130 @@ std::pair<std::vector<int>, std::vector<int>> PcieLayout::route(int a, int b) co
   }
   std::reverse(down.begin(), down.end());
   return {up, down};
+}
+
+namespace {
+
+NodeRoute backwards(const NodeRoute& route) {
+  NodeRoute reversed;
+  for (auto hop = route.rbegin(); hop != route.rend(); ++hop) reversed.push_back({hop->connection, !hop->forward});
+  return reversed;
+}
+
+// The devices on the fewest-hop NVLink path from `from` to `to` (both included), breadth first with neighbours in
+// ascending order, so ties go to the lowest-numbered devices; empty if none.
+std::vector<int> nvlink_path(const std::vector<std::vector<int>>& neighbours, int from, int to) {
+  std::vector<int> previous(neighbours.size(), -1);
+  previous[static_cast<std::size_t>(from)] = from;
+  std::vector<int> frontier = {from};
+  for (std::size_t next = 0; next < frontier.size(); ++next) {
+    const int at = frontier[next];
+    for (const int peer : neighbours[static_cast<std::size_t>(at)]) {
+      if (previous[static_cast<std::size_t>(peer)] >= 0) continue;
+      previous[static_cast<std::size_t>(peer)] = at;
+      frontier.push_back(peer);
+    }
+  }
+  if (previous[static_cast<std::size_t>(to)] < 0) return {};
+  std::vector<int> path = {to};
+  while (path.back() != from) path.push_back(previous[static_cast<std::size_t>(path.back())]);
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+}  // namespace
+
+DeviceNodeLayout device_node_layout(const platforms::Platform& platform) {
+  const auto& nodes = platform.nodes;
+  const int devices = nodes.devices_per_node();
+  DSGD_ENFORCE(devices > 0, "device_node_layout needs nodes with devices");
+  const int units = devices + 1;  // the CPU last
+  DeviceNodeLayout layout;
+  layout.between.assign(static_cast<std::size_t>(units), std::vector<NodeRoute>(static_cast<std::size_t>(units)));
+
+  // The PCIe tree: one connection per element below the root complex.
+  std::optional<PcieLayout> pcie;
+  std::vector<int> connection_of_element;
+  std::vector<int> unit_element(static_cast<std::size_t>(units), 0);
+  if (const auto* tree = tree_of(platform)) {
+    pcie = pcie_layout(*tree);
+    connection_of_element.assign(pcie->elements.size(), -1);
+    for (std::size_t e = 1; e < pcie->elements.size(); ++e) {
+      connection_of_element[e] = static_cast<int>(layout.connections.size());
+      layout.connections.push_back({pcie->elements[e].label, pcie->elements[e].link->bandwidth_Bps, 0.0});
+    }
+    std::copy(pcie->device_element.begin(), pcie->device_element.end(), unit_element.begin());
+  }
+  const auto pcie_route = [&](int from_element, int to_element) {
+    NodeRoute route;
+    if (!pcie) return route;
+    const auto [up, down] = pcie->route(from_element, to_element);
+    for (const int e : up) route.push_back({connection_of_element[static_cast<std::size_t>(e)], true});
+    for (const int e : down) route.push_back({connection_of_element[static_cast<std::size_t>(e)], false});
+    return route;
+  };
+
+  // The devices' own links: one connection per device to an NVSwitch (half the latency each way), or per NVLink
+  // pair (forward from its a to its b).
+  std::vector<int> switch_port;
+  std::map<std::pair<int, int>, NodeHop> pair_hop;  // (from, to) -> hop
+  std::vector<std::vector<int>> neighbours(static_cast<std::size_t>(devices));
+  if (nodes.nvswitch) {
+    for (int d = 0; d < devices; ++d) {
+      switch_port.push_back(static_cast<int>(layout.connections.size()));
+      layout.connections.push_back(
+          {"nvswitch-dev" + std::to_string(d), nodes.nvswitch->bandwidth_Bps, nodes.nvswitch->latency_s / 2});
+    }
+  } else if (nodes.nvlink) {
+    for (const auto& pair : nodes.nvlink->pairs) {
+      const int index = static_cast<int>(layout.connections.size());
+      layout.connections.push_back({"nvlink-" + std::to_string(pair.a) + "-" + std::to_string(pair.b),
+                                    pair.pair_bandwidth_Bps(), pair.latency_s});
+      pair_hop[{pair.a, pair.b}] = {index, true};
+      pair_hop[{pair.b, pair.a}] = {index, false};
+      neighbours[static_cast<std::size_t>(pair.a)].push_back(pair.b);
+      neighbours[static_cast<std::size_t>(pair.b)].push_back(pair.a);
+    }
+    for (auto& list : neighbours) std::sort(list.begin(), list.end());
+  }
+  const auto device_route = [&](int a, int b) {
+    if (nodes.nvswitch) {
+      return NodeRoute{{switch_port[static_cast<std::size_t>(a)], true},
+                       {switch_port[static_cast<std::size_t>(b)], false}};
+    }
+    if (nodes.nvlink) {
+      if (const auto direct = pair_hop.find({a, b}); direct != pair_hop.end()) return NodeRoute{direct->second};
+      if (nodes.nvlink->route_through_devices) {
+        const std::vector<int> path = nvlink_path(neighbours, a, b);
+        NodeRoute route;
+        for (std::size_t i = 1; i < path.size(); ++i) route.push_back(pair_hop.at({path[i - 1], path[i]}));
+        if (!route.empty()) return route;
+      }
+    }
+    return pcie_route(unit_element[static_cast<std::size_t>(a)], unit_element[static_cast<std::size_t>(b)]);
+  };
+  for (int a = 0; a < units; ++a) {
+    for (int b = a + 1; b < units; ++b) {
+      const bool devices_only = b < devices;
+      NodeRoute route = devices_only ? device_route(a, b)
+                                     : pcie_route(unit_element[static_cast<std::size_t>(a)],
+                                                  unit_element[static_cast<std::size_t>(b)]);
+      layout.between[static_cast<std::size_t>(b)][static_cast<std::size_t>(a)] = backwards(route);
+      layout.between[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = std::move(route);
+    }
+  }
+
+  // Each unit's way out: to the point of the PCIe tree its NIC hangs from.
+  for (int unit = 0; unit < units; ++unit) {
+    const int nic = nodes.nics && unit < devices ? nodes.nics->nic_of_device(unit) : 0;
+    int nic_element = 0;
+    if (nodes.nics && !nodes.nics->pcie_switches.empty() && pcie) {
+      nic_element = pcie->switch_element.at(nodes.nics->pcie_switches[static_cast<std::size_t>(nic)]);
+    }
+    layout.nic.push_back(nic);
+    layout.to_nic.push_back(pcie_route(unit_element[static_cast<std::size_t>(unit)], nic_element));
+  }
+  return layout;
 }
 
 bool simgrid_can_build(const platforms::Platform& platform) {
@@ -351,6 +496,7 @@ class Builder {
       : platform_(platform), placement_(placement), per_node_(ranks_per_node(platform, placement)) {
     const Slot last = slot_of(platform, ranks - 1, placement);
     occupied_nodes_ = last.node + 1;
+    if (mesh_of(platform) == nullptr && platform.nodes.devices_per_node() > 0) layout_ = device_node_layout(platform);
   }
 
   int occupied_nodes() const { return occupied_nodes_; }
@@ -361,7 +507,7 @@ class Builder {
   BuiltNode build_node(s4u::NetZone* parent, int node, bool own_link) {
     const std::string name = "node-" + std::to_string(node);
     if (const auto* mesh = mesh_of(platform_)) return build_mesh(parent, name, *mesh, own_link);
-    if (const auto* tree = tree_of(platform_)) return build_tree(parent, name, *tree, own_link);
+    if (layout_) return build_devices(parent, name, own_link);
     BuiltNode built;
     if (!own_link) {
       auto* host = parent->create_host(name, platform_.nodes.cpu.peak_flops);
@@ -458,25 +604,26 @@ class Builder {
     return built;
   }
 
-  BuiltNode build_tree(s4u::NetZone* parent, const std::string& name, const platforms::PcieTree& tree, bool own_link) {
+  // A node with devices, wired as device_node_layout() says. Its NICs' links are inside it with own_link, and
+  // always when it has several NICs (the network above then adds no link of its own).
+  BuiltNode build_devices(s4u::NetZone* parent, const std::string& name, bool own_link) {
     auto* zone = s4u::create_full_zone(name);
     zone->set_parent(parent);
     BuiltNode built;
     built.netpoint = zone->get_netpoint();
     built.gateway = zone->create_router(name + "-nic");
-    const auto node_link = uplink(zone, name, own_link);
-    const PcieLayout layout = pcie_layout(tree);
-    std::vector<s4u::Link*> up_links(layout.elements.size(), nullptr);  // per element: its connection to its parent
-    for (std::size_t e = 1; e < layout.elements.size(); ++e) {
-      const auto& element = layout.elements[e];
-      up_links[e] = zone->create_split_duplex_link(name + "-" + element.label, element.link->bandwidth_Bps)->seal();
+    const DeviceNodeLayout& layout = *layout_;
+    std::vector<s4u::Link*> connections;
+    for (const auto& connection : layout.connections) {
+      connections.push_back(zone->create_split_duplex_link(name + "-" + connection.label, connection.bandwidth_Bps)
+                                ->set_latency(connection.latency_s)
+                                ->seal());
     }
-    const auto route = [&](int a, int b) {
-      const auto [up, down] = layout.route(a, b);
+    const auto links_of = [&](const NodeRoute& route) {
       std::vector<s4u::LinkInRoute> links;
-      for (const int e : up) links.emplace_back(up_links[static_cast<std::size_t>(e)], s4u::LinkInRoute::Direction::UP);
-      for (const int e : down) {
-        links.emplace_back(up_links[static_cast<std::size_t>(e)], s4u::LinkInRoute::Direction::DOWN);
+      for (const auto& hop : route) {
+        links.emplace_back(connections[static_cast<std::size_t>(hop.connection)],
+                           hop.forward ? s4u::LinkInRoute::Direction::UP : s4u::LinkInRoute::Direction::DOWN);
       }
       return links;
     };
@@ -486,21 +633,32 @@ class Builder {
         built.units.push_back(zone->create_host(name + "-dev" + std::to_string(device), group.peak_flops));
       }
     }
-    auto* cpu = zone->create_host(name + "-cpu", platform_.nodes.cpu.peak_flops);
-    built.units.push_back(cpu);
-    // The root complex joins the CPU, the NIC and the top of the tree; crossing it is free.
+    built.units.push_back(zone->create_host(name + "-cpu", platform_.nodes.cpu.peak_flops));
+    // The root complex joins the CPU, the NICs and the top of the tree; crossing it is free.
     auto* root = zone->create_link(name + "-root", 1e15)->set_sharing_policy(s4u::Link::SharingPolicy::FATPIPE)->seal();
-    std::vector<int> unit_element = layout.device_element;
-    unit_element.push_back(0);
+    std::vector<std::vector<s4u::LinkInRoute>> nic_links;  // per NIC: the route's end through it
+    if (platform_.nodes.nics) {
+      const auto& nics = *platform_.nodes.nics;
+      const auto& link = platform_.network.link;
+      for (int nic = 0; nic < nics.count; ++nic) {
+        auto* own = zone->create_split_duplex_link(name + "-nic" + std::to_string(nic) + "-link",
+                                                   nics.bandwidth_Bps.value_or(link.bandwidth_Bps))
+                        ->set_latency(link.latency_s / 2)
+                        ->seal();
+        nic_links.push_back({{own, s4u::LinkInRoute::Direction::UP}});
+      }
+    } else {
+      nic_links.push_back(uplink(zone, name, own_link));
+    }
     for (std::size_t a = 0; a < built.units.size(); ++a) {
       for (std::size_t b = a + 1; b < built.units.size(); ++b) {
-        auto links = route(unit_element[a], unit_element[b]);
+        auto links = links_of(layout.between[a][b]);
         if (links.empty()) links.emplace_back(root);
         zone->add_route(built.units[a]->get_netpoint(), built.units[b]->get_netpoint(), nullptr, nullptr, links, true);
       }
-      auto links = route(unit_element[a], 0);
+      auto links = links_of(layout.to_nic[a]);
       links.emplace_back(root);
-      for (const auto& link : node_link) links.push_back(link);
+      for (const auto& link : nic_links[static_cast<std::size_t>(layout.nic[a])]) links.push_back(link);
       zone->add_route(built.units[a]->get_netpoint(), built.gateway, nullptr, nullptr, links, true);
     }
     zone->seal();
@@ -520,6 +678,7 @@ class Builder {
   PlacementOptions placement_;
   int per_node_;
   int occupied_nodes_ = 0;
+  std::optional<DeviceNodeLayout> layout_;  // of a node with devices
 };
 
 }  // namespace
@@ -545,22 +704,30 @@ std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int 
                      ->set_sharing_policy(s4u::Link::SharingPolicy::SHARED)
                      ->seal();
     }
+    // Nodes with several NICs hold their NICs' links; the star then joins them through a free link.
+    s4u::Link* free = nullptr;
+    if (platform.nodes.nics) {
+      free = zone->create_link("nics", 1e15)->set_sharing_policy(s4u::Link::SharingPolicy::FATPIPE)->seal();
+    }
     // A star is symmetric: nodes beyond the occupied ones would carry no traffic and are not built.
     for (int node = 0; node < builder.occupied_nodes(); ++node) {
       BuiltNode built = builder.build_node(zone, node, /*own_link=*/false);
       // Half of alpha on each end: a message crosses the sender's link up and the receiver's link down.
-      auto* own = zone->create_split_duplex_link("link-" + std::to_string(node), link.bandwidth_Bps)
-                      ->set_latency(link.latency_s / 2)
-                      ->seal();
+      const auto own_way = [&]() -> std::pair<s4u::LinkInRoute, s4u::LinkInRoute> {
+        if (free != nullptr) return {s4u::LinkInRoute(free), s4u::LinkInRoute(free)};
+        auto* own = zone->create_split_duplex_link("link-" + std::to_string(node), link.bandwidth_Bps)
+                        ->set_latency(link.latency_s / 2)
+                        ->seal();
+        return {{own, s4u::LinkInRoute::Direction::UP}, {own, s4u::LinkInRoute::Direction::DOWN}};
+      };
+      const auto [up, down] = own_way();
       if (backbone == nullptr) {
-        zone->add_route(built.netpoint, nullptr, built.gateway, nullptr, {{own, s4u::LinkInRoute::Direction::UP}},
-                        /*symmetrical=*/true);
+        zone->add_route(built.netpoint, nullptr, built.gateway, nullptr, {up}, /*symmetrical=*/true);
       } else {
         // Up to the centre through the backbone, down without it, so a message crosses the backbone once.
-        zone->add_route(built.netpoint, nullptr, built.gateway, nullptr,
-                        {{own, s4u::LinkInRoute::Direction::UP}, s4u::LinkInRoute(backbone)}, /*symmetrical=*/false);
-        zone->add_route(nullptr, built.netpoint, nullptr, built.gateway, {{own, s4u::LinkInRoute::Direction::DOWN}},
+        zone->add_route(built.netpoint, nullptr, built.gateway, nullptr, {up, s4u::LinkInRoute(backbone)},
                         /*symmetrical=*/false);
+        zone->add_route(nullptr, built.netpoint, nullptr, built.gateway, {down}, /*symmetrical=*/false);
       }
       nodes.push_back(std::move(built));
     }
@@ -636,11 +803,16 @@ void install_segment_factors(const platforms::Platform& platform, const SharesCo
     return loaded && shares_cores(src, dst) ? *loaded : link;
   };
 
+  // A message between two units of one node (a zone of its own below the root) crosses no node link.
+  const auto* root = s4u::Engine::get_instance()->get_netzone_root();
+  const auto inside_one_node = [root](const s4u::Host* src, const s4u::Host* dst) {
+    return src == dst || (src->get_englobing_zone() == dst->get_englobing_zone() && src->get_englobing_zone() != root);
+  };
   // Route latency = the node links' base latency + the backbone's, if any: swap the base for the segment's.
-  model->set_lat_factor_cb([link_of, base_latency_s](double size, const s4u::Host* src, const s4u::Host* dst,
-                                                     const std::vector<s4u::Link*>& links,
-                                                     const std::unordered_set<s4u::NetZone*>&) {
-    if (src == dst) return 1.0;  // loopback: not the node link
+  model->set_lat_factor_cb([link_of, base_latency_s, inside_one_node](
+                               double size, const s4u::Host* src, const s4u::Host* dst,
+                               const std::vector<s4u::Link*>& links, const std::unordered_set<s4u::NetZone*>&) {
+    if (inside_one_node(src, dst)) return 1.0;  // loopback or inside a node: not the node link
     double route_s = 0;
     for (const auto* hop : links) route_s += hop->get_latency();
     if (!(route_s > 0)) return 1.0;
@@ -648,10 +820,10 @@ void install_segment_factors(const platforms::Platform& platform, const SharesCo
   });
   // The flow runs at its bottleneck's bandwidth times this factor: make that the segment's bandwidth, still
   // capped by a backbone the topology names.
-  model->set_bw_factor_cb([link_of, backbone_bandwidth](double size, const s4u::Host* src, const s4u::Host* dst,
-                                                        const std::vector<s4u::Link*>& links,
-                                                        const std::unordered_set<s4u::NetZone*>&) {
-    if (src == dst || links.empty()) return 1.0;
+  model->set_bw_factor_cb([link_of, backbone_bandwidth, inside_one_node](
+                              double size, const s4u::Host* src, const s4u::Host* dst,
+                              const std::vector<s4u::Link*>& links, const std::unordered_set<s4u::NetZone*>&) {
+    if (inside_one_node(src, dst) || links.empty()) return 1.0;
     double bottleneck = links.front()->get_bandwidth();  // B/s, as every bandwidth here
     for (const auto* hop : links) bottleneck = std::min(bottleneck, hop->get_bandwidth());
     double wanted = link_of(src, dst).bandwidth_Bps_for(size);

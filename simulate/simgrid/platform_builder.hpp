@@ -21,14 +21,23 @@
 //    stop; each controller is a shared link of (MCDRAM bandwidth / controllers). Quadrant and all-to-all modes
 //    use the controller nearest the sender; SNC-4 the nearest one in the receiver's quadrant (its NUMA node's
 //    memory). Traffic leaving the node enters at the NIC stop (top row, middle column: the PCIe root of the die).
-//  * pcie_tree: the CPU is one host and every device one host; switches are routers, every PCIe connection a
-//    split-duplex link of its bandwidth. Routes follow the tree; the NIC hangs from the root complex.
+//  * devices (with a pcie_tree, NVLink pairs or an NVSwitch, or none of them): the CPU is one host and every device
+//    one host; every PCIe connection, NVLink pair and NVSwitch port is a split-duplex link of its bandwidth (and
+//    latency), laid out by device_node_layout(). Devices talk over their NVSwitch; else over their NVLink pair;
+//    else over the fewest NVLink hops if the platform routes through devices (NCCL's paths through an
+//    intermediate GPU); else over the PCIe tree and the root complex, as CUDA peer copies between GPUs that are
+//    not NVLink neighbours do (on a DGX-1 across the CPUs' QPI, not modelled). The CPU talks over the tree.
+//    Traffic leaving the node goes up the tree to where the unit's NIC hangs (the root complex without
+//    platforms::Nics) and out through that NIC's link (alpha / 2, the NIC's bandwidth); a node with several NICs
+//    holds their links itself, so a star joins it through a free link.
 // Ranks fill the compute units of node 0, then node 1, ...: cores (or groups of them) of a mesh, devices of a
-// node with devices (PlacementOptions::master_on_host puts rank 0 on node 0's CPU), else the node itself.
+// node with devices (PlacementOptions::master_on_host puts rank 0 on node 0's CPU), else the node itself;
+// RankSite::node says which node a rank is on. docs/platform-schema.md, "Devices' links and NICs", has the rules.
 //
 // SimGrid's types stay out of this header (the simulate library links SimGrid privately).
 
 #include <functional>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,7 +84,7 @@ struct RankSite {
 //  * InputError for ranks < 1, more ranks than the platform's units, ranks_per_node beyond a node's units or on a
 //    node without a mesh, a non-positive link bandwidth, negative latency or non-positive peak, link segments
 //    that are not as the loader requires, a mesh without link_bandwidth_Bps / hop_latency_s, master_on_host on
-//    a platform without devices.
+//    a platform without devices; NVLink pairs, an NVSwitch or NICs that would make no SimGrid link.
 // Needs no SimGrid engine, so the executor checks before it starts one.
 void check_simulatable(const platforms::Platform& platform, int ranks, const PlacementOptions& placement = {});
 
@@ -123,12 +132,43 @@ struct PcieElement {
 };
 struct PcieLayout {
   std::vector<PcieElement> elements;
-  std::vector<int> device_element;  // per device, numbered as platforms::PcieTree says
+  std::vector<int> device_element;            // per device, numbered as platforms::PcieTree says
+  std::map<std::string, int> switch_element;  // per switch name; "host" is element 0
   // The elements whose connections a route from element a to element b crosses: up from a to (not including)
   // their lowest common ancestor, then down from it to b.
   std::pair<std::vector<int>, std::vector<int>> route(int a, int b) const;
 };
 PcieLayout pcie_layout(const platforms::PcieTree& tree);
+
+// A node with devices as connections and the routes over them: its PCIe tree, its devices' NVLinks or NVSwitch,
+// and where each unit's traffic leaves for its NIC. build_platform() wires exactly these in SimGrid and
+// simulate/analytic/route_model.hpp prices them in closed form, so both take the same routes. Units are the
+// devices (numbered as platforms::PcieTree says), then the CPU.
+struct NodeConnection {
+  std::string label;         // "sw0-up", "nvlink-0-4", "nvswitch-dev3"
+  double bandwidth_Bps = 0;  // per direction
+  double latency_s = 0;
+};
+// A connection crossed one way: forward goes from its first end to its second (a PCIe element to its parent,
+// device a to device b of an NVLink pair, a device to the NVSwitch).
+struct NodeHop {
+  int connection = 0;
+  bool forward = true;
+};
+using NodeRoute = std::vector<NodeHop>;
+struct DeviceNodeLayout {
+  std::vector<NodeConnection> connections;
+  // [from unit][to unit]; empty: the two meet at the root complex, which is free to cross. The route from b to a
+  // is the route from a to b backwards.
+  std::vector<std::vector<NodeRoute>> between;
+  std::vector<NodeRoute> to_nic;  // per unit: to where its NIC hangs (the NIC's own link not included)
+  std::vector<int> nic;           // per unit: the NIC its traffic leaves through (always 0 with one NIC)
+};
+// Device to device: over their NVSwitch; over their NVLink pair; without one, over the fewest NVLink hops when the
+// platform routes through devices (ties: the path through the lowest-numbered devices); else over the PCIe tree.
+// CPU to device: the PCIe tree. A node without a PCIe tree has free routes where the tree would be (no latency,
+// no bandwidth limit). Throws InternalError if the platform's nodes have no devices.
+DeviceNodeLayout device_node_layout(const platforms::Platform& platform);
 
 // Builds the platform in the running SimGrid engine (one per process: see simulate/simgrid/executor.hpp) and
 // returns the host of each rank. Calls check_simulatable first. Must be called before Engine::run().

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "platforms/catalog.hpp"
+#include "platforms/loader.hpp"
 #include "simulate/simgrid/executor.hpp"
 #include "tests/support/simulated_message.hpp"
 
@@ -72,6 +73,24 @@ TEST(RouteModel, PcieTreesInsideAndBetweenNodes) {
   PlacementOptions master;
   master.master_on_host = true;
   expect_routes_match(platform, devices + 2, {{0, 1}, {devices, 0}, {0, devices + 1}}, master);
+}
+
+TEST(RouteModel, GpuNodesWithNvlinkNvswitchAndSeveralNics) {
+  // Within a node (NVLink pairs, PCIe between non-neighbours, NVSwitch ports) and between nodes through each device's
+  // NIC, on the fat trees of the DGX entries and a star of NICs of their own bandwidth.
+  const std::vector<std::pair<int, int>> pairs = {{0, 1}, {0, 5}, {3, 7}, {6, 2}, {0, 8}, {2, 13}, {15, 4}};
+  auto dgx1 = platforms::catalog_platform("dgx1-ib");
+  expect_routes_match(dgx1, 16, pairs);
+  dgx1.nodes.nvlink->route_through_devices = true;
+  expect_routes_match(dgx1, 16, pairs);
+  expect_routes_match(platforms::catalog_platform("dgx-a100-ib"), 16, pairs);
+  const std::string data = std::string(DSGD_TEST_DATA_DIR) + "/platforms/";
+  const std::vector<std::pair<int, int>> small = {{0, 1}, {0, 2}, {3, 0}, {1, 5}, {2, 7}, {6, 3}};
+  expect_routes_match(platforms::read_platform_file(data + "nvlink_node.json"), 8, small);
+  expect_routes_match(platforms::read_platform_file(data + "nvswitch_node.json"), 8, small);
+  PlacementOptions master;
+  master.master_on_host = true;
+  expect_routes_match(platforms::catalog_platform("dgx1-ib"), 10, {{0, 1}, {0, 9}, {9, 0}}, master);
 }
 
 TEST(RouteModel, FatTreeAndTorus) {
