@@ -12,6 +12,7 @@ const std::vector<AlgorithmEntry>& algorithm_catalog() {
       entries.push_back(std::move(entry));
     }
     for (auto& entry : sync_easgd_entries()) entries.push_back(std::move(entry));
+    entries.push_back(wfbp_sgd_entry());  // issue 25's communication schemes, after seed 000's algorithms
     return entries;
   }();
   return catalog;

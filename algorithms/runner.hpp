@@ -69,6 +69,9 @@ struct RunResult {
   // The staleness of the pushes a parameter server (rank 0) served, in updates (algorithms/parameter_server.hpp's
   // UpdateClock); empty for algorithms without one.
   CountHistogram staleness;
+  // Rank 0's communication that ran beside its compute steps (streams: Trainer::overlapped_comm_s), in seconds over
+  // the training rounds; 0 for algorithms without a stream. Its exposed communication is in per_rank.
+  double overlapped_comm_s = 0;
   // FNV-1a of the bytes of the final model of record: equal hashes, bit-identical weights.
   std::uint64_t parameters_hash = 0;
 };

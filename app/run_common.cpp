@@ -45,6 +45,8 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--batch", run.hyper.batch, "Images per worker per iteration")->capture_default_str();
   command.add_option("--period", run.hyper.period, "Iterations between exchanges (tau)")->capture_default_str();
   command.add_flag("--per-layer", run.hyper.per_layer, "One message per layer instead of one packed message");
+  command.add_option("--bucket-bytes", run.hyper.bucket_bytes, "wfbp-sgd: bytes per gradient bucket (0: per layer)")
+      ->capture_default_str();
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,
                           run.hyper.lars, run.hyper.lars_trust);
   command.add_option("--seed", run.hyper.seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
@@ -96,6 +98,7 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--rho", real(run.hyper.elastic_rho)},
       {"--batch", std::to_string(run.hyper.batch)},
       {"--period", std::to_string(run.hyper.period)},
+      {"--bucket-bytes", std::to_string(run.hyper.bucket_bytes)},
       {"--lr-scaling", std::string(nn::lr_scaling_name(run.hyper.lr_scaling))},
       {"--reference-batch", std::to_string(run.hyper.reference_batch)},
       {"--warmup-iterations", std::to_string(run.hyper.warmup_iterations)},
@@ -174,6 +177,7 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"batch", run.hyper.batch},
                              {"period", run.hyper.period},
                              {"per_layer", run.hyper.per_layer},
+                             {"bucket_bytes", run.hyper.bucket_bytes},
                              {"workers", run.workers},
                              {"threads_per_rank", run.threads_per_rank},
                              {"global_batch", run.hyper.batch * run.workers},
@@ -247,6 +251,13 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
   }
   entry.curves = {by_time, by_iteration, error_by_time, loss};
   add_staleness(entry, result.staleness);
+  // Communication per iteration of the algorithms without a master: exposed (worker 0's gpu-gpu para: what it
+  // waited for) and overlapped (what ran beside its backward pass: a stream's). docs/results-schema.md.
+  if (!result.info.has_master && result.iterations > 0 && !result.per_rank.empty()) {
+    const auto iterations = static_cast<double>(result.iterations);
+    entry.counters["exposed_comm_s"] = result.per_rank[0][Category::kGpuGpuPara] / iterations;
+    entry.counters["overlapped_comm_s"] = result.overlapped_comm_s / iterations;
+  }
   return entry;
 }
 
@@ -280,6 +291,11 @@ std::string run_summary(const RunCli& cli, const reports::Entry& entry) {
   }
   double total = 0;
   for (const auto& [category, seconds] : entry.breakdown_s) total += seconds;
+  if (entry.counters.contains("exposed_comm_s")) {
+    std::snprintf(line, sizeof line, "communication per iteration: exposed %.4g s, overlapped %.4g s\n",
+                  counter("exposed_comm_s"), counter("overlapped_comm_s"));
+    text += line;
+  }
   text += "worker 0 time breakdown:";
   for (const auto& [category, seconds] : entry.breakdown_s) {
     std::snprintf(line, sizeof line, " %s %.2f s (%.0f%%);", category.c_str(), seconds,

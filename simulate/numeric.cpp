@@ -39,6 +39,7 @@ Json to_json(const algorithms::RunResult& result) {
           {"per_rank", breakdowns(result.per_rank)},
           {"first_round_per_rank", breakdowns(result.first_round_per_rank)},
           {"staleness", result.staleness.counts()},
+          {"overlapped_comm_s", result.overlapped_comm_s},
           {"parameters_hash", result.parameters_hash}};
 }
 
@@ -68,6 +69,7 @@ void from_json(const Json& json, algorithms::RunResult& result) {
     if (counts[k] > 0) result.staleness.add(static_cast<std::int64_t>(k), counts[k]);
   }
   result.parameters_hash = json.at("parameters_hash").get<std::uint64_t>();
+  result.overlapped_comm_s = json.at("overlapped_comm_s").get<double>();
 }
 
 }  // namespace
