@@ -16,6 +16,7 @@
 // accuracy) is one decision for every algorithm. A round's iteration count is a multiple of the communication
 // period.
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -44,6 +45,9 @@ struct Hyperparameters {
   int period = 1;  // tau: iterations between exchanges
   std::uint64_t seed = 1;
   bool per_layer = false;  // exchange weights one message per layer instead of one packed message (Fig 10)
+  // Gradient buckets of wait-free backpropagation (wfbp-sgd): layers are fused, from the last, into a bucket until
+  // it holds this many bytes (PyTorch DDP's bucket_cap_mb, 25 MiB by default); 0: one bucket per layer.
+  std::size_t bucket_bytes = 25 * 1024 * 1024;
   // Large-batch rules (seed 004: Goyal et al. 2017, You et al. 2017; docs/nn.md "Optimizer options"), applied to
   // every optimiser of the run (workers' and master's) through Trainer::make_sgd:
   //   linear   eta' = eta * global batch / reference_batch, global batch = batch * workers: the images all workers

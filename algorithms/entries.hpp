@@ -10,6 +10,7 @@
 namespace dsgd::algorithms {
 
 AlgorithmEntry sync_sgd_entry();
+AlgorithmEntry wfbp_sgd_entry();
 AlgorithmEntry async_sgd_entry();
 AlgorithmEntry async_msgd_entry();
 AlgorithmEntry hogwild_sgd_entry();

@@ -88,6 +88,7 @@ class Recorder {
   void finish(Trainer& trainer) {
     result_.staleness = trainer.staleness();
     result_.clock_staleness = trainer.clock_staleness();
+    result_.overlapped_comm_s = trainer.overlapped_comm_s();
     const double images = static_cast<double>(result_.iterations) * options_.hyper.batch * options_.workers;
     result_.images_per_second = images / std::max(result_.train_seconds, 1e-12);
     if (!evaluator_) return;

@@ -71,6 +71,9 @@ struct RunResult {
   CountHistogram staleness;
   // SSP's staleness in clocks (ssp-sgd: Trainer::clock_staleness of rank 0), at most the bound; empty otherwise.
   CountHistogram clock_staleness;
+  // Rank 0's communication that ran beside its compute steps (streams: Trainer::overlapped_comm_s), in seconds over
+  // the training rounds; 0 for algorithms without a stream. Its exposed communication is in per_rank.
+  double overlapped_comm_s = 0;
   // FNV-1a of the bytes of the final model of record: equal hashes, bit-identical weights.
   std::uint64_t parameters_hash = 0;
 };

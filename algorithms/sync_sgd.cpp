@@ -20,26 +20,19 @@ class SyncSgd final : public Algorithm {
       trainer.compute_gradient();
       if (trainer.hyper().period == 1) {
         trainer.allreduce_weights(trainer.gradients(), AllreduceAlgorithm::kRing, Category::kGpuGpuPara);
-        scale_by(trainer, trainer.gradients(), scale);
+        trainer.scale(trainer.gradients(), scale);
         trainer.sgd_step(*sgd_);
         continue;
       }
       trainer.sgd_step(*sgd_);
       if ((trainer.iterations() % trainer.hyper().period) == 0) {
         trainer.allreduce_weights(trainer.parameters(), AllreduceAlgorithm::kRing, Category::kGpuGpuPara);
-        scale_by(trainer, trainer.parameters(), scale);
+        trainer.scale(trainer.parameters(), scale);
       }
     }
   }
 
  private:
-  static void scale_by(Trainer& trainer, float* data, float scale) {
-    const std::size_t n = trainer.parameter_count();
-    trainer.elementwise(static_cast<double>(n), Category::kGpuUpdate, [data, n, scale] {
-      for (std::size_t i = 0; i < n; ++i) data[i] *= scale;
-    });
-  }
-
   std::unique_ptr<nn::Sgd> sgd_;
 };
 

@@ -77,7 +77,7 @@ float Trainer::elastic_alpha() const {
   return 0.9F / static_cast<float>(workers());
 }
 
-double Trainer::compute_gradient() {
+void Trainer::copy_batch() {
   DSGD_ENFORCE(!is_master(), "the master computes no gradients");
   ComputeStep copy;
   copy.kernel_class = "copy";
@@ -91,18 +91,55 @@ double Trainer::compute_gradient() {
     copy.kernel = [this] { load_batch(); };
   }
   comm_.compute(copy);
+}
 
+double Trainer::compute_gradient() {
+  copy_batch();
   double loss = 0;
-  ComputeStep step;
   // Backward costs about twice the forward pass.
-  step.flops = 3.0 * setup_.model.forward_flops() * hyper_.batch;
-  step.kernel_class = "conv";
-  step.category = Category::kForwardBackward;
-  step.kernel = [this, &loss] {
+  forward_backward(3.0 * setup_.model.forward_flops() * hyper_.batch, [this, &loss] {
     loss = network_->train_step(images_, labels_);
     backend_->synchronize();
-  };
+  });
+  finish_gradient(loss);
+  return loss;
+}
+
+double Trainer::compute_gradient(const LayerReady& on_layer_ready) {
+  copy_batch();
+  const ModelSpec& model = setup_.model;
+  const double batch = hyper_.batch;
+  // nn::Network's layers: every layer but a final softmax, whose place the loss takes (its forward and backward
+  // FLOPs go with the forward step).
+  const bool softmax_loss = !model.layers.empty() && model.layers.back().kind == LayerKind::kSoftmax;
+  const std::size_t layers = model.layers.size() - (softmax_loss ? 1 : 0);
+  double loss = 0;
+  forward_backward(batch * (model.forward_flops() + (softmax_loss ? 2.0 * model.layers.back().forward_flops : 0.0)),
+                   [this, &loss] {
+                     loss = network_->forward_loss(images_, labels_);
+                     backend_->synchronize();
+                   });
+  for (std::size_t layer = layers; layer-- > 0;) {
+    forward_backward(2.0 * batch * model.layers[layer].forward_flops, [this, layer] {
+      network_->backward_layer(layer);
+      backend_->synchronize();
+    });
+    if (on_layer_ready) on_layer_ready(layer);
+  }
+  finish_gradient(loss);
+  return loss;
+}
+
+void Trainer::forward_backward(double flops, std::function<void()> kernel) {
+  ComputeStep step;
+  step.flops = flops;
+  step.kernel_class = "conv";
+  step.category = Category::kForwardBackward;
+  step.kernel = std::move(kernel);
   comm_.compute(step);
+}
+
+void Trainer::finish_gradient(double loss) {
   ++iterations_;
   if (comm_.has_payload()) {
     if (!std::isfinite(loss)) {
@@ -113,7 +150,14 @@ double Trainer::compute_gradient() {
     loss_sum_ += loss;
     ++loss_count_;
   }
-  return loss;
+}
+
+double overlapped_comm_s(const StreamResult& joined) {
+  double comm_s = 0;
+  for (std::size_t i = 0; i < joined.stream.seconds.size(); ++i) {
+    if (is_communication(static_cast<Category>(i))) comm_s += joined.stream.seconds[i];
+  }
+  return std::max(0.0, comm_s - joined.joined_s);
 }
 
 void Trainer::load_batch() {
@@ -192,6 +236,13 @@ void Trainer::elementwise(double flops, double bytes, Category category, const s
   step.category = category;
   step.kernel = kernel;
   comm_.compute(step);
+}
+
+void Trainer::scale(float* data, float factor, Category category) {
+  const std::size_t n = parameter_count();
+  elementwise(static_cast<double>(n), category, [data, n, factor] {
+    for (std::size_t i = 0; i < n; ++i) data[i] *= factor;
+  });
 }
 
 template <typename PerSlice>

@@ -89,6 +89,16 @@ class Trainer {
   // Draws this worker's next batch and runs forward and backward on the current parameters: charges cpu-gpu data
   // and for/backward, leaves the gradients in gradients(). Throws Error if the loss is not finite.
   double compute_gradient();
+  // compute_gradient, layer by layer, for wait-free backpropagation: the forward pass (with the loss and its
+  // gradient) is one compute step, then each layer's backward pass its own step of that layer's FLOPs (twice its
+  // forward's), from the last layer to the first, each followed by on_layer_ready(layer) -- `layer` indexes
+  // layout(), whose slice of gradients() is then final. The same gradients and loss as compute_gradient(), and
+  // FLOPs that sum to its (size-only worlds take them from the model description, layer by layer).
+  using LayerReady = std::function<void(std::size_t layer)>;
+  double compute_gradient(const LayerReady& on_layer_ready);
+  // Where each layer's parameters sit in the packed buffers (size-only worlds: as nn::Network lays them out, plus
+  // the final softmax's empty slice).
+  const std::vector<nn::ParameterSlice>& layout() const { return layout_; }
   // Starts copying the next batch to the device in the background (seed 000's EASGD3 overlap); the next
   // compute_gradient() waits for it and charges only the wait to cpu-gpu data. Natively a std::thread; in a
   // simulation without payloads there is nothing to copy.
@@ -106,6 +116,9 @@ class Trainer {
   // (axpy-like) unless `bytes` says otherwise.
   void elementwise(double flops, Category category, const std::function<void()>& kernel);
   void elementwise(double flops, double bytes, Category category, const std::function<void()>& kernel);
+  // data[i] *= factor for the parameter_count() floats at `data` (null in a size-only world): an elementwise step of
+  // one FLOP per float, charged to `category` (the average of summed gradients).
+  void scale(float* data, float factor, Category category = Category::kGpuUpdate);
 
   // Weights exchanges honouring Hyperparameters::per_layer: one message (or collective) for the packed buffer, or
   // one per layer of network().layout() (Fig 10).
@@ -130,11 +143,18 @@ class Trainer {
   // SSP's record (ssp-sgd): for each push a server applied, the clocks (pushes) by which the pushing worker
   // trailed the most advanced worker, at most the staleness bound. The runner reports rank 0's.
   CountHistogram& clock_staleness() { return clock_staleness_; }
+  // Communication that ran beside this rank's compute steps (a stream's, Comm::start_stream), in seconds; the
+  // runner reports rank 0's. Algorithms with a stream add what each join leaves overlapped (overlapped_comm_s).
+  void add_overlapped_comm(double seconds) { overlapped_comm_s_ += seconds; }
+  double overlapped_comm_s() const { return overlapped_comm_s_; }
 
  private:
   template <typename PerSlice>
   void for_each_slice(float* data, PerSlice&& per_slice);
-  void load_batch();  // the next batch into images_ and labels_
+  void load_batch();                  // the next batch into images_ and labels_
+  void copy_batch();                  // compute_gradient's first step: the batch to the device (or the prefetch's rest)
+  void finish_gradient(double loss);  // counts the iteration and checks the loss
+  void forward_backward(double flops, std::function<void()> kernel);  // a for/backward compute step ("conv")
 
   Comm& comm_;
   AlgorithmInfo info_;
@@ -155,6 +175,11 @@ class Trainer {
   std::int64_t iterations_ = 0;
   CountHistogram staleness_;
   CountHistogram clock_staleness_;
+  double overlapped_comm_s_ = 0;
 };
+
+// The communication of a joined stream that its caller did not wait for: the stream's communication categories
+// minus the caller's wait in join() (what the caller waited for is exposed; the rest ran beside its compute).
+double overlapped_comm_s(const StreamResult& joined);
 
 }  // namespace dsgd::algorithms

@@ -54,6 +54,8 @@ void add_run_options(CLI::App& command, RunCli& cli) {
       .add_option("--staleness-bound", run.hyper.staleness_bound,
                   "ssp-sgd: pushes a worker may run ahead of the slowest (0: BSP)")
       ->capture_default_str();
+  command.add_option("--bucket-bytes", run.hyper.bucket_bytes, "wfbp-sgd: bytes per gradient bucket (0: per layer)")
+      ->capture_default_str();
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,
                           run.hyper.lars, run.hyper.lars_trust);
   command.add_option("--seed", run.hyper.seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
@@ -107,6 +109,7 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--period", std::to_string(run.hyper.period)},
       {"--servers", std::to_string(run.hyper.servers)},
       {"--staleness-bound", std::to_string(run.hyper.staleness_bound)},
+      {"--bucket-bytes", std::to_string(run.hyper.bucket_bytes)},
       {"--lr-scaling", std::string(nn::lr_scaling_name(run.hyper.lr_scaling))},
       {"--reference-batch", std::to_string(run.hyper.reference_batch)},
       {"--warmup-iterations", std::to_string(run.hyper.warmup_iterations)},
@@ -187,6 +190,7 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"servers", run.hyper.servers},
                              {"staleness_bound", run.hyper.staleness_bound},
                              {"per_layer", run.hyper.per_layer},
+                             {"bucket_bytes", run.hyper.bucket_bytes},
                              {"workers", run.workers},
                              {"threads_per_rank", run.threads_per_rank},
                              {"global_batch", run.hyper.batch * run.workers},
@@ -269,6 +273,13 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
     entry.counters["clock_staleness_mean"] = result.clock_staleness.mean();
     entry.counters["clock_staleness_max"] = static_cast<double>(result.clock_staleness.max());
   }
+  // Communication per iteration of the algorithms without a master: exposed (worker 0's gpu-gpu para: what it
+  // waited for) and overlapped (what ran beside its backward pass: a stream's). docs/results-schema.md.
+  if (!result.info.has_master && result.iterations > 0 && !result.per_rank.empty()) {
+    const auto iterations = static_cast<double>(result.iterations);
+    entry.counters["exposed_comm_s"] = result.per_rank[0][Category::kGpuGpuPara] / iterations;
+    entry.counters["overlapped_comm_s"] = result.overlapped_comm_s / iterations;
+  }
   return entry;
 }
 
@@ -302,6 +313,11 @@ std::string run_summary(const RunCli& cli, const reports::Entry& entry) {
   }
   double total = 0;
   for (const auto& [category, seconds] : entry.breakdown_s) total += seconds;
+  if (entry.counters.contains("exposed_comm_s")) {
+    std::snprintf(line, sizeof line, "communication per iteration: exposed %.4g s, overlapped %.4g s\n",
+                  counter("exposed_comm_s"), counter("overlapped_comm_s"));
+    text += line;
+  }
   text += "worker 0 time breakdown:";
   for (const auto& [category, seconds] : entry.breakdown_s) {
     std::snprintf(line, sizeof line, " %s %.2f s (%.0f%%);", category.c_str(), seconds,

@@ -216,6 +216,9 @@ void register_simulate_command(CLI::App& app, Context& context) {
   sim->add_option("--staleness-bound", command->scaling.hyper.staleness_bound,
                   "ssp-sgd: pushes a worker may run ahead of the slowest (0: BSP)")
       ->capture_default_str();
+  sim->add_option("--bucket-bytes", command->scaling.hyper.bucket_bytes,
+                  "wfbp-sgd: bytes per gradient bucket (0: one per layer)")
+      ->capture_default_str();
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
       ->capture_default_str();
   sim->add_option("--fidelity", command->fidelity, "auto, message, flow or analytic")->capture_default_str();
@@ -261,8 +264,8 @@ void register_simulate_command(CLI::App& app, Context& context) {
 
     auto results = new_results(context);
     char line[512];
-    std::snprintf(line, sizeof line, "%8s %7s %6s %12s %10s  %-8s %8s  %s\n", "workers", "ranks", "nodes",
-                  "s/iteration", "efficiency", "fidelity", "wall s", "mean rank's breakdown");
+    std::snprintf(line, sizeof line, "%8s %7s %6s %12s %10s %11s %11s  %-8s %8s  %s\n", "workers", "ranks", "nodes",
+                  "s/iteration", "efficiency", "exposed s", "overlap s", "fidelity", "wall s", "mean rank's breakdown");
     context.out << line;
     for (const auto& point : points) {
       const Breakdown mean = mean_breakdown(point.per_rank);
@@ -277,9 +280,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
         }
       }
       const std::string fidelity(simulate::to_string(point.fidelity));
-      std::snprintf(line, sizeof line, "%8d %7d %6d %12.6g %9.1f%%  %-8s %8.2f  %s\n", point.workers, point.ranks,
-                    point.nodes, point.seconds_per_iteration, 100 * point.efficiency, fidelity.c_str(), point.wall_s,
-                    shares.c_str());
+      std::snprintf(line, sizeof line, "%8d %7d %6d %12.6g %9.1f%% %11.4g %11.4g  %-8s %8.2f  %s\n", point.workers,
+                    point.ranks, point.nodes, point.seconds_per_iteration, 100 * point.efficiency,
+                    point.exposed_comm_s_per_iteration, point.overlapped_comm_s_per_iteration, fidelity.c_str(),
+                    point.wall_s, shares.c_str());
       context.out << line;
 
       auto entry = simulated_entry(
@@ -290,6 +294,8 @@ void register_simulate_command(CLI::App& app, Context& context) {
       entry.counters["seconds_per_iteration"] = point.seconds_per_iteration;
       entry.counters["efficiency"] = point.efficiency;
       entry.counters["wall_s"] = point.wall_s;
+      entry.counters["exposed_comm_s"] = point.exposed_comm_s_per_iteration;
+      entry.counters["overlapped_comm_s"] = point.overlapped_comm_s_per_iteration;
       for (std::size_t i = 0; i < mean.seconds.size(); ++i) {
         entry.breakdown_s[std::string(kCategoryNames[i])] = mean.seconds[i];
       }

@@ -7,6 +7,47 @@
 
 namespace dsgd {
 
+namespace {
+
+// Comm::start_stream's default: the body runs inside join(), after every post.
+class SequentialStream final : public Stream, public StreamPosts {
+ public:
+  SequentialStream(Comm& comm, StreamBody body) : comm_(comm), body_(std::move(body)) {}
+
+  void post() override { ++posted_; }
+  void take() override {
+    if (taken_ == posted_) {
+      throw CommError("rank " + std::to_string(comm_.rank()) + "'s stream took post " + std::to_string(taken_ + 1) +
+                      " but its caller made " + std::to_string(posted_) + " before joining it");
+    }
+    ++taken_;
+  }
+  StreamResult join(Category /*category: the body charges its own steps*/) override {
+    DSGD_ENFORCE(!joined_, "a stream is joined once");
+    joined_ = true;
+    const Breakdown before = comm_.breakdown();
+    const double start_s = comm_.now_s();
+    body_(comm_, *this);
+    StreamResult result;
+    for (std::size_t i = 0; i < before.seconds.size(); ++i) {
+      result.stream.seconds[i] = comm_.breakdown().seconds[i] - before.seconds[i];
+    }
+    result.joined_s = comm_.now_s() - start_s;
+    return result;
+  }
+
+ private:
+  Comm& comm_;
+  StreamBody body_;
+  std::int64_t posted_ = 0;
+  std::int64_t taken_ = 0;
+  bool joined_ = false;
+};
+
+}  // namespace
+
+StreamPtr Comm::start_stream(StreamBody body) { return std::make_unique<SequentialStream>(*this, std::move(body)); }
+
 void Comm::compute_on_wall_clock(const ComputeStep& step) {
   const Stopwatch watch;
   if (step.kernel) step.kernel();

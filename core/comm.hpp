@@ -70,6 +70,47 @@ inline void finish_unwaited(Request& request, bool waited) noexcept {
   }
 }
 
+// --- Streams: a second thread of control of one rank ---------------------------------------------------------------
+// Comm::start_stream runs a body concurrently with its caller, as one more thread of control of the same rank:
+// natively a thread, in SimGrid a second actor on the rank's host. So the stream's messages overlap the caller's
+// compute steps, as a communication thread does in wait-free backpropagation (gradients leave while the backward
+// pass goes on). The caller hands work over with Stream::post(); the stream takes each post with StreamPosts::take().
+
+// The stream's side of its caller's posts.
+class StreamPosts {
+ public:
+  virtual ~StreamPosts() = default;
+  // Blocks until the caller has posted once more than take() returned so far, and takes that post. The wait is
+  // charged to `wait` of the stream's breakdown. TimeoutError after the world's timeout; CommError if the caller
+  // gave the stream up.
+  virtual void take() = 0;
+};
+
+class Comm;
+// A stream's body: the stream's own Comm (see Comm::start_stream) and its caller's posts.
+using StreamBody = std::function<void(Comm& stream, StreamPosts& posts)>;
+
+// What a stream did, from Stream::join().
+struct StreamResult {
+  // The stream's own time per category. It ran beside the caller's time, so it is in no rank's breakdown.
+  Breakdown stream;
+  double joined_s = 0;  // how long join() waited for the body to end (charged to the caller's breakdown)
+};
+
+// The caller's side of a stream.
+class Stream {
+ public:
+  // Joins a stream that was not joined (its failure cannot leave a destructor: dropped natively, rethrown when
+  // the rank's worker returns in SimGrid); while an exception unwinds, gives it up instead: its next take() throws.
+  virtual ~Stream() = default;
+  // One more post for the stream to take. Never blocks.
+  virtual void post() = 0;
+  // Waits for the body to return, charges the wait to `category` of the caller's breakdown, and rethrows what the
+  // body threw. TimeoutError after twice the world's timeout (the body's own waits end within one). Call once.
+  virtual StreamResult join(Category category) = 0;
+};
+using StreamPtr = std::unique_ptr<Stream>;
+
 // One step of computation. Natively the kernel runs and is timed. In simulation the worker's clock advances by
 // the roofline time max(flops / (the host's rate for kernel_class), bytes / (its memory bandwidth)), and the
 // kernel also runs if the simulation carries payloads (numeric mode), so results stay exact.
@@ -140,6 +181,16 @@ class Comm {
   // schedule by running `body` for every rank against a recording Comm -- so `body` must take all it needs from
   // the Comm it is given (rank, size, payload), and its messages may depend only on those and on `call`.
   virtual void run_collective(const CollectiveCall& /*call*/, const std::function<void(Comm&)>& body) { body(*this); }
+
+  // Starts `body` as a second thread of control of this rank ("Streams" above). The body gets a Comm of its own:
+  // the same rank, world, clock and messages, with its own breakdown (StreamResult::stream). Only one of the two
+  // communicates at a time: until join() the caller may compute and charge, but sends, receives, waits for
+  // requests, runs collectives and touches shared vectors only after it; the stream's messages use tags on which
+  // the caller has no pending receive. The default runs the body inside join(), once the caller has made its
+  // posts: the same messages and results, no overlap, and join()'s time is the body's, charged to the body's
+  // categories in this rank's breakdown (the analytic level; MPI below MPI_THREAD_SERIALIZED). The threads, MPI
+  // and SimGrid executors overlap.
+  virtual StreamPtr start_stream(StreamBody body);
 
   // Collective: every worker calls it with the same name and count; the vector starts as rank 0's `initial`
   // (which may be empty for zeros). Returns the world's shared vector of that name.

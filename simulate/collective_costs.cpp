@@ -112,4 +112,15 @@ double sharded_parameter_server_time(const AlphaBetaGamma& model, std::size_t co
          static_cast<double>(requests) * model.reduce_s(largest * update_flops_per_float);
 }
 
+double pipelined_exposed_s(std::span<const double> ready_s, std::span<const double> cost_s) {
+  if (ready_s.size() != cost_s.size()) {
+    throw InputError("pipelined_exposed_s: " + std::to_string(ready_s.size()) + " ready times for " +
+                     std::to_string(cost_s.size()) + " costs");
+  }
+  if (ready_s.empty()) return 0;
+  double end_s = 0;
+  for (std::size_t k = 0; k < ready_s.size(); ++k) end_s = std::max(ready_s[k], end_s) + cost_s[k];
+  return end_s - ready_s.back();
+}
+
 }  // namespace dsgd::simulate

@@ -34,6 +34,7 @@
 // collective costs 0.
 
 #include <cstddef>
+#include <span>
 
 #include "core/collectives.hpp"
 #include "platforms/platform.hpp"
@@ -70,5 +71,12 @@ double parameter_server_time(const AlphaBetaGamma& model, std::size_t push_count
 // that part, not the transfer, shrinks with S. Throws InputError for servers < 1.
 double sharded_parameter_server_time(const AlphaBetaGamma& model, std::size_t count, int servers, std::size_t requests,
                                      double update_flops_per_float);
+
+// Overlapped collectives (wait-free backpropagation's buckets, algorithms/README.md): collective k becomes ready
+// ready_s[k] seconds after the backward pass began (non-decreasing; the last one at the pass's end), starts once it
+// is ready and collective k-1 has ended, and takes cost_s[k]: end_k = max(ready_s[k], end_(k-1)) + cost_s[k]. Returns
+// the exposed time end_last - ready_s.back(), what the worker waits after its backward pass (0 without
+// collectives); the rest of sum(cost_s) ran beside the pass. Throws InputError for spans of different sizes.
+double pipelined_exposed_s(std::span<const double> ready_s, std::span<const double> cost_s);
 
 }  // namespace dsgd::simulate

@@ -58,13 +58,16 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     // Serialised in the simulation's process: rank 0's result, which the run fills there.
     simulation.collect = [&result] {
       char text[64];
-      std::snprintf(text, sizeof text, "%.17g %lld", result.train_seconds, static_cast<long long>(result.iterations));
+      std::snprintf(text, sizeof text, "%.17g %lld %.17g", result.train_seconds,
+                    static_cast<long long>(result.iterations), result.overlapped_comm_s);
       return std::string(text);
     };
     const auto outcome = simgrid::run(platform, world, algorithms::training_worker(run, {}, &result), simulation);
     double train_seconds = 0;
     long long iterations = 0;
-    if (std::sscanf(outcome.collected.c_str(), "%lf %lld", &train_seconds, &iterations) != 2 || iterations <= 0) {
+    double overlapped_s = 0;
+    if (std::sscanf(outcome.collected.c_str(), "%lf %lld %lf", &train_seconds, &iterations, &overlapped_s) != 3 ||
+        iterations <= 0) {
       throw InternalError("simulate: the simulation returned no training time");
     }
     ScalingPoint point;
@@ -75,6 +78,9 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     point.seconds_per_iteration = train_seconds / static_cast<double>(iterations);
     point.fidelity = outcome.fidelity;
     point.per_rank = outcome.per_rank;
+    point.exposed_comm_s_per_iteration =
+        outcome.per_rank.front()[Category::kGpuGpuPara] / static_cast<double>(iterations);
+    point.overlapped_comm_s_per_iteration = overlapped_s / static_cast<double>(iterations);
     point.wall_s = outcome.wall_s;
     point.timeline = outcome.events;
     point.timeline_dropped = outcome.events_dropped;

@@ -49,7 +49,11 @@ struct ScalingPoint {
   double efficiency = 0;             // T(first point) / T(this point)
   Fidelity fidelity = Fidelity::kMessage;
   std::vector<Breakdown> per_rank;  // simulated seconds per category over the whole run
-  double wall_s = 0;                // wall time of the simulation
+  // Rank 0's communication per iteration: exposed, what it waited for (its gpu-gpu para), and overlapped, what ran
+  // beside its backward pass (RunResult::overlapped_comm_s; 0 without a stream).
+  double exposed_comm_s_per_iteration = 0;
+  double overlapped_comm_s_per_iteration = 0;
+  double wall_s = 0;  // wall time of the simulation
   std::vector<TimelineSpan> timeline;
   std::size_t timeline_dropped = 0;
 };

@@ -133,19 +133,31 @@ void Network::initialize(std::uint64_t seed) {
   backend_.copy_to_device(parameters_, host.data(), parameter_count_);
 }
 
-double Network::train_step(const float* images, const float* labels) {
-  const std::size_t count = layers_.size();
-  for (std::size_t i = 0; i < count; ++i) {
-    layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset, true);
-  }
-  const double loss = backend_.softmax_cross_entropy(
-      activations_.back(), labels, batch_, static_cast<int>(model_.classes), activation_grads_.back(), nullptr);
-  for (std::size_t i = count; i-- > 0;) {
-    layers_[i]->backward(i == 0 ? images : activations_[i - 1], activations_[i], activation_grads_[i],
-                         i == 0 ? nullptr : activation_grads_[i - 1], parameters_ + layout_[i].offset,
-                         gradients_ + layout_[i].offset);
+double Network::train_step(const float* images, const float* labels) { return train_step(images, labels, {}); }
+
+double Network::train_step(const float* images, const float* labels, const LayerReady& on_layer_ready) {
+  const double loss = forward_loss(images, labels);
+  for (std::size_t i = layers_.size(); i-- > 0;) {
+    backward_layer(i);
+    if (on_layer_ready) on_layer_ready(i);
   }
   return loss;
+}
+
+double Network::forward_loss(const float* images, const float* labels) {
+  images_ = images;
+  for (std::size_t i = 0; i < layers_.size(); ++i) {
+    layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset, true);
+  }
+  return backend_.softmax_cross_entropy(activations_.back(), labels, batch_, static_cast<int>(model_.classes),
+                                        activation_grads_.back(), nullptr);
+}
+
+void Network::backward_layer(std::size_t i) {
+  DSGD_ENFORCE(i < layers_.size() && images_ != nullptr, "backward_layer before forward_loss, or past the last layer");
+  layers_[i]->backward(i == 0 ? images_ : activations_[i - 1], activations_[i], activation_grads_[i],
+                       i == 0 ? nullptr : activation_grads_[i - 1], parameters_ + layout_[i].offset,
+                       gradients_ + layout_[i].offset);
 }
 
 int Network::evaluate(const float* images, const float* labels, double* loss_sum) {

@@ -4,6 +4,7 @@
 // message, or layer by layer through layout().
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
@@ -48,6 +49,19 @@ class Network {
   // labels: batch floats holding class indices). Leaves dL/dparams in gradients() and returns the mean loss.
   double train_step(const float* images, const float* labels);
 
+  // Called with a layer's index in layout() once that layer's parameter gradients are final.
+  using LayerReady = std::function<void(std::size_t layer)>;
+  // train_step, reporting each layer as soon as its backward pass ended, from the last layer to the first (every
+  // layer, those without parameters too): the same gradients and loss, bit for bit.
+  double train_step(const float* images, const float* labels, const LayerReady& on_layer_ready);
+
+  // The same pass in steps, for a caller that times each layer: forward_loss() runs the forward pass, the loss and
+  // its gradient, and returns the mean loss; then backward_layer(i) for i = layer_count() - 1 down to 0, each
+  // leaving layer i's gradients final. `images` and `labels` must stay unchanged until backward_layer(0).
+  double forward_loss(const float* images, const float* labels);
+  void backward_layer(std::size_t layer);
+  std::size_t layer_count() const { return layers_.size(); }
+
   // Forward only (dropout off) on one batch; returns how many predictions equal the labels, and adds the summed
   // loss to *loss_sum when not null.
   int evaluate(const float* images, const float* labels, double* loss_sum = nullptr);
@@ -65,6 +79,7 @@ class Network {
   float* gradients_ = nullptr;
   std::vector<float*> activations_;  // activations_[i] = output of layer i (input of i + 1)
   std::vector<float*> activation_grads_;
+  const float* images_ = nullptr;  // forward_loss()'s batch, for backward_layer(0)
 };
 
 }  // namespace dsgd::nn

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "core/stopwatch.hpp"
+#include "core/thread_stream.hpp"
 
 namespace dsgd::measure::mpi {
 
@@ -358,7 +359,27 @@ MpiComm::MpiComm(MPI_Comm parent, const WorldOptions& options) : timeout_s_(opti
   }
 }
 
+MpiComm::MpiComm(const MpiComm& parent, SiblingOf)
+    : comm_(parent.comm_),
+      sibling_(true),
+      rank_(parent.rank_),
+      size_(parent.size_),
+      tag_upper_bound_(parent.tag_upper_bound_),
+      timeout_s_(parent.timeout_s_),
+      start_(parent.start_),
+      node_ranks_(parent.node_ranks_),
+      oversubscribed_(parent.oversubscribed_) {}
+
+StreamPtr MpiComm::start_stream(StreamBody body) {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  if (level < MPI_THREAD_SERIALIZED) return Comm::start_stream(std::move(body));
+  return start_thread_stream(*this, std::unique_ptr<MpiComm>(new MpiComm(*this, SiblingOf{})), std::move(body),
+                             timeout_s_);
+}
+
 MpiComm::~MpiComm() {
+  if (sibling_) return;  // the parent owns the communicator; a sibling opens no windows
   for (auto& window : windows_) {
     if (!abandoned_) {
       MPI_Win_unlock_all(window->win);
@@ -465,6 +486,10 @@ void MpiComm::barrier(Category category) {
 
 std::shared_ptr<SharedVector> MpiComm::shared_vector(const std::string& name, std::size_t count,
                                                      std::span<const float> initial) {
+  if (sibling_) {
+    // Its window would belong to a comm that ends with the stream.
+    throw CommError(rank_text(rank_) + ": shared_vector('" + name + "') from a stream; open it before the stream");
+  }
   // Every rank must ask for the same count: compare the largest and the smallest request.
   std::uint64_t extremes[2] = {count, ~static_cast<std::uint64_t>(count)};
   MPI_Request request = MPI_REQUEST_NULL;

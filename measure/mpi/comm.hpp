@@ -21,7 +21,9 @@
 //    deadline.
 //  * The duplicate communicator has MPI_ERRORS_RETURN, so MPI failures become CommError instead of aborting.
 //  * shared_vector is an MPI RMA window on rank 0; see MpiComm::shared_vector for its semantics.
-//  * Requests refer to their MpiComm and must not outlive it. One thread per MpiComm (MPI_THREAD_FUNNELED).
+//  * Requests refer to their MpiComm and must not outlive it. One thread per MpiComm. A stream (start_stream) is a
+//    thread with a sibling MpiComm on the same communicator, whose receives it matches itself; while it runs the
+//    main thread makes no MPI call (core/comm.hpp), so MPI_THREAD_SERIALIZED suffices.
 
 #include <mpi.h>
 
@@ -62,6 +64,8 @@ class MpiComm final : public Comm {
   RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;
   // Runs step.kernel (if any) and charges its wall time to step.category.
   void compute(const ComputeStep& step) override;
+  // A thread with a sibling MpiComm where MPI gives MPI_THREAD_SERIALIZED or more, else Comm's sequential default.
+  StreamPtr start_stream(StreamBody body) override;
 
   // A window of `count` floats in rank 0's memory (MPI_Win_allocate, so MPI may place it in shared memory; tested
   // here with Open MPI's osc components sm, rdma and pt2pt), opened once with MPI_Win_lock_all. read() is MPI_Rget +
@@ -107,7 +111,12 @@ class MpiComm final : public Comm {
   template <typename Done>
   bool poll(Done&& done);
 
+  struct SiblingOf {};
+  // A stream's comm: the parent's communicator, rank and clock, its own receive queue and breakdown; frees nothing.
+  MpiComm(const MpiComm& parent, SiblingOf);
+
   MPI_Comm comm_ = MPI_COMM_NULL;
+  bool sibling_ = false;
   int rank_ = 0;
   int size_ = 1;
   int tag_upper_bound_ = 32767;  // the MPI standard's minimum; the constructor reads the real one

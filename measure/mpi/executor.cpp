@@ -26,7 +26,9 @@ void check_not_finalized() {
 
 void initialize(int* argc, char*** argv) {
   int provided = 0;
-  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+  // SERIALIZED lets a rank's stream (Comm::start_stream) call MPI from its own thread while the main thread only
+  // computes; below it, streams run sequentially (MpiComm::start_stream).
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided) != MPI_SUCCESS) {
     throw UnavailableError("MPI_Init_thread failed (is this process started by mpirun?)");
   }
   if (provided < MPI_THREAD_FUNNELED) {

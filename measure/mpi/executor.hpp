@@ -14,7 +14,8 @@
 
 namespace dsgd::measure::mpi {
 
-// MPI for the life of a main(): initialises MPI (MPI_THREAD_FUNNELED: only the main thread calls MPI) unless it
+// MPI for the life of a main(): initialises MPI (asking for MPI_THREAD_SERIALIZED: a rank's stream thread calls
+// MPI while its main thread does not; FUNNELED is accepted, and then streams run sequentially) unless it
 // is already initialised, and finalises it on destruction if it did initialise it. MPI can be initialised once
 // per process, so make one, first thing in main(). argc/argv may be null. Throws UnavailableError if MPI was
 // already finalised or cannot start.

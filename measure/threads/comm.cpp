@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/stopwatch.hpp"
+#include "core/thread_stream.hpp"
 
 namespace dsgd::measure::threads {
 
@@ -244,6 +245,11 @@ RequestPtr ThreadsComm::irecv(int source, Tag tag, void* data, std::size_t bytes
 }
 
 void ThreadsComm::compute(const ComputeStep& step) { compute_on_wall_clock(step); }
+
+StreamPtr ThreadsComm::start_stream(StreamBody body) {
+  return start_thread_stream(*this, std::make_unique<ThreadsComm>(hub_, rank_), std::move(body),
+                             hub_.options().timeout_s);
+}
 
 std::shared_ptr<SharedVector> ThreadsComm::shared_vector(const std::string& name, std::size_t count,
                                                          std::span<const float> initial) {

@@ -38,6 +38,8 @@ class ThreadsComm final : public Comm {
   RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override;
   RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;
   void compute(const ComputeStep& step) override;
+  // A thread with a second ThreadsComm of this rank: the mailboxes are locked, so the two may both use them.
+  StreamPtr start_stream(StreamBody body) override;
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
                                               std::span<const float> initial) override;
 

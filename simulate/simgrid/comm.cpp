@@ -53,6 +53,10 @@ std::string describe(const Waiting& waiting) {
       return "every rank to open shared vector '" + waiting.name + "'";
     case Waiting::Kind::kCollective:
       return "collective " + waiting.name + " to end";
+    case Waiting::Kind::kStreamEnd:
+      return "its stream to end";
+    case Waiting::Kind::kStreamPost:
+      return "its caller to post work";
     case Waiting::Kind::kNothing:
       break;
   }
@@ -215,7 +219,7 @@ struct SharedVectors {
     Waiting waiting;
     waiting.kind = Waiting::Kind::kSharedVector;
     waiting.name = name;
-    world.set_waiting(comm.rank(), waiting);
+    world.set_waiting(comm, waiting);
     const double timeout = world.simgrid_timeout();
     if (timeout < 0) {
       gate->acquire();
@@ -224,7 +228,7 @@ struct SharedVectors {
                                      "for " + describe(waiting) + " (" + std::to_string(arrived) + " of " +
                                          std::to_string(world.size()) + " arrived)"));
     }
-    world.clear_waiting(comm.rank());
+    world.clear_waiting(comm);
   }
 };
 
@@ -301,7 +305,7 @@ World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, std::ve
       sites_(std::move(sites)),
       noise_(std::move(noise), noise_seed),
       trace_events_(trace_events),
-      waiting_(static_cast<std::size_t>(options.size)),
+      waiting_(2 * static_cast<std::size_t>(options.size)),
       shared_(std::make_unique<SharedVectors>()) {
   DSGD_ENFORCE_EQ(hosts_.size(), static_cast<std::size_t>(options.size));
   DSGD_ENFORCE_EQ(sites_.size(), static_cast<std::size_t>(options.size));
@@ -370,17 +374,28 @@ void World::on_deadlock() {
   std::string report = "deadlock: every remaining rank waits forever";
   int listed = 0;
   int unlisted = 0;
-  for (std::size_t rank = 0; rank < waiting_.size(); ++rank) {
-    if (waiting_[rank].kind == Waiting::Kind::kNothing) continue;
+  const auto ranks = static_cast<std::size_t>(size());
+  for (std::size_t slot = 0; slot < waiting_.size(); ++slot) {
+    if (waiting_[slot].kind == Waiting::Kind::kNothing) continue;
     if (listed == 8) {
       ++unlisted;
       continue;
     }
-    report += (listed++ == 0 ? ": " : "; ") + std::string("rank ") + std::to_string(rank) + " waits for " +
-              describe(waiting_[rank]);
+    report += (listed++ == 0 ? ": " : "; ") + std::string("rank ") + std::to_string(slot % ranks) +
+              (slot < ranks ? "" : "'s stream") + " waits for " + describe(waiting_[slot]);
   }
   if (unlisted > 0) report += "; and " + std::to_string(unlisted) + " more";
   failure_.record(-1, std::make_exception_ptr(CommError(report)));  // no one rank failed
+}
+
+void World::set_waiting(const SimgridComm& comm, Waiting waiting) {
+  const auto rank = static_cast<std::size_t>(comm.rank());
+  waiting_[comm.is_stream() ? waiting_.size() / 2 + rank : rank] = std::move(waiting);
+}
+
+void World::clear_waiting(const SimgridComm& comm) {
+  Waiting nothing;
+  set_waiting(comm, nothing);
 }
 
 void World::bury(std::unique_ptr<SimMessage> message) { graveyard_.push_back(std::move(message)); }
@@ -424,7 +439,7 @@ class SendRequest final : public Request {
     waiting.peer = destination_;
     waiting.tag = tag_;
     waiting.bytes = bytes_;
-    world.set_waiting(comm_.rank(), waiting);
+    world.set_waiting(comm_, waiting);
     try {
       activity_->wait_for(world.simgrid_timeout());
     } catch (const ::simgrid::TimeoutException&) {
@@ -434,7 +449,7 @@ class SendRequest final : public Request {
       throw CommError("rank " + std::to_string(comm_.rank()) + ": send to " + describe(waiting) +
                       " failed: " + failure.what());
     }
-    world.clear_waiting(comm_.rank());
+    world.clear_waiting(comm_);
     comm_.charge(category_, comm_.now_s() - begin);
     return status;
   }
@@ -474,7 +489,7 @@ class RecvRequest final : public Request {
       waiting.peer = slot_.source;
       waiting.tag = tag_;
       waiting.bytes = bytes_;
-      world.set_waiting(comm_.rank(), waiting);
+      world.set_waiting(comm_, waiting);
       try {
         inbox_.wait(&slot_, world.simgrid_timeout());
       } catch (const ::simgrid::TimeoutException&) {
@@ -485,7 +500,7 @@ class RecvRequest final : public Request {
         throw CommError("rank " + std::to_string(comm_.rank()) + ": receive of " + describe(waiting) +
                         " failed: " + failure.what());
       }
-      world.clear_waiting(comm_.rank());
+      world.clear_waiting(comm_);
     }
     const std::unique_ptr<SimMessage> message = std::move(slot_.message);
     if (message->bytes != bytes_) {
@@ -511,15 +526,122 @@ class RecvRequest final : public Request {
 
 }  // namespace
 
+// --- streams ----------------------------------------------------------------------------------------------------
+
+namespace {
+
+// A stream's state, shared with its actor, which may outlive the Stream: a caller that unwinds does not wait for it
+// (its failure is recorded and every actor killed). Actors run one at a time, so the flags need no lock.
+struct StreamState final : public StreamPosts {
+  std::unique_ptr<SimgridComm> comm;
+  StreamBody body;
+  s4u::SemaphorePtr posts = s4u::Semaphore::create(0);
+  std::exception_ptr error;
+  bool done = false;
+  bool abandoned = false;
+
+  void take() override {
+    World& world = comm->world();
+    const double begin = comm->now_s();
+    Waiting waiting;
+    waiting.kind = Waiting::Kind::kStreamPost;
+    world.set_waiting(*comm, waiting);
+    const double timeout = world.simgrid_timeout();
+    bool timed_out = false;
+    if (timeout < 0) {
+      posts->acquire();
+    } else {
+      timed_out = posts->acquire_timeout(timeout);
+    }
+    world.clear_waiting(*comm);
+    comm->charge(Category::kWait, comm->now_s() - begin);
+    if (abandoned) throw CommError("rank " + std::to_string(comm->rank()) + "'s stream: its caller gave it up");
+    if (timed_out) {
+      throw TimeoutError(waited_text(comm->rank(), timeout, "in its stream for " + describe(waiting)));
+    }
+  }
+};
+
+class ActorStream final : public Stream {
+ public:
+  ActorStream(SimgridComm& caller, StreamBody body) : caller_(caller), state_(std::make_shared<StreamState>()) {
+    state_->comm = std::make_unique<SimgridComm>(caller.world(), caller.rank(), &caller);
+    state_->body = std::move(body);
+    actor_ = s4u::Actor::create("rank-" + std::to_string(caller.rank()) + "-stream", caller.world().host(caller.rank()),
+                                [state = state_] {
+                                  try {
+                                    state->body(*state->comm, *state);
+                                    state->comm->finish();
+                                  } catch (const ::simgrid::ForcefulKillException&) {
+                                    throw;
+                                  } catch (...) {
+                                    state->error = std::current_exception();  // join() rethrows it
+                                  }
+                                  state->done = true;
+                                });
+  }
+
+  ~ActorStream() override {
+    if (joined_) return;
+    if (std::uncaught_exceptions() > 0) {
+      state_->abandoned = true;  // no simcall while unwinding: the world's failure kills the actor
+      return;
+    }
+    try {
+      join(Category::kWait);
+    } catch (...) {
+      caller_.defer_error(std::current_exception());
+    }
+  }
+
+  void post() override { state_->posts->release(); }
+
+  StreamResult join(Category category) override {
+    DSGD_ENFORCE(!joined_, "a stream is joined once");
+    joined_ = true;
+    World& world = caller_.world();
+    const double begin = caller_.now_s();
+    // The body's own waits end within the timeout, so it ends within twice that unless it computes for long.
+    const double timeout = world.simgrid_timeout() < 0 ? -1.0 : 2 * world.simgrid_timeout();
+    if (!state_->done) {
+      Waiting waiting;
+      waiting.kind = Waiting::Kind::kStreamEnd;
+      world.set_waiting(caller_, waiting);
+      if (timeout < 0) {
+        actor_->join();
+      } else {
+        actor_->join(timeout);
+      }
+      world.clear_waiting(caller_);
+    }
+    StreamResult result;
+    result.joined_s = caller_.now_s() - begin;
+    caller_.charge(category, result.joined_s);
+    if (!state_->done) throw TimeoutError(waited_text(caller_.rank(), timeout, "for its stream to end"));
+    if (state_->error) std::rethrow_exception(state_->error);
+    result.stream = state_->comm->breakdown();
+    return result;
+  }
+
+ private:
+  SimgridComm& caller_;
+  std::shared_ptr<StreamState> state_;
+  s4u::ActorPtr actor_;
+  bool joined_ = false;
+};
+
+}  // namespace
+
 // --- SimgridComm --------------------------------------------------------------------------------------------------
 
-SimgridComm::SimgridComm(World& world, int rank) : world_(world), rank_(rank) {}
+SimgridComm::SimgridComm(World& world, int rank, SimgridComm* caller) : world_(world), rank_(rank), caller_(caller) {}
 
 SimgridComm::~SimgridComm() = default;
 
 double SimgridComm::now_s() const { return s4u::Engine::get_clock(); }
 
 Inbox& SimgridComm::inbox(Tag tag) {
+  if (caller_ != nullptr) return caller_->inbox(tag);  // one (rank, tag) mailbox, one matching state
   if (const auto found = inboxes_.find(tag); found != inboxes_.end()) return *found->second;
   auto inbox = std::make_unique<Inbox>(world_.mailbox(rank_, tag), tag);
   return *inboxes_.emplace(tag, std::move(inbox)).first->second;
@@ -557,9 +679,9 @@ void SimgridComm::compute(const ComputeStep& step) {
   const double begin = now_s();
   if (has_payload() && step.kernel) step.kernel();
   const RankSite& site = world_.site(rank_);
-  const double noise = world_.noise_factor(site.node, compute_steps_++);
+  const double noise = world_.noise_factor(site.node, (caller_ != nullptr ? caller_ : this)->compute_steps_++);
   const double seconds = compute_seconds(site, step) * noise;
-  if (site.chip >= 0) {
+  if (site.chip >= 0 && caller_ == nullptr) {
     if (seconds > 0) world_.compute_on_chip(rank_, compute_seconds_alone(site, step) * noise, seconds);
   } else if (seconds > 0) {
     // The host is busy for that long: an execution of the host's speed x seconds.
@@ -567,6 +689,8 @@ void SimgridComm::compute(const ComputeStep& step) {
   }
   charge(step.category, now_s() - begin);
 }
+
+StreamPtr SimgridComm::start_stream(StreamBody body) { return std::make_unique<ActorStream>(*this, std::move(body)); }
 
 void SimgridComm::charged(Category category, double seconds) {
   if (seconds > 0) world_.record({rank_, category, now_s() - seconds, seconds});

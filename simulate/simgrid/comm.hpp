@@ -56,7 +56,7 @@ struct SharedVectors;
 
 // What a blocked rank waits for, kept so that a deadlock report can say who waited for whom.
 struct Waiting {
-  enum class Kind { kNothing, kReceive, kSend, kSharedVector, kCollective };
+  enum class Kind { kNothing, kReceive, kSend, kSharedVector, kCollective, kStreamEnd, kStreamPost };
   Kind kind = Kind::kNothing;
   int peer = 0;  // source (or kAnySource) of a receive, destination of a send
   Tag tag = 0;
@@ -101,9 +101,9 @@ class World {
   void fail(int rank, std::exception_ptr error);
   const FirstFailure& failure() const { return failure_; }
 
-  // What each rank is blocked on; the deadlock report lists them.
-  void set_waiting(int rank, Waiting waiting) { waiting_[static_cast<std::size_t>(rank)] = std::move(waiting); }
-  void clear_waiting(int rank) { waiting_[static_cast<std::size_t>(rank)].kind = Waiting::Kind::kNothing; }
+  // What each rank's actor -- and its stream's (Comm::start_stream) -- is blocked on; the deadlock report lists them.
+  void set_waiting(const SimgridComm& comm, Waiting waiting);
+  void clear_waiting(const SimgridComm& comm);
   // Called when SimGrid finds every remaining actor blocked forever: records a CommError naming them.
   void on_deadlock();
 
@@ -135,7 +135,7 @@ class World {
   std::vector<std::unique_ptr<SimgridComm>> comms_;
   std::unordered_map<std::uint64_t, ::simgrid::s4u::Mailbox*> mailboxes_;
   FirstFailure failure_;
-  std::vector<Waiting> waiting_;
+  std::vector<Waiting> waiting_;  // ranks' actors, then their streams
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
   std::unique_ptr<SharedVectors> shared_;
   std::unique_ptr<FlowCollectives> flows_;
@@ -145,7 +145,9 @@ class World {
 
 class SimgridComm final : public Comm {
  public:
-  SimgridComm(World& world, int rank);
+  // Rank `rank`'s comm, or with `caller` its stream's: an actor of its own on the caller's host, sharing the caller's
+  // inboxes (only one of the two communicates at a time) and noise sequence, with its own breakdown.
+  SimgridComm(World& world, int rank, SimgridComm* caller = nullptr);
   ~SimgridComm() override;
 
   int rank() const override { return rank_; }
@@ -157,11 +159,15 @@ class SimgridComm final : public Comm {
   RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override;
   RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;
   void compute(const ComputeStep& step) override;
+  // A second actor on the rank's host; the host's cores are shared between the two actors' compute steps as SimGrid
+  // shares them (a stream's steps on a shared chip run outside its pacing, plain on the host).
+  StreamPtr start_stream(StreamBody body) override;
   void run_collective(const CollectiveCall& call, const std::function<void(Comm&)>& body) override;
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
                                               std::span<const float> initial) override;
 
   World& world() { return world_; }
+  bool is_stream() const { return caller_ != nullptr; }
   // The matching state of this rank's messages with `tag`.
   Inbox& inbox(Tag tag);
   // Advances this actor's clock by `seconds` and charges them to `category`.
@@ -177,7 +183,8 @@ class SimgridComm final : public Comm {
 
   World& world_;
   int rank_;
-  std::uint64_t compute_steps_ = 0;  // for the noise generator
+  SimgridComm* caller_ = nullptr;    // a stream's: the rank's own comm
+  std::uint64_t compute_steps_ = 0;  // for the noise generator (a stream counts in its caller's)
   std::map<Tag, std::unique_ptr<Inbox>> inboxes_;
   std::exception_ptr deferred_error_;
 };

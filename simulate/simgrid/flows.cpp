@@ -152,7 +152,7 @@ void FlowCollectives::join(SimgridComm& comm, const CollectiveCall& call, const 
   Waiting waiting;
   waiting.kind = Waiting::Kind::kCollective;
   waiting.name = call.name + " (" + call.key + ")";
-  world_.set_waiting(rank, waiting);
+  world_.set_waiting(comm, waiting);
   gates_[static_cast<std::size_t>(rank)]->acquire();
   if (instance->timed_out) {
     int missing = 0;
@@ -162,7 +162,7 @@ void FlowCollectives::join(SimgridComm& comm, const CollectiveCall& call, const 
                                        " of " + std::to_string(world_.size()) + " ranks joined; rank " +
                                        std::to_string(missing) + " did not)"));
   }
-  world_.clear_waiting(rank);
+  world_.clear_waiting(comm);
   comm.charge(call.category, comm.now_s() - begin_s);
 }
 

@@ -79,6 +79,7 @@ TEST_F(Algorithms, DeterministicAlgorithmsGiveTheSameWeightsOnThreadsMpiAndSimgr
     if (!entry.info.synchronous) continue;
     auto cli = with(entry.info.name);
     cli.run.budget.iterations = 20;
+    cli.run.hyper.bucket_bytes = 0;  // where an algorithm reduces gradient buckets on a stream: one per layer, the most
     const auto hashes = run_everywhere(cli);
     EXPECT_EQ(hashes.mpi, hashes.threads) << entry.info.name;
     EXPECT_EQ(hashes.simgrid, hashes.threads) << entry.info.name;

@@ -142,4 +142,40 @@ inline void check_collectives(Comm& comm, std::size_t count) {
   }
 }
 
+// A stream (Comm::start_stream) beside its caller, as wait-free backpropagation uses one: the caller computes
+// `parts` steps and posts after each; the stream takes each post and sums that part of a buffer with a ring
+// allreduce of its own tag. The sums are exact, the stream's comm is its own of the same rank, and its
+// communication is in the stream's breakdown. Returns what join() returned.
+inline StreamResult check_stream(Comm& comm, std::size_t count, int parts) {
+  const int size = comm.size();
+  std::vector<float> sums(count);
+  for (std::size_t i = 0; i < count; ++i) sums[i] = sum_value(size, i);
+  TestBuffer buffer(comm, inputs(comm.rank(), count));
+  float* data = buffer.floats().data;
+  StreamPtr stream = comm.start_stream([&](Comm& own, StreamPosts& posts) {
+    if (own.rank() != comm.rank() || own.size() != size || own.has_payload() != comm.has_payload()) {
+      throw std::runtime_error("rank " + std::to_string(comm.rank()) + ": the stream's comm is another rank's");
+    }
+    for (int part = 0; part < parts; ++part) {
+      posts.take();
+      const std::size_t begin = count * static_cast<std::size_t>(part) / static_cast<std::size_t>(parts);
+      const std::size_t end = count * static_cast<std::size_t>(part + 1) / static_cast<std::size_t>(parts);
+      allreduce(own, {data != nullptr ? data + begin : nullptr, end - begin}, AllreduceAlgorithm::kRing,
+                {Category::kGpuGpuPara, kFirstCollectiveTag + 100 + part});
+    }
+  });
+  for (int part = 0; part < parts; ++part) {
+    ComputeStep step;
+    step.flops = 1e6;
+    comm.compute(step);
+    stream->post();
+  }
+  const StreamResult joined = stream->join(Category::kGpuGpuPara);
+  expect_values(comm, "allreduce on a stream", buffer.storage, sums);
+  if (size > 1 && count > 0 && !(joined.stream[Category::kGpuGpuPara] > 0)) {
+    throw std::runtime_error("rank " + std::to_string(comm.rank()) + ": the stream's breakdown has no gpu-gpu para");
+  }
+  return joined;
+}
+
 }  // namespace dsgd::testing

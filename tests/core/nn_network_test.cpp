@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -129,6 +130,31 @@ TEST_P(NnNetwork, TrainingIsBitIdenticalForTheSameSeed) {
   const auto second = run();
   EXPECT_EQ(first.first, second.first);
   EXPECT_TRUE(first.second == second.second) << "parameters differ after 3 steps";
+}
+
+TEST_P(NnNetwork, LayerByLayerBackwardReportsEachFinalLayerFromTheLast) {
+  // Wait-free backpropagation reads a layer's gradients as soon as it is reported: they must be final then, and
+  // the pass must give train_step's loss and gradients bit for bit.
+  const TinySet data;
+  DeviceBuffer images(backend(), data.images), labels(backend(), data.labels);
+  Network whole(build_model("lenet"), backend(), 4);
+  Network by_layer(build_model("lenet"), backend(), 4);
+  whole.initialize(5);
+  by_layer.initialize(5);
+  const double loss = whole.train_step(images.get(), labels.get());
+  const std::vector<float> expected = download(backend(), whole.gradients(), whole.parameter_count());
+  std::vector<std::size_t> order;
+  const double layered_loss = by_layer.train_step(images.get(), labels.get(), [&](std::size_t layer) {
+    order.push_back(layer);
+    const ParameterSlice& slice = by_layer.layout().at(layer);
+    const std::vector<float> now = download(backend(), by_layer.gradients() + slice.offset, slice.count);
+    EXPECT_TRUE(std::equal(now.begin(), now.end(), expected.begin() + static_cast<std::ptrdiff_t>(slice.offset)))
+        << "layer " << slice.layer << "'s gradients changed after it was reported";
+  });
+  EXPECT_EQ(layered_loss, loss);
+  ASSERT_EQ(order.size(), by_layer.layer_count());
+  for (std::size_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], order.size() - 1 - i);
+  EXPECT_TRUE(download(backend(), by_layer.gradients(), by_layer.parameter_count()) == expected);
 }
 
 TEST_P(NnNetwork, CifarAlexnetTrainsAStepWithLrnAndDropout) {

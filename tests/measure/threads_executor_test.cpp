@@ -156,5 +156,75 @@ TEST(MeasureThreadsComm, SharedVectorAddsFromEveryWorker) {
   EXPECT_EQ(checked.load(), 4);
 }
 
+// --- streams (Comm::start_stream) ------------------------------------------------------------------------------
+
+TEST(MeasureThreadsStream, SumsExactlyBesideItsCallerAndKeepsItsTimeApart) {
+  for (const int ranks : {1, 2, 3, 4}) {
+    WorldOptions options;
+    options.size = ranks;
+    std::atomic<int> checked{0};
+    run(options, [&](Comm& comm) {
+      const StreamResult joined = dsgd::testing::check_stream(comm, 1001, 3);
+      // The caller's own gpu-gpu para is its wait in join() alone: the stream's time is the stream's.
+      EXPECT_EQ(comm.breakdown()[Category::kGpuGpuPara], joined.joined_s);
+      ++checked;
+    });
+    EXPECT_EQ(checked.load(), ranks);
+  }
+}
+
+TEST(MeasureThreadsStream, RunsConcurrentlyWithItsCallersCompute) {
+  // Each caller's compute step spins until its stream has exchanged a message with the other rank's stream: a
+  // stream that ran only at join() would leave the step spinning until it fails.
+  WorldOptions options;
+  options.size = 2;
+  run(options, [](Comm& comm) {
+    std::atomic<bool> exchanged{false};
+    StreamPtr stream = comm.start_stream([&](Comm& own, StreamPosts& posts) {
+      posts.take();
+      int mine = own.rank();
+      int theirs = -1;
+      auto receive = own.irecv(1 - own.rank(), 11, &theirs, sizeof theirs, Category::kGpuGpuPara);
+      own.send(1 - own.rank(), 11, &mine, sizeof mine, Category::kGpuGpuPara);
+      receive->wait();
+      if (theirs != 1 - own.rank()) throw std::runtime_error("wrong message");
+      exchanged = true;
+    });
+    stream->post();
+    ComputeStep step;
+    step.kernel = [&] {
+      const Stopwatch watch;
+      while (!exchanged && watch.elapsed_s() < 10) std::this_thread::yield();
+      if (!exchanged) throw std::runtime_error("the stream did not run beside the compute step");
+    };
+    comm.compute(step);
+    stream->join(Category::kGpuGpuPara);
+  });
+}
+
+TEST(MeasureThreadsStream, ACallerThatNeverPostsTimesOutNamingTheStream) {
+  const std::string message = failure_of(two_ranks(0.3), [](Comm& comm) {
+    StreamPtr stream = comm.start_stream([](Comm&, StreamPosts& posts) { posts.take(); });
+    stream->join(Category::kGpuGpuPara);
+  });
+  EXPECT_TRUE(message == "rank 0 waited 0.3 s in its stream for its caller to post work" ||
+              message == "rank 1 waited 0.3 s in its stream for its caller to post work")
+      << message;
+}
+
+TEST(MeasureThreadsStream, ACallerThatFailsGivesItsStreamUpAtOnce) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run(two_ranks(60), [](Comm& comm) {
+      StreamPtr stream = comm.start_stream([](Comm&, StreamPosts& posts) { posts.take(); });
+      throw InputError("caller failed");
+    });
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "caller failed");
+  }
+  EXPECT_LT(seconds_since(start), 10.0);
+}
+
 }  // namespace
 }  // namespace dsgd::measure::threads

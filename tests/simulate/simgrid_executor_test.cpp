@@ -746,5 +746,94 @@ TEST(SimgridSharedChip, AFailureWhileAChipComputesIsReported) {
   }
 }
 
+// --- streams (Comm::start_stream): a second actor of the rank ------------------------------------------------
+
+TEST(SimgridStream, SumsExactlyAtEveryFidelity) {
+  for (const int ranks : {1, 2, 3, 8}) {
+    for (const bool payload : {true, false}) {
+      for (const Fidelity fidelity : {Fidelity::kMessage, Fidelity::kFlow}) {
+        if (payload && fidelity == Fidelity::kFlow) continue;  // flows carry sizes only
+        SimulationOptions options;
+        options.fidelity = fidelity;
+        EXPECT_NO_THROW(simgrid::run(
+            flat_platform(ranks, kLatency, kBandwidth, kFlops), world_of(ranks, payload),
+            [](Comm& comm) { testing::check_stream(comm, 1001, 3); }, options))
+            << ranks << " ranks, payload " << payload;
+      }
+    }
+  }
+}
+
+// Rank 0's join wait and its stream's communication time, as "joined stream".
+std::string stream_times(double message_bytes) {
+  SimulationOptions options;
+  StreamResult joined;
+  options.collect = [&joined] {
+    return std::to_string(joined.joined_s) + " " + std::to_string(joined.stream[Category::kGpuGpuPara]);
+  };
+  const auto result = simgrid::run(
+      flat_platform(2, 0, kBandwidth, 1e9), world_of(2, false),
+      [&joined, message_bytes](Comm& comm) {
+        StreamPtr stream = comm.start_stream([message_bytes](Comm& own, StreamPosts& posts) {
+          posts.take();
+          const auto bytes = static_cast<std::size_t>(message_bytes);
+          auto receive = own.irecv(1 - own.rank(), 5, nullptr, bytes, Category::kGpuGpuPara);
+          own.send(1 - own.rank(), 5, nullptr, bytes, Category::kGpuGpuPara);
+          receive->wait();
+        });
+        stream->post();
+        ComputeStep step;
+        step.flops = 1e9;  // 1 s at 1 GFLOP/s
+        comm.compute(step);
+        const StreamResult result = stream->join(Category::kGpuGpuPara);
+        if (comm.rank() == 0) joined = result;
+      },
+      options);
+  return result.collected + " " + std::to_string(result.time_s);
+}
+
+TEST(SimgridStream, ItsMessagesOverlapTheCallersCompute) {
+  // A 0.5 s exchange hides under a 1 s compute step; a 1.5 s one leaves 0.5 s for the caller to wait.
+  // Expectation: "joined_s stream_s time_s".
+  EXPECT_EQ(stream_times(0.5e9), "0.000000 0.500000 1.000000");
+  EXPECT_EQ(stream_times(1.5e9), "0.500000 1.500000 1.500000");
+}
+
+TEST(SimgridStream, DeadlockReportNamesTheStream) {
+  WorldOptions world = world_of(2);
+  world.timeout_s = std::numeric_limits<double>::infinity();
+  try {
+    simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world, [](Comm& comm) {
+      if (comm.rank() == 1) return;
+      StreamPtr stream = comm.start_stream([](Comm& own, StreamPosts& posts) {
+        posts.take();
+        float value = 0;
+        own.recv(1, 9, &value, sizeof value, Category::kGpuGpuPara);
+      });
+      stream->post();
+      stream->join(Category::kGpuGpuPara);
+    });
+    FAIL() << "no error";
+  } catch (const CommError& error) {
+    EXPECT_TRUE(contains(error.what(), "rank 0 waits for its stream to end")) << error.what();
+    EXPECT_TRUE(contains(error.what(), "rank 0's stream waits for a message from rank 1 (tag 9, 4 bytes)"))
+        << error.what();
+  }
+}
+
+TEST(SimgridStream, ACallerThatNeverPostsTimesOutNamingTheStream) {
+  WorldOptions world = world_of(1);
+  world.timeout_s = 2;
+  try {
+    simgrid::run(flat_platform(1, kLatency, kBandwidth, kFlops), world, [](Comm& comm) {
+      StreamPtr stream = comm.start_stream([](Comm&, StreamPosts& posts) { posts.take(); });
+      stream->join(Category::kGpuGpuPara);
+    });
+    FAIL() << "no error";
+  } catch (const TimeoutError& error) {
+    EXPECT_EQ(std::string(error.what()), "rank 0 waited 2 s in its stream for its caller to post work");
+  }
+}
+
 }  // namespace
 }  // namespace dsgd::simulate

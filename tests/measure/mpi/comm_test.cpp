@@ -51,6 +51,21 @@ std::string size_name(const ::testing::TestParamInfo<std::size_t>& size) {
 
 INSTANTIATE_TEST_SUITE_P(Sizes, MeasureMpiCollectives, ::testing::Values(0, 1, 1001, 262144), size_name);
 
+TEST(MeasureMpiComm, AStreamSumsExactlyOnItsOwnThread) {
+  // The session asks for MPI_THREAD_SERIALIZED: the stream then runs on a thread of its own (not at join()), so its
+  // time is its own and the caller's gpu-gpu para is its wait in join() alone.
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  ASSERT_GE(level, MPI_THREAD_SERIALIZED);
+  MpiComm comm(MPI_COMM_WORLD, options());
+  for (const std::size_t count : {std::size_t{0}, std::size_t{1001}, std::size_t{262144}}) {
+    const double before = comm.breakdown()[Category::kGpuGpuPara];
+    StreamResult joined;
+    EXPECT_NO_THROW(joined = testing::check_stream(comm, count, 3)) << count << " floats";
+    EXPECT_NEAR(comm.breakdown()[Category::kGpuGpuPara] - before, joined.joined_s, 1e-9) << count << " floats";
+  }
+}
+
 TEST(MeasureMpiComm, MpisOwnCollectivesAreExact) {
   MpiComm comm(MPI_COMM_WORLD, options());
   const int n = comm.size();
