@@ -276,7 +276,13 @@ const SchemeStudy& scheme_study() {
     s.workers = {1, 8, 16, 32, 64, 128, 256, 512};
     s.schemes = {
         {"flat ring", "sync-sgd", "ring allreduce of the whole gradient over all GPUs after the backward pass",
-         [](Hyperparameters&) {}},
+         [](Hyperparameters&, int) {}},
+        {"WFBP + fusion", "wfbp-sgd",
+         "each 25 MiB bucket of gradients ring-allreduced as soon as its layers' backward pass is done",
+         [](Hyperparameters& hyper, int) { hyper.bucket_bytes = std::size_t{25} << 20; }},
+        {"sharded PS", "async-sgd",
+         "a parameter server sharded over one server per node (on its CPU); workers push and pull every shard",
+         [](Hyperparameters& hyper, int nodes) { hyper.servers = nodes; }},
     };
     s.notes = {
         "each model's compute time is set at one GPU of the calibration platform from the published single-GPU "

@@ -109,8 +109,9 @@ const std::vector<ScalingStudy>& scaling_study_catalog();
 struct Scheme {
   std::string label;  // "flat ring", "hierarchical", ...
   std::string algorithm;
-  std::string description;                          // one line: what the scheme does
-  std::function<void(Hyperparameters&)> configure;  // sets the scheme's options on the run's hyper-parameters
+  std::string description;  // one line: what the scheme does
+  // Sets the scheme's options on the run's hyper-parameters, for a run on `nodes` nodes.
+  std::function<void(Hyperparameters& hyper, int nodes)> configure;
 };
 
 // One model of the study with the single-device training rate its compute time is set from: a published

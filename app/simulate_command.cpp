@@ -163,6 +163,7 @@ reports::Results scheme_results(Context& context, const simulate::SchemeOutcome&
     entry.counters["efficiency"] = row.efficiency;
     entry.counters["compute_s"] = row.compute_s;
     entry.counters["communication_s"] = row.communication_s;
+    entry.counters["overlapped_s"] = row.overlapped_s;
     entry.counters["sim_wall_s"] = row.wall_s;
     results.benchmarks.push_back(std::move(entry));
   }

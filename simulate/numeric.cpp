@@ -137,6 +137,7 @@ NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOp
   simulation.placement = options.placement;
   // A master serves its workers from the host CPU where the workers are devices (as simulate/weak_scaling.cpp).
   simulation.placement.master_on_host = entry.info.has_master && platform.nodes.devices_per_node() > 0;
+  simulation.placement.host_ranks = std::max(1, run.hyper.servers);
   simulation.noise_seed = options.noise_seed;
   simulation.wall_timeout_s = options.wall_timeout_s;
   check_simulatable(platform, world.size, simulation.placement);
@@ -166,7 +167,9 @@ NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOp
   out.result.info = entry.info;
   out.result.ranks = world.size;
   const int per_node = ranks_per_node(platform, simulation.placement);
-  out.nodes = std::max(1, (world.size - (simulation.placement.master_on_host ? 1 : 0) + per_node - 1) / per_node);
+  out.nodes = std::max(
+      1, (world.size - (simulation.placement.master_on_host ? simulation.placement.host_ranks : 0) + per_node - 1) /
+             per_node);
   out.wall_s = outcome.wall_s;
   out.setup_wall_s = outcome.setup_wall_s;
   return out;

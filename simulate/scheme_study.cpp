@@ -1,5 +1,6 @@
 #include "simulate/scheme_study.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <sstream>
@@ -20,11 +21,12 @@ using Clock = std::chrono::steady_clock;
 constexpr double kMaxEffectiveEfficiency = 2.25;
 
 // Per iteration and mean worker: seconds in `wanted` categories.
-double mean_seconds(const ScalingPoint& point, bool has_master, std::int64_t iterations,
-                    bool (*wanted)(Category category)) {
+// The workers are the last point.workers ranks (after a master or a sharded server's servers).
+double mean_seconds(const ScalingPoint& point, std::int64_t iterations, bool (*wanted)(Category category)) {
   double sum = 0;
   int workers = 0;
-  for (std::size_t rank = has_master ? 1 : 0; rank < point.per_rank.size(); ++rank) {
+  const std::size_t first = point.per_rank.size() - static_cast<std::size_t>(point.workers);
+  for (std::size_t rank = first; rank < point.per_rank.size(); ++rank) {
     for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
       if (wanted(static_cast<Category>(i))) sum += point.per_rank[rank].seconds[i];
     }
@@ -52,7 +54,8 @@ class SchemeRunner {
     scaling.algorithm = scheme.algorithm;
     scaling.model = model.model;
     scaling.hyper.batch = model.batch;
-    if (scheme.configure) scheme.configure(scaling.hyper);
+    const int per_node = std::max(1, platform.nodes.devices_per_node());
+    if (scheme.configure) scheme.configure(scaling.hyper, (workers + per_node - 1) / per_node);
     scaling.workers = {workers};
     scaling.iterations = options_.iterations;
     return simulate_weak_scaling(platform, scaling).front();
@@ -111,7 +114,6 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
                       " schemes at " + std::to_string(workers.size()) + " sizes");
       double baseline_s = 0;
       for (const auto& scheme : study.schemes) {
-        const bool has_master = algorithms::find_algorithm(scheme.algorithm).info.has_master;
         for (const int count : workers) {
           const auto point = runner.simulate(platform, model, scheme, count);
           if (count == 1 && baseline_s == 0) baseline_s = point.seconds_per_iteration;
@@ -126,8 +128,9 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
           row.fidelity = std::string(to_string(point.fidelity));
           row.seconds_per_iteration = point.seconds_per_iteration;
           row.efficiency = baseline_s / point.seconds_per_iteration;
-          row.compute_s = mean_seconds(point, has_master, options.iterations, is_forward_backward);
-          row.communication_s = mean_seconds(point, has_master, options.iterations, is_exchange);
+          row.compute_s = mean_seconds(point, options.iterations, is_forward_backward);
+          row.communication_s = mean_seconds(point, options.iterations, is_exchange);
+          row.overlapped_s = point.overlapped_comm_s_per_iteration;
           row.wall_s = point.wall_s;
           if (count == 1 && &scheme == &study.schemes.front()) row.efficiency_by = Determined::kByConstruction;
           outcome.rows.push_back(std::move(row));

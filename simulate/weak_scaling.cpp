@@ -46,6 +46,7 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     simulation.placement.ranks_per_node = options.ranks_per_node;
     // A master serves its workers from the host CPU where the workers are devices (seed 000's multi-GPU nodes).
     simulation.placement.master_on_host = entry.info.has_master && platform.nodes.devices_per_node() > 0;
+    simulation.placement.host_ranks = std::max(1, run.hyper.servers);
     simulation.noise_seed = options.noise_seed;
     simulation.trace_events = options.trace_events;
     simulation.wall_timeout_s = options.wall_timeout_s;
@@ -74,7 +75,9 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     point.workers = workers;
     point.ranks = world.size;
     const int per_node = ranks_per_node(platform, simulation.placement);
-    point.nodes = std::max(1, (world.size - (simulation.placement.master_on_host ? 1 : 0) + per_node - 1) / per_node);
+    point.nodes = std::max(
+        1, (world.size - (simulation.placement.master_on_host ? simulation.placement.host_ranks : 0) + per_node - 1) /
+               per_node);
     point.seconds_per_iteration = train_seconds / static_cast<double>(iterations);
     point.fidelity = outcome.fidelity;
     point.per_rank = outcome.per_rank;

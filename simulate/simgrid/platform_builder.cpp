@@ -75,8 +75,8 @@ struct Slot {
 
 Slot slot_of(const platforms::Platform& platform, int rank, const PlacementOptions& placement) {
   if (placement.master_on_host) {
-    if (rank == 0) return {0, -1};
-    --rank;
+    if (rank < placement.host_ranks) return {rank, -1};
+    rank -= placement.host_ranks;
   }
   const int per_node = ranks_per_node(platform, placement);
   return {rank / per_node, rank % per_node};
@@ -158,7 +158,8 @@ MeshStop rank_stop(const platforms::Platform& platform, int group, int groups) {
 
 long long rank_capacity(const platforms::Platform& platform, const PlacementOptions& placement) {
   const long long per_node = ranks_per_node(platform, placement);
-  return static_cast<long long>(platform.nodes.count) * per_node + (placement.master_on_host ? 1 : 0);
+  return static_cast<long long>(platform.nodes.count) * per_node +
+         (placement.master_on_host ? placement.host_ranks : 0);
 }
 
 void check_simulatable(const platforms::Platform& platform, int ranks, const PlacementOptions& placement) {
@@ -171,6 +172,10 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
   if (placement.ranks_per_node > 1 && mesh_of(platform) == nullptr && platform.nodes.devices_per_node() == 0) {
     throw InputError(quoted(platform) + ": several ranks per node need a KNL mesh or devices in the node");
   }
+  if (placement.master_on_host && (placement.host_ranks < 1 || placement.host_ranks > platform.nodes.count)) {
+    throw InputError(quoted(platform) + " has " + std::to_string(platform.nodes.count) + " nodes: " +
+                     std::to_string(placement.host_ranks) + " ranks on their CPUs (one per node) do not fit");
+  }
   if (placement.master_on_host && platform.nodes.devices_per_node() == 0) {
     throw InputError(quoted(platform) + " has no devices: a master on the host needs workers on devices");
   }
@@ -178,7 +183,8 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
     throw InputError(quoted(platform) + " holds " + std::to_string(rank_capacity(platform, placement)) + " ranks (" +
                      std::to_string(platform.nodes.count) + " nodes x " +
                      std::to_string(ranks_per_node(platform, placement)) + " per node" +
-                     (placement.master_on_host ? " + a master" : "") + ") but the world has " + std::to_string(ranks));
+                     (placement.master_on_host ? " + " + std::to_string(placement.host_ranks) + " on the hosts" : "") +
+                     ") but the world has " + std::to_string(ranks));
   }
   const auto& link = platform.network.link;
   if (!(link.bandwidth_Bps > 0)) {

@@ -59,6 +59,9 @@ struct PlacementOptions {
   int ranks_per_node = 0;
   // Rank 0 on node 0's CPU and the others on devices, as the master of seed 000's multi-GPU algorithms.
   bool master_on_host = false;
+  // With master_on_host: ranks 0..host_ranks-1 on the CPUs of nodes 0..host_ranks-1 (a parameter server sharded over
+  // S servers, one per node as ps-lite deployments colocate them), the workers on devices from node 0 on.
+  int host_ranks = 1;
 };
 
 // What a rank computes on and how fast.
