@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compression.hpp"
 #include "core/error.hpp"
 #include "core/nn/sgd.hpp"
 
@@ -55,6 +56,10 @@ struct Hyperparameters {
   std::int64_t warmup_iterations = 0;
   bool lars = false;
   float lars_trust = 0.001F;
+  // Compressed gradient exchange (core/compressed_collectives.hpp), for algorithms whose AlgorithmInfo::compresses:
+  // none, fp16, onebit or topk keeping ceil(topk_ratio x parameters) entries per worker.
+  Compression compression = Compression::kNone;
+  double topk_ratio = 0.01;
 };
 
 // The rate after warm-up for `workers` workers: eta, or eta scaled by the linear rule.
@@ -65,6 +70,7 @@ struct AlgorithmInfo {
   std::string description;   // one line
   bool has_master = false;   // rank 0 is a master (the CPU); workers are ranks 1..P
   bool synchronous = false;  // same seed, same weights, bit for bit (on any executor)
+  bool compresses = false;   // honours Hyperparameters::compression (the others refuse a compression)
 };
 
 class Algorithm {

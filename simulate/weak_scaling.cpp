@@ -57,17 +57,21 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     algorithms::RunResult result;
     // Serialised in the simulation's process: rank 0's result, which the run fills there.
     simulation.collect = [&result] {
-      char text[64];
-      std::snprintf(text, sizeof text, "%.17g %lld", result.train_seconds, static_cast<long long>(result.iterations));
+      char text[128];
+      std::snprintf(text, sizeof text, "%.17g %lld %.17g %.17g", result.train_seconds,
+                    static_cast<long long>(result.iterations), algorithms::bytes_sent_per_iteration(result).value_or(0),
+                    algorithms::bytes_sent_per_iteration(result, /*master=*/true).value_or(-1));
       return std::string(text);
     };
     const auto outcome = simgrid::run(platform, world, algorithms::training_worker(run, {}, &result), simulation);
     double train_seconds = 0;
     long long iterations = 0;
-    if (std::sscanf(outcome.collected.c_str(), "%lf %lld", &train_seconds, &iterations) != 2 || iterations <= 0) {
+    ScalingPoint point;
+    if (std::sscanf(outcome.collected.c_str(), "%lf %lld %lf %lf", &train_seconds, &iterations,
+                    &point.bytes_sent_per_iteration, &point.master_bytes_sent_per_iteration) != 4 ||
+        iterations <= 0) {
       throw InternalError("simulate: the simulation returned no training time");
     }
-    ScalingPoint point;
     point.workers = workers;
     point.ranks = world.size;
     const int per_node = ranks_per_node(platform, simulation.placement);

@@ -49,7 +49,11 @@ struct ScalingPoint {
   double efficiency = 0;             // T(first point) / T(this point)
   Fidelity fidelity = Fidelity::kMessage;
   std::vector<Breakdown> per_rank;  // simulated seconds per category over the whole run
-  double wall_s = 0;                // wall time of the simulation
+  // Bytes a worker sent per iteration, mean over the workers (algorithms::bytes_sent_per_iteration), and the
+  // master's where the algorithm has one (else < 0).
+  double bytes_sent_per_iteration = 0;
+  double master_bytes_sent_per_iteration = -1;
+  double wall_s = 0;  // wall time of the simulation
   std::vector<TimelineSpan> timeline;
   std::size_t timeline_dropped = 0;
 };
