@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compression.hpp"
 #include "core/error.hpp"
 #include "core/nn/sgd.hpp"
 
@@ -67,6 +68,10 @@ struct Hyperparameters {
   // SSP's bound s (ssp-sgd): a worker that has pushed c times starts its next iteration only once every worker has
   // pushed at least c - s times. 0 is BSP; a bound above any run's pushes is fully asynchronous.
   std::int64_t staleness_bound = 3;
+  // Compressed gradient exchange (core/compressed_collectives.hpp), for algorithms whose AlgorithmInfo::compresses:
+  // none, fp16, onebit or topk keeping ceil(topk_ratio x parameters) entries per worker.
+  Compression compression = Compression::kNone;
+  double topk_ratio = 0.01;
 };
 
 // The rate after warm-up for `workers` workers: eta, or eta scaled by the linear rule.
@@ -78,6 +83,7 @@ struct AlgorithmInfo {
   bool has_master = false;   // rank 0 is a master (the CPU); workers are ranks 1..P
   bool synchronous = false;  // same seed, same weights, bit for bit (on any executor)
   bool shardable = false;    // takes --servers S: its parameter server sharded over ranks 0..S-1
+  bool compresses = false;   // honours Hyperparameters::compression (the others refuse a compression)
 };
 
 class Algorithm {

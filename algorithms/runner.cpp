@@ -140,6 +140,17 @@ void check_run_options(const RunOptions& options) {
   if (!(hyper.lars_trust > 0) || !std::isfinite(hyper.lars_trust)) {
     throw InputError("run: --lars-trust must be > 0, got " + significant(hyper.lars_trust));
   }
+  if (hyper.compression != Compression::kNone && !find_algorithm(options.algorithm).info.compresses) {
+    std::string compressing;
+    for (const auto& entry : algorithm_catalog()) {
+      if (entry.info.compresses) compressing += (compressing.empty() ? "" : ", ") + entry.info.name;
+    }
+    throw InputError("run: " + options.algorithm + " does not compress its exchange; --compression " +
+                     std::string(to_string(hyper.compression)) + " needs one of: " + compressing);
+  }
+  if (!(hyper.topk_ratio > 0 && hyper.topk_ratio <= 1)) {
+    throw InputError("run: --topk-ratio is a fraction in (0, 1], got " + significant(hyper.topk_ratio));
+  }
   const Budget& budget = options.budget;
   if (budget.iterations <= 0 && budget.seconds <= 0 && budget.target_accuracy <= 0) {
     throw InputError("run: no budget: give --iterations, --seconds or --target-accuracy");
@@ -153,6 +164,25 @@ void check_run_options(const RunOptions& options) {
     throw InputError("run: --iterations (" + std::to_string(budget.iterations) + ") must be a multiple of --period (" +
                      std::to_string(hyper.period) + ")");
   }
+}
+
+std::optional<double> bytes_sent_per_iteration(const RunResult& result, bool master) {
+  if (result.iterations <= 0) return std::nullopt;
+  const auto& bytes = result.bytes_sent_per_rank;
+  const auto iterations = static_cast<double>(result.iterations);
+  if (master) {
+    if (!result.info.has_master || bytes.empty() || !bytes[0]) return std::nullopt;
+    return static_cast<double>(*bytes[0]) / iterations;
+  }
+  double sum = 0;
+  int reported = 0;
+  for (std::size_t rank = result.info.has_master ? 1 : 0; rank < bytes.size(); ++rank) {
+    if (!bytes[rank]) continue;
+    sum += static_cast<double>(*bytes[rank]);
+    ++reported;
+  }
+  if (reported == 0) return std::nullopt;
+  return sum / reported / iterations;
 }
 
 int world_size(const RunOptions& options) {
@@ -182,17 +212,21 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       result->info = entry.info;
       result->ranks = comm.size();
       if (comm.has_payload()) result->per_rank.assign(static_cast<std::size_t>(comm.size()), Breakdown{});
+      result->bytes_sent_per_rank.assign(static_cast<std::size_t>(comm.size()), std::nullopt);
       recorder = std::make_unique<Recorder>(options, data, trainer, *result);
     }
     Breakdown training;
     Breakdown first_round;
+    std::uint64_t training_bytes = 0;
     std::int64_t done = 0;
     for (;;) {
       std::int64_t round = options.budget.eval_every;
       if (options.budget.iterations > 0) round = std::min(round, options.budget.iterations - done);
       const Breakdown before = comm.breakdown();
       const double start_s = comm.now_s();
+      const std::uint64_t bytes_before = comm.bytes_sent();
       algorithm->run_round(trainer, round);
+      training_bytes += comm.bytes_sent() - bytes_before;
       float losses[2] = {static_cast<float>(trainer.loss_sum()), static_cast<float>(trainer.loss_count())};
       trainer.reset_losses();
       allreduce(comm, {losses, 2}, AllreduceAlgorithm::kRecursiveDoubling, {Category::kWait, kRoundTag});
@@ -216,7 +250,13 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       if (stop != 0) break;
     }
     if (!comm.has_payload()) {
-      // No values travel: the executor reports every rank's breakdown itself (SimulationResult::per_rank).
+      // No values travel: the executor reports every rank's breakdown itself (SimulationResult::per_rank). A
+      // size-only world is a simulation in one process, so each rank writes its bytes into rank 0's result, which
+      // rank 0 sized before its first round (and so before any rank can end its last).
+      const auto rank = static_cast<std::size_t>(comm.rank());
+      if (result != nullptr && rank < result->bytes_sent_per_rank.size()) {
+        result->bytes_sent_per_rank[rank] = training_bytes;
+      }
       if (recorder) recorder->finish(trainer);
       return;
     }
@@ -225,15 +265,20 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
     static_assert(sizeof both == 2 * sizeof training.seconds, "the breakdowns travel as raw doubles");
     if (comm.rank() != 0) {
       comm.send(0, kBreakdownTag, both.data(), sizeof both, Category::kWait);
+      comm.send(0, kBreakdownTag, &training_bytes, sizeof training_bytes, Category::kWait);
       return;
     }
     result->per_rank[0] = training;
+    result->bytes_sent_per_rank[0] = training_bytes;
     result->first_round_per_rank.assign(result->per_rank.size(), Breakdown{});
     result->first_round_per_rank[0] = first_round;
     for (int rank = 1; rank < comm.size(); ++rank) {
+      std::uint64_t bytes = 0;
       comm.recv(rank, kBreakdownTag, both.data(), sizeof both, Category::kWait);
+      comm.recv(rank, kBreakdownTag, &bytes, sizeof bytes, Category::kWait);
       result->per_rank[static_cast<std::size_t>(rank)] = both[0];
       result->first_round_per_rank[static_cast<std::size_t>(rank)] = both[1];
+      result->bytes_sent_per_rank[static_cast<std::size_t>(rank)] = bytes;
     }
     recorder->finish(trainer);
   };

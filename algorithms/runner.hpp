@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,7 +77,14 @@ struct RunResult {
   double overlapped_comm_s = 0;
   // FNV-1a of the bytes of the final model of record: equal hashes, bit-identical weights.
   std::uint64_t parameters_hash = 0;
+  // Bytes each rank sent in the training rounds (Comm::bytes_sent, the runner's own messages left out), by rank;
+  // empty for a rank that did not report (the analytic level runs rank 0 alone).
+  std::vector<std::optional<std::uint64_t>> bytes_sent_per_rank;
 };
+
+// Bytes sent per iteration per worker: the mean over the workers that reported, divided by the iterations per
+// worker; with `master`, the master's (rank 0) instead. Empty where nothing was reported (or no master).
+std::optional<double> bytes_sent_per_iteration(const RunResult& result, bool master = false);
 
 // Checks `options` (names, budget, sizes); InputError / UnknownNameError otherwise.
 void check_run_options(const RunOptions& options);

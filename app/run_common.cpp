@@ -29,6 +29,18 @@ void add_large_batch_options(CLI::App& command, nn::LrScaling& lr_scaling, int& 
   command.add_option("--lars-trust", lars_trust, "LARS's trust coefficient")->capture_default_str();
 }
 
+void add_compression_options(CLI::App& command, algorithms::Hyperparameters& hyper) {
+  std::vector<std::string> names;
+  for (const auto compression : kCompressions) names.emplace_back(to_string(compression));
+  command
+      .add_option_function<std::string>(
+          "--compression", [&hyper](const std::string& name) { hyper.compression = compression_from_string(name); },
+          "Gradient compression of the exchange (" + join(names) + "; algorithms/README.md)")
+      ->default_str(std::string(to_string(hyper.compression)));
+  command.add_option("--topk-ratio", hyper.topk_ratio, "topk: the fraction of gradient entries each worker sends")
+      ->capture_default_str();
+}
+
 void add_run_options(CLI::App& command, RunCli& cli) {
   auto& run = cli.run;
   command.add_option("--algo", run.algorithm, "Algorithm (`dsgd algorithms` lists them)")->capture_default_str();
@@ -58,6 +70,7 @@ void add_run_options(CLI::App& command, RunCli& cli) {
       ->capture_default_str();
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,
                           run.hyper.lars, run.hyper.lars_trust);
+  add_compression_options(command, run.hyper);
   command.add_option("--seed", run.hyper.seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
   command.add_option("--iterations", run.budget.iterations, "Stop after this many iterations per worker");
   command.add_option("--seconds", run.budget.seconds, "Stop after this much training time");
@@ -114,6 +127,8 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--reference-batch", std::to_string(run.hyper.reference_batch)},
       {"--warmup-iterations", std::to_string(run.hyper.warmup_iterations)},
       {"--lars-trust", real(run.hyper.lars_trust)},
+      {"--compression", std::string(to_string(run.hyper.compression))},
+      {"--topk-ratio", significant(run.hyper.topk_ratio, 17)},
       {"--seed", std::to_string(run.hyper.seed)},
       {"--iterations", std::to_string(run.budget.iterations)},
       {"--seconds", real(run.budget.seconds)},
@@ -199,7 +214,9 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"scaled_learning_rate", algorithms::scaled_learning_rate(run.hyper, run.workers)},
                              {"warmup_iterations", run.hyper.warmup_iterations},
                              {"lars", run.hyper.lars},
-                             {"lars_trust", run.hyper.lars_trust}};
+                             {"lars_trust", run.hyper.lars_trust},
+                             {"compression", std::string(to_string(run.hyper.compression))},
+                             {"topk_ratio", run.hyper.topk_ratio}};
   entry.model = run.model;
   entry.dataset = cli.dataset;
   entry.ranks = result.ranks;
@@ -280,7 +297,16 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
     entry.counters["exposed_comm_s"] = result.per_rank[0][Category::kGpuGpuPara] / iterations;
     entry.counters["overlapped_comm_s"] = result.overlapped_comm_s / iterations;
   }
+  add_bytes_sent(entry, result);
   return entry;
+}
+
+void add_bytes_sent(reports::Entry& entry, const algorithms::RunResult& result) {
+  if (const auto bytes = algorithms::bytes_sent_per_iteration(result))
+    entry.counters["bytes_sent_per_iteration"] = *bytes;
+  if (const auto bytes = algorithms::bytes_sent_per_iteration(result, /*master=*/true)) {
+    entry.counters["master_bytes_sent_per_iteration"] = *bytes;
+  }
 }
 
 std::string progress_line(const algorithms::RunPoint& point) {
@@ -310,6 +336,15 @@ std::string run_summary(const RunCli& cli, const reports::Entry& entry) {
     std::snprintf(line, sizeof line, "target accuracy %.4g not reached within the budget (stopped by %s)\n",
                   cli.run.budget.target_accuracy, entry.labels.at("stop_reason").c_str());
     text += line;
+  }
+  if (const auto found = entry.counters.find("bytes_sent_per_iteration"); found != entry.counters.end()) {
+    std::snprintf(line, sizeof line, "bytes sent per iteration per worker: %.0f", found->second);
+    text += line;
+    if (const auto master = entry.counters.find("master_bytes_sent_per_iteration"); master != entry.counters.end()) {
+      std::snprintf(line, sizeof line, " (master: %.0f)", master->second);
+      text += line;
+    }
+    text += "\n";
   }
   double total = 0;
   for (const auto& [category, seconds] : entry.breakdown_s) total += seconds;

@@ -36,6 +36,9 @@ reports::Entry timed_entry(std::string name, std::string executor, std::string f
 // `dsgd train` share them.
 void add_large_batch_options(CLI::App& command, nn::LrScaling& lr_scaling, int& reference_batch,
                              std::int64_t& warmup_iterations, bool& lars, float& lars_trust);
+// Registers --compression and --topk-ratio (core/compressed_collectives.hpp) on `command`, bound to `hyper`.
+// `dsgd run` and `dsgd simulate` share them.
+void add_compression_options(CLI::App& command, algorithms::Hyperparameters& hyper);
 // Registers --algo, --workers, --model, --data, the hyper-parameters (the large-batch rules among them), the budget
 // and --threads on `command`.
 void add_run_options(CLI::App& command, RunCli& cli);
@@ -51,6 +54,8 @@ void set_breakdown(reports::Entry& entry, const Breakdown& breakdown);
 void add_staleness(reports::Entry& entry, const CountHistogram& staleness);
 // The results entry of a run on `executor` ("threads" or "mpi").
 reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result, const std::string& executor);
+// entry.counters bytes_sent_per_iteration (per worker) and master_bytes_sent_per_iteration, where reported.
+void add_bytes_sent(reports::Entry& entry, const algorithms::RunResult& result);
 // One line per evaluation, for progress.
 std::string progress_line(const algorithms::RunPoint& point);
 // The closing summary: accuracy, time, throughput, breakdown of rank 0 and of a worker.

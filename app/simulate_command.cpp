@@ -222,6 +222,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
       ->capture_default_str();
+  add_compression_options(*sim, command->scaling.hyper);
   sim->add_option("--fidelity", command->fidelity, "auto, message, flow or analytic")->capture_default_str();
   sim->add_option("--seed", command->scaling.noise_seed, "Seed of the compute noise")->capture_default_str();
   sim->add_option("--results", command->results, "Write the results (JSON) here");
@@ -265,8 +266,9 @@ void register_simulate_command(CLI::App& app, Context& context) {
 
     auto results = new_results(context);
     char line[512];
-    std::snprintf(line, sizeof line, "%8s %7s %6s %12s %10s %11s %11s  %-8s %8s  %s\n", "workers", "ranks", "nodes",
-                  "s/iteration", "efficiency", "exposed s", "overlap s", "fidelity", "wall s", "mean rank's breakdown");
+    std::snprintf(line, sizeof line, "%8s %7s %6s %12s %10s %11s %11s %14s  %-8s %8s  %s\n", "workers", "ranks",
+                  "nodes", "s/iteration", "efficiency", "exposed s", "overlap s", "bytes/it/worker", "fidelity",
+                  "wall s", "mean rank's breakdown");
     context.out << line;
     for (const auto& point : points) {
       const Breakdown mean = mean_breakdown(point.per_rank);
@@ -281,10 +283,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
         }
       }
       const std::string fidelity(simulate::to_string(point.fidelity));
-      std::snprintf(line, sizeof line, "%8d %7d %6d %12.6g %9.1f%% %11.4g %11.4g  %-8s %8.2f  %s\n", point.workers,
-                    point.ranks, point.nodes, point.seconds_per_iteration, 100 * point.efficiency,
-                    point.exposed_comm_s_per_iteration, point.overlapped_comm_s_per_iteration, fidelity.c_str(),
-                    point.wall_s, shares.c_str());
+      std::snprintf(line, sizeof line, "%8d %7d %6d %12.6g %9.1f%% %11.4g %11.4g %15.0f  %-8s %8.2f  %s\n",
+                    point.workers, point.ranks, point.nodes, point.seconds_per_iteration, 100 * point.efficiency,
+                    point.exposed_comm_s_per_iteration, point.overlapped_comm_s_per_iteration,
+                    point.bytes_sent_per_iteration, fidelity.c_str(), point.wall_s, shares.c_str());
       context.out << line;
 
       auto entry = simulated_entry(
@@ -297,6 +299,14 @@ void register_simulate_command(CLI::App& app, Context& context) {
       entry.counters["wall_s"] = point.wall_s;
       entry.counters["exposed_comm_s"] = point.exposed_comm_s_per_iteration;
       entry.counters["overlapped_comm_s"] = point.overlapped_comm_s_per_iteration;
+      entry.counters["bytes_sent_per_iteration"] = point.bytes_sent_per_iteration;
+      if (point.master_bytes_sent_per_iteration >= 0) {
+        entry.counters["master_bytes_sent_per_iteration"] = point.master_bytes_sent_per_iteration;
+      }
+      if (options.hyper.compression != Compression::kNone) {
+        entry.labels["compression"] = std::string(to_string(options.hyper.compression));
+        if (options.hyper.compression == Compression::kTopK) entry.counters["topk_ratio"] = options.hyper.topk_ratio;
+      }
       for (std::size_t i = 0; i < mean.seconds.size(); ++i) {
         entry.breakdown_s[std::string(kCategoryNames[i])] = mean.seconds[i];
       }

@@ -203,6 +203,12 @@ class Comm {
     breakdown_.add(category, seconds);
     charged(category, seconds);
   }
+  // Bytes this rank has sent in messages, its part of collectives included: what it put on the wire. Shared-vector
+  // traffic is not counted.
+  std::uint64_t bytes_sent() const { return bytes_sent_; }
+  // Adds a message's bytes to bytes_sent() (executors call this: each isend, and each rank's transfers in a
+  // collective an executor runs as a whole).
+  void count_sent(std::uint64_t bytes) { bytes_sent_ += bytes; }
 
  protected:
   // Called by charge(): the span [now - seconds, now] was spent in `category`. An executor may record it (the
@@ -215,6 +221,7 @@ class Comm {
 
  private:
   Breakdown breakdown_;
+  std::uint64_t bytes_sent_ = 0;
 };
 
 // One wording for the same failure on every executor (tests compare these strings across executors).

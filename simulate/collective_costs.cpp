@@ -91,6 +91,35 @@ double allreduce_time(const AlphaBetaGamma& model, AllreduceAlgorithm algorithm,
   return 0;
 }
 
+double compressed_allreduce_time(const AlphaBetaGamma& model, const CompressionOptions& compression, int ranks,
+                                 std::size_t count) {
+  check_ranks(ranks);
+  if (ranks == 1) return 0;  // nothing is exchanged, nothing encoded
+  const double p = ranks;
+  const double c = static_cast<double>(count);
+  const double message = static_cast<double>(compressed_bytes(compression, count));
+  switch (compression.kind) {
+    case Compression::kNone:
+      return allreduce_time(model, AllreduceAlgorithm::kRing, ranks, count);
+    case Compression::kFp16: {
+      const double chunk = static_cast<double>(ceil_div(count, static_cast<std::size_t>(ranks)));
+      const double half_chunk_bytes = chunk * sizeof(std::uint16_t);
+      return model.reduce_s(kHalfConvertFlops * chunk) +
+             (p - 1) * (model.message_s(half_chunk_bytes) + model.reduce_s(kHalfAccumulateFlops * chunk)) +
+             (p - 1) * model.message_s(half_chunk_bytes) + model.reduce_s(kHalfConvertFlops * c);
+    }
+    case Compression::kOneBit:
+      return model.reduce_s(kOneBitEncodeFlops * c) + (p - 1) * model.message_s(message) +
+             model.reduce_s(kDecodeFlops * p * c);
+    case Compression::kTopK: {
+      const double k = static_cast<double>(topk_count(count, compression.topk_ratio));
+      return model.reduce_s(kTopKEncodeFlops * c) + (p - 1) * model.message_s(message) +
+             model.reduce_s(kDecodeFlops * (c + p * k));
+    }
+  }
+  return 0;
+}
+
 double round_robin_gather_time(const AlphaBetaGamma& model, int ranks, std::size_t count, bool reply) {
   check_ranks(ranks);
   return (ranks - 1) * (reply ? 2 : 1) * model.message_s(bytes_of(count));

@@ -27,6 +27,15 @@
 //     server              ceil(c/S) u                                  is S messages of c/S floats each way sharing
 //                                                                      the worker's link; u = update per float
 //
+// Compressed allreduces (core/compressed_collectives.hpp), ch = ceil(c/P) floats per ring chunk, m = the message
+// bytes of one rank (onebit_bytes / topk_bytes), k = the top-k count; the encode and decode FLOPs are those the
+// header names (kHalf*, kOneBitEncodeFlops, kTopKEncodeFlops, kDecodeFlops), all at gamma:
+//
+//   fp16 ring             ch gamma + (P-1) (alpha + 2 ch beta + 3 ch gamma) + (P-1) (alpha + 2 ch beta) + c gamma
+//                         round the own chunk, reduce-scatter of halves (widen, add, round), allgather, widen
+//   onebit                4 c gamma + (P-1) (alpha + m beta) + P c gamma       encode, ring allgather, decode P
+//   topk                  3 c gamma + (P-1) (alpha + m beta) + (c + P k) gamma  encode, ring allgather, zero + decode
+//
 // Ring and Rabenseifner cut the buffer into whole floats: chunks of c/P (halves of c/2^i) are rounded up, since the
 // largest piece sets the pace of each step; the forms above are the limit of divisible counts.
 //
@@ -37,6 +46,7 @@
 #include <span>
 
 #include "core/collectives.hpp"
+#include "core/compressed_collectives.hpp"
 #include "platforms/platform.hpp"
 
 namespace dsgd::simulate {
@@ -59,6 +69,9 @@ AlphaBetaGamma alpha_beta_gamma(const platforms::Platform& platform);
 double broadcast_time(const AlphaBetaGamma& model, int ranks, std::size_t count);
 double reduce_time(const AlphaBetaGamma& model, int ranks, std::size_t count);
 double allreduce_time(const AlphaBetaGamma& model, AllreduceAlgorithm algorithm, int ranks, std::size_t count);
+// core/compressed_allreduce of `count` floats (kNone: the ring allreduce).
+double compressed_allreduce_time(const AlphaBetaGamma& model, const CompressionOptions& compression, int ranks,
+                                 std::size_t count);
 double round_robin_gather_time(const AlphaBetaGamma& model, int ranks, std::size_t count, bool reply);
 // The server's time to serve `requests` pushes of push_count floats, each answered with reply_count floats.
 double parameter_server_time(const AlphaBetaGamma& model, std::size_t push_count, std::size_t reply_count,

@@ -58,20 +58,23 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     algorithms::RunResult result;
     // Serialised in the simulation's process: rank 0's result, which the run fills there.
     simulation.collect = [&result] {
-      char text[64];
-      std::snprintf(text, sizeof text, "%.17g %lld %.17g", result.train_seconds,
-                    static_cast<long long>(result.iterations), result.overlapped_comm_s);
+      char text[160];
+      std::snprintf(text, sizeof text, "%.17g %lld %.17g %.17g %.17g", result.train_seconds,
+                    static_cast<long long>(result.iterations), result.overlapped_comm_s,
+                    algorithms::bytes_sent_per_iteration(result).value_or(0),
+                    algorithms::bytes_sent_per_iteration(result, /*master=*/true).value_or(-1));
       return std::string(text);
     };
     const auto outcome = simgrid::run(platform, world, algorithms::training_worker(run, {}, &result), simulation);
     double train_seconds = 0;
     long long iterations = 0;
     double overlapped_s = 0;
-    if (std::sscanf(outcome.collected.c_str(), "%lf %lld %lf", &train_seconds, &iterations, &overlapped_s) != 3 ||
+    ScalingPoint point;
+    if (std::sscanf(outcome.collected.c_str(), "%lf %lld %lf %lf %lf", &train_seconds, &iterations, &overlapped_s,
+                    &point.bytes_sent_per_iteration, &point.master_bytes_sent_per_iteration) != 5 ||
         iterations <= 0) {
       throw InternalError("simulate: the simulation returned no training time");
     }
-    ScalingPoint point;
     point.workers = workers;
     point.ranks = world.size;
     const int per_node = ranks_per_node(platform, simulation.placement);

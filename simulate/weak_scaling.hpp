@@ -53,6 +53,10 @@ struct ScalingPoint {
   // beside its backward pass (RunResult::overlapped_comm_s; 0 without a stream).
   double exposed_comm_s_per_iteration = 0;
   double overlapped_comm_s_per_iteration = 0;
+  // Bytes a worker sent per iteration, mean over the workers (algorithms::bytes_sent_per_iteration), and the
+  // master's where the algorithm has one (else < 0).
+  double bytes_sent_per_iteration = 0;
+  double master_bytes_sent_per_iteration = -1;
   double wall_s = 0;  // wall time of the simulation
   std::vector<TimelineSpan> timeline;
   std::size_t timeline_dropped = 0;

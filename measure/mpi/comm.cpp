@@ -412,6 +412,7 @@ RequestPtr MpiComm::isend(int destination, Tag tag, const void* data, std::size_
                     " bytes without data (the MPI executor always carries payloads)");
   }
   const int count = to_count(bytes, rank_, "a message of", "bytes");
+  count_sent(bytes);
   const auto start = Clock::now();
   MPI_Request request = MPI_REQUEST_NULL;
   if (const int code = MPI_Isend(data, count, MPI_BYTE, destination, tag, comm_, &request); code != MPI_SUCCESS) {

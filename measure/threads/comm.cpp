@@ -205,6 +205,7 @@ RequestPtr ThreadsComm::isend(int destination, Tag tag, const void* data, std::s
   check_peer(destination, false, "send to");
   if (data == nullptr && bytes > 0)
     throw CommError("rank " + std::to_string(rank_) + ": send of " + std::to_string(bytes) + " bytes without data");
+  count_sent(bytes);
   const auto start = std::chrono::steady_clock::now();
   const auto* bytes_in = static_cast<const std::byte*>(data);
   Mailbox& box = hub_.mailbox(destination);

@@ -17,8 +17,9 @@ namespace {
 
 // A collective's times, relative to its start (when the last node is ready).
 struct CollectivePlan {
-  double rank0_s = 0;                // until rank 0 leaves it
-  std::vector<double> node_leave_s;  // per node: until the last of its ranks leaves it
+  double rank0_s = 0;                  // until rank 0 leaves it
+  std::vector<double> node_leave_s;    // per node: until the last of its ranks leaves it
+  std::uint64_t rank0_sent_bytes = 0;  // what rank 0 sends in it (Comm::bytes_sent)
 };
 
 class AnalyticComm final : public Comm {
@@ -80,6 +81,7 @@ class AnalyticComm final : public Comm {
     const double inside_s = start_s - clock_s_ + plan.rank0_s;
     clock_s_ = start_s + plan.rank0_s;
     for (std::size_t node = 0; node < ready_s_.size(); ++node) ready_s_[node] = start_s + plan.node_leave_s[node];
+    count_sent(plan.rank0_sent_bytes);
     charge(call.category, inside_s);
   }
 
@@ -127,6 +129,11 @@ class AnalyticComm final : public Comm {
     }
     CollectivePlan plan;
     plan.node_leave_s.assign(static_cast<std::size_t>(nodes_), 0.0);
+    for (const auto& step : schedule.steps) {
+      for (const auto& transfer : step.transfers) {
+        if (transfer.source == 0) plan.rank0_sent_bytes += transfer.bytes;
+      }
+    }
     for (std::size_t rank = 0; rank < schedule.leave_after.size(); ++rank) {
       const int steps = schedule.leave_after[rank];
       const double leave_s = steps > 0 ? end_s[static_cast<std::size_t>(steps - 1)] : 0.0;
@@ -151,7 +158,10 @@ class AnalyticComm final : public Comm {
       add_s = std::max(add_s, chunk / routes_.sites()[static_cast<std::size_t>(rank)].peak_flops);
     }
     const double total_s = (size_ - 1) * (transfer_s + add_s) + (size_ - 1) * transfer_s;
-    return {total_s, std::vector<double>(static_cast<std::size_t>(nodes_), total_s)};
+    // Rank 0 sends every chunk but chunk 1 in the reduce-scatter and every chunk but chunk 2 in the allgather.
+    const auto chunk_floats = [&](std::size_t c) { return count * (c + 1) / ranks - count * c / ranks; };
+    const std::uint64_t sent = (2 * count - chunk_floats(1 % ranks) - chunk_floats(2 % ranks)) * sizeof(float);
+    return {total_s, std::vector<double>(static_cast<std::size_t>(nodes_), total_s), sent};
   }
 
   int size_;

@@ -662,6 +662,7 @@ RequestPtr SimgridComm::isend(int destination, Tag tag, const void* data, std::s
     const auto* first = static_cast<const std::byte*>(data);
     message->payload.assign(first, first + bytes);
   }
+  count_sent(bytes);
   return std::make_unique<SendRequest>(*this, destination, tag, std::move(message), category);
 }
 

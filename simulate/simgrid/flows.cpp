@@ -30,6 +30,7 @@ struct FlowPlan {
   std::vector<std::vector<ScheduledTransfer>> transfers;  // per step
   std::vector<std::vector<Compute>> computes;             // per step
   std::vector<std::vector<int>> released;  // [k]: the ranks that leave once step k-1 ended ([0]: at once)
+  std::vector<std::uint64_t> sent_bytes;   // per rank: all it sends in the collective (Comm::bytes_sent)
 };
 
 struct FlowCollectives::Instance {
@@ -50,6 +51,11 @@ std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, co
   plan->transfers.resize(steps);
   plan->computes.resize(steps);
   plan->released.resize(steps + 1);
+  plan->sent_bytes.assign(schedule.leave_after.size(), 0);
+  for (const auto& step : schedule.steps) {
+    for (const auto& transfer : step.transfers)
+      plan->sent_bytes[static_cast<std::size_t>(transfer.source)] += transfer.bytes;
+  }
   for (std::size_t rank = 0; rank < schedule.leave_after.size(); ++rank) {
     plan->released[static_cast<std::size_t>(schedule.leave_after[rank])].push_back(static_cast<int>(rank));
   }
@@ -163,6 +169,7 @@ void FlowCollectives::join(SimgridComm& comm, const CollectiveCall& call, const 
                                        std::to_string(missing) + " did not)"));
   }
   world_.clear_waiting(comm);
+  comm.count_sent(instance->plan->sent_bytes[static_cast<std::size_t>(rank)]);
   comm.charge(call.category, comm.now_s() - begin_s);
 }
 

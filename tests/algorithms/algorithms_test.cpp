@@ -131,6 +131,67 @@ TEST_F(Algorithms, EveryAlgorithmRunsOnMpiAndSimgridWithAndWithoutPayloads) {
   }
 }
 
+// Compressed gradients (core/compressed_collectives.hpp) keep the replicas bit-identical on every executor: the
+// codecs are deterministic (top-k breaks ties by index) and every worker decodes the same messages in rank order.
+TEST_F(Algorithms, CompressedExchangesGiveTheSameWeightsOnThreadsMpiAndSimgrid) {
+  for (const auto& entry : algorithm_catalog()) {
+    if (!entry.info.compresses) continue;
+    auto cli = with(entry.info.name);
+    cli.run.budget.iterations = 20;
+    const std::string plain = hex(run_threads(cli).parameters_hash);
+    for (const Compression compression : {Compression::kFp16, Compression::kOneBit, Compression::kTopK}) {
+      cli.run.hyper.compression = compression;
+      const auto hashes = run_everywhere(cli);
+      const std::string what = entry.info.name + " --compression " + std::string(to_string(compression));
+      EXPECT_NE(hashes.threads, plain) << what << ": the compression changed nothing";
+      EXPECT_EQ(hashes.mpi, hashes.threads) << what;
+      EXPECT_EQ(hashes.simgrid, hashes.threads) << what;
+    }
+  }
+}
+
+// Bytes on the wire per iteration and worker (RunResult::bytes_sent_per_rank): the fp32 ring's 2 (P-1)/P x 4n, half
+// of it in fp16, and P - 1 compressed messages for the allgathers of onebit and topk.
+TEST_F(Algorithms, CompressionShrinksTheBytesOnTheWire) {
+  const auto per_iteration = [&](const std::string& algorithm, Compression compression) {
+    auto cli = with(algorithm);
+    cli.run.hyper.compression = compression;
+    const auto result = run_threads(cli);
+    const auto bytes = bytes_sent_per_iteration(result);
+    EXPECT_TRUE(bytes.has_value()) << algorithm;
+    return bytes.value_or(0);
+  };
+  const ModelSpec model = build_model(cli_.run.model);
+  const auto parameters = static_cast<std::size_t>(model.parameters());
+  std::size_t layers = 0;
+  for (const auto& layer : model.layers) layers += layer.parameters > 0 ? 1 : 0;
+  const double p = cli_.run.workers;
+  for (const auto& entry : algorithm_catalog()) {
+    if (!entry.info.compresses) continue;
+    const double none = per_iteration(entry.info.name, Compression::kNone);
+    EXPECT_DOUBLE_EQ(none, 2 * (p - 1) / p * 4 * static_cast<double>(parameters)) << entry.info.name;
+    EXPECT_DOUBLE_EQ(per_iteration(entry.info.name, Compression::kFp16), none / 2) << entry.info.name;
+    EXPECT_DOUBLE_EQ(per_iteration(entry.info.name, Compression::kOneBit),
+                     (p - 1) * static_cast<double>(onebit_bytes(parameters, layers)))
+        << entry.info.name;
+    EXPECT_DOUBLE_EQ(per_iteration(entry.info.name, Compression::kTopK),
+                     (p - 1) * static_cast<double>(topk_bytes(topk_count(parameters, 0.01))))
+        << entry.info.name;
+  }
+}
+
+TEST_F(Algorithms, CompressionIsRefusedWhereTheAlgorithmCannotCompress) {
+  for (const auto& entry : algorithm_catalog()) {
+    auto cli = with(entry.info.name);
+    cli.run.hyper.compression = Compression::kTopK;
+    if (entry.info.compresses) {
+      EXPECT_NO_THROW(check_run_options(cli.run)) << entry.info.name;
+      cli.run.hyper.topk_ratio = 0;
+    }
+    EXPECT_THROW(check_run_options(cli.run), InputError) << entry.info.name;
+  }
+}
+
 TEST(AlgorithmHyperparameters, LinearScalingTakesTheGlobalBatchOfAllWorkers) {
   Hyperparameters hyper;
   hyper.learning_rate = 0.25F;

@@ -34,6 +34,21 @@ struct Collective {
 
 constexpr int kPushesPerWorker = 2;
 
+// The compressed allreduces (core/compressed_collectives.hpp), 1-bit with three segments (segments() fills them).
+std::vector<std::pair<std::string, CompressionOptions>> compressions() {
+  return {{"fp16", compression_options(Compression::kFp16)},
+          {"onebit", compression_options(Compression::kOneBit, 0.01, {1, 1, 1})},
+          {"topk 0.01", compression_options(Compression::kTopK, 0.01)},
+          {"topk 0.25", compression_options(Compression::kTopK, 0.25)}};
+}
+
+// `compression` with its segments (if any) cut from `count`: a third, a third and the rest.
+CompressionOptions with_segments(CompressionOptions compression, std::size_t count) {
+  if (compression.segments.empty()) return compression;
+  compression.segments = {count / 3, count / 3, count - 2 * (count / 3)};
+  return compression;
+}
+
 std::vector<Collective> collectives() {
   std::vector<Collective> all;
   all.push_back({"broadcast",
@@ -58,6 +73,15 @@ std::vector<Collective> collectives() {
                    },
                    [reply](const AlphaBetaGamma& model, int ranks, std::size_t count) {
                      return round_robin_gather_time(model, ranks, count, reply);
+                   }});
+  }
+  for (const auto& [label, compression] : compressions()) {
+    all.push_back({"compressed " + label,
+                   [compression](Comm& comm, std::size_t count) {
+                     compressed_allreduce(comm, {nullptr, count}, {nullptr, count}, with_segments(compression, count));
+                   },
+                   [compression](const AlphaBetaGamma& model, int ranks, std::size_t count) {
+                     return compressed_allreduce_time(model, with_segments(compression, count), ranks, count);
                    }});
   }
   all.push_back({"parameter server",
@@ -207,6 +231,17 @@ TEST(CollectiveCosts, TextbookValues) {
   // Sharded: the transfer as with one server; the update of the largest shard, 2^20 / 4 floats at 2 FLOPs each.
   EXPECT_DOUBLE_EQ(sharded_parameter_server_time(model, count, 4, 3, 2), 3 * (2e-6 + 2 * n / 1e9 + c / 2 / 1e9));
   EXPECT_THROW(sharded_parameter_server_time(model, count, 0, 3, 0), InputError);
+  // Compressed, on 4 ranks: fp16 halves the ring's bytes and adds its conversions; onebit and topk allgather their
+  // messages (c / 8 + 8 bytes of one segment's scales, and 8 bytes per kept entry).
+  EXPECT_NEAR(compressed_allreduce_time(model, compression_options(Compression::kFp16), 4, count),
+              c / 4 / 1e9 + 3 * (1e-6 + n / 8 / 1e9 + 3 * c / 4 / 1e9) + 3 * (1e-6 + n / 8 / 1e9) + c / 1e9, 1e-15);
+  EXPECT_NEAR(compressed_allreduce_time(model, compression_options(Compression::kOneBit), 4, count),
+              4 * c / 1e9 + 3 * (1e-6 + (c / 8 + 8) / 1e9) + 4 * c / 1e9, 1e-15);
+  const double k = std::ceil(0.01 * c);
+  EXPECT_NEAR(compressed_allreduce_time(model, compression_options(Compression::kTopK, 0.01), 4, count),
+              3 * c / 1e9 + 3 * (1e-6 + 8 * k / 1e9) + (c + 4 * k) / 1e9, 1e-15);
+  EXPECT_DOUBLE_EQ(compressed_allreduce_time(model, compression_options(Compression::kNone), 4, count),
+                   allreduce_time(model, AllreduceAlgorithm::kRing, 4, count));
   EXPECT_THROW(broadcast_time(model, 0, count), InputError);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/collectives.hpp"
+#include "core/compressed_collectives.hpp"
 #include "simulate/simgrid/executor.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 #include "tests/support/error_message.hpp"
@@ -45,6 +46,14 @@ std::vector<Collective> collectives() {
     all.push_back({"allreduce " + std::string(to_string(algorithm)), [algorithm](Comm& comm, std::size_t count) {
                      allreduce(comm, {nullptr, count}, algorithm);
                    }});
+  }
+  for (const CompressionOptions& compression :
+       {compression_options(Compression::kFp16), compression_options(Compression::kOneBit),
+        compression_options(Compression::kTopK, 0.01)}) {
+    all.push_back(
+        {"compressed " + std::string(to_string(compression.kind)), [compression](Comm& comm, std::size_t count) {
+           compressed_allreduce(comm, {nullptr, count}, {nullptr, count}, compression);
+         }});
   }
   return all;
 }
@@ -128,6 +137,38 @@ TEST(FlowFidelity, SharedBackboneKeepsEveryFlow) {
       // posted, as MPI's rendezvous protocol does. Leaves then leave at different times; the totals still agree.
       expect_same_times(message, flow, "backbone, " + collective.name + ", " + std::to_string(ranks) + " ranks",
                         /*per_rank=*/ranks != 13);
+    }
+  }
+}
+
+TEST(FlowFidelity, CountsEveryRanksBytesAsTheMessageLevel) {
+  // Comm::bytes_sent: the message level counts each isend, the flow level each rank's transfers of the schedule.
+  for (const auto& collective : collectives()) {
+    for (const int ranks : {3, 8}) {
+      const auto bytes_at = [&](Fidelity fidelity) {
+        std::vector<std::uint64_t> bytes(static_cast<std::size_t>(ranks), 0);
+        WorldOptions world;
+        world.size = ranks;
+        world.payload = false;
+        SimulationOptions options;
+        options.fidelity = fidelity;
+        options.collect = [&bytes] {
+          std::string text;
+          for (const auto sent : bytes) text += std::to_string(sent) + " ";
+          return text;
+        };
+        return simgrid::run(
+                   flat_platform(ranks, kLatency, kBandwidth, 1e12), world,
+                   [&](Comm& comm) {
+                     collective.run(comm, 1001);
+                     bytes[static_cast<std::size_t>(comm.rank())] = comm.bytes_sent();
+                   },
+                   options)
+            .collected;
+      };
+      const std::string message = bytes_at(Fidelity::kMessage);
+      EXPECT_EQ(bytes_at(Fidelity::kFlow), message) << collective.name << ", " << ranks << " ranks";
+      EXPECT_NE(message.substr(0, 2), "0 ") << collective.name << ": rank 0 sent nothing";
     }
   }
 }
