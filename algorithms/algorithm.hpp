@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collectives.hpp"
 #include "core/error.hpp"
 #include "core/nn/sgd.hpp"
 
@@ -42,6 +43,8 @@ struct Hyperparameters {
   int period = 1;  // tau: iterations between exchanges
   std::uint64_t seed = 1;
   bool per_layer = false;  // exchange weights one message per layer instead of one packed message (Fig 10)
+  // The allreduce Sync SGD sums with (core/collectives.hpp); the hierarchical ones follow the ranks' nodes.
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::kRing;
   // Large-batch rules (seed 004: Goyal et al. 2017, You et al. 2017; docs/nn.md "Optimizer options"), applied to
   // every optimiser of the run (workers' and master's) through Trainer::make_sgd:
   //   linear   eta' = eta * global batch / reference_batch, global batch = batch * workers: the images all workers

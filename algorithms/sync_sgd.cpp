@@ -1,7 +1,7 @@
 // Sync SGD: every iteration each worker computes a gradient on its batch, the gradients are summed by an allreduce
 // among the workers (gpu-gpu para) and averaged, and every worker applies the same momentum update -- the replicas
-// stay bit-identical. No master. With a period > 1 the workers take `period` local steps between allreduces of
-// their weights instead (local SGD / model averaging).
+// stay bit-identical. No master. Hyperparameters::allreduce picks the allreduce (ring by default). With a period > 1
+// the workers take `period` local steps between allreduces of their weights instead (local SGD / model averaging).
 
 #include "algorithms/entries.hpp"
 #include "algorithms/trainer.hpp"
@@ -19,14 +19,14 @@ class SyncSgd final : public Algorithm {
     for (std::int64_t i = 0; i < iterations; ++i) {
       trainer.compute_gradient();
       if (trainer.hyper().period == 1) {
-        trainer.allreduce_weights(trainer.gradients(), AllreduceAlgorithm::kRing, Category::kGpuGpuPara);
+        trainer.allreduce_weights(trainer.gradients(), trainer.hyper().allreduce, Category::kGpuGpuPara);
         scale_by(trainer, trainer.gradients(), scale);
         trainer.sgd_step(*sgd_);
         continue;
       }
       trainer.sgd_step(*sgd_);
       if ((trainer.iterations() % trainer.hyper().period) == 0) {
-        trainer.allreduce_weights(trainer.parameters(), AllreduceAlgorithm::kRing, Category::kGpuGpuPara);
+        trainer.allreduce_weights(trainer.parameters(), trainer.hyper().allreduce, Category::kGpuGpuPara);
         scale_by(trainer, trainer.parameters(), scale);
       }
     }
@@ -46,7 +46,7 @@ class SyncSgd final : public Algorithm {
 }  // namespace
 
 AlgorithmEntry sync_sgd_entry() {
-  return {{"sync-sgd", "gradients summed by a ring allreduce every iteration, same update everywhere",
+  return {{"sync-sgd", "gradients summed by an allreduce (--allreduce, ring) every iteration, same update everywhere",
            /*has_master=*/false, /*synchronous=*/true},
           [](Trainer& trainer) { return std::make_unique<SyncSgd>(trainer); }};
 }

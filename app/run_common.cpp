@@ -28,6 +28,16 @@ void add_large_batch_options(CLI::App& command, nn::LrScaling& lr_scaling, int& 
   command.add_option("--lars-trust", lars_trust, "LARS's trust coefficient")->capture_default_str();
 }
 
+CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorithm) {
+  std::string names;
+  for (const auto each : kAllreduceAlgorithms) names += (names.empty() ? "" : ", ") + std::string(to_string(each));
+  return command
+      .add_option_function<std::string>(
+          "--allreduce", [&algorithm](const std::string& name) { algorithm = allreduce_algorithm_from_string(name); },
+          "Sync SGD's allreduce: " + names + " (hierarchical ones follow the ranks' nodes: --ranks-per-node)")
+      ->default_str(std::string(to_string(algorithm)));
+}
+
 void add_run_options(CLI::App& command, RunCli& cli) {
   auto& run = cli.run;
   command.add_option("--algo", run.algorithm, "Algorithm (`dsgd algorithms` lists them)")->capture_default_str();
@@ -45,6 +55,7 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--batch", run.hyper.batch, "Images per worker per iteration")->capture_default_str();
   command.add_option("--period", run.hyper.period, "Iterations between exchanges (tau)")->capture_default_str();
   command.add_flag("--per-layer", run.hyper.per_layer, "One message per layer instead of one packed message");
+  add_allreduce_option(command, run.hyper.allreduce);
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,
                           run.hyper.lars, run.hyper.lars_trust);
   command.add_option("--seed", run.hyper.seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
@@ -96,6 +107,7 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--rho", real(run.hyper.elastic_rho)},
       {"--batch", std::to_string(run.hyper.batch)},
       {"--period", std::to_string(run.hyper.period)},
+      {"--allreduce", std::string(to_string(run.hyper.allreduce))},
       {"--lr-scaling", std::string(nn::lr_scaling_name(run.hyper.lr_scaling))},
       {"--reference-batch", std::to_string(run.hyper.reference_batch)},
       {"--warmup-iterations", std::to_string(run.hyper.warmup_iterations)},
@@ -174,6 +186,7 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"batch", run.hyper.batch},
                              {"period", run.hyper.period},
                              {"per_layer", run.hyper.per_layer},
+                             {"allreduce", std::string(to_string(run.hyper.allreduce))},
                              {"workers", run.workers},
                              {"threads_per_rank", run.threads_per_rank},
                              {"global_batch", run.hyper.batch * run.workers},

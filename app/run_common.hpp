@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "algorithms/runner.hpp"
+#include "core/collectives.hpp"
 #include "core/comm.hpp"
 #include "core/nn/sgd.hpp"
 #include "reports/results.hpp"
@@ -36,7 +37,11 @@ reports::Entry timed_entry(std::string name, std::string executor, std::string f
 // `dsgd train` share them.
 void add_large_batch_options(CLI::App& command, nn::LrScaling& lr_scaling, int& reference_batch,
                              std::int64_t& warmup_iterations, bool& lars, float& lars_trust);
-// Registers --algo, --workers, --model, --data, the hyper-parameters (the large-batch rules among them), the budget
+// Registers --allreduce (the allreduce Sync SGD sums with: ring, ..., hierarchical, hierarchical_2d) on `command`,
+// bound to `algorithm`.
+CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorithm);
+// Registers --algo, --workers, --model, --data, the hyper-parameters (the large-batch rules and --allreduce among
+// them), the budget
 // and --threads on `command`.
 void add_run_options(CLI::App& command, RunCli& cli);
 // The same options as arguments, for `dsgd-mpi run` (without --results).

@@ -156,6 +156,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
                   "Ranks per node (0: one per core of a mesh / device / node)")
       ->capture_default_str();
   sim->add_option("--batch", command->scaling.hyper.batch, "Images per worker per iteration")->capture_default_str();
+  add_allreduce_option(*sim, command->scaling.hyper.allreduce);
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
       ->capture_default_str();
   sim->add_option("--fidelity", command->fidelity, "auto, message, flow or analytic")->capture_default_str();

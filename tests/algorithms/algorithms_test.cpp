@@ -51,10 +51,11 @@ class Algorithms : public testing::ScratchDirTest {
     data_ = app::load_run_data(cli_);
   }
 
-  RunResult run_threads(const app::RunCli& cli) {
+  RunResult run_threads(const app::RunCli& cli, int ranks_per_node = 0) {
     RunResult result;
     WorldOptions world;
     world.size = world_size(cli.run);
+    world.ranks_per_node = ranks_per_node;
     measure::threads::run(world, training_worker(cli.run, data_, &result));
     return result;
   }
@@ -64,13 +65,14 @@ class Algorithms : public testing::ScratchDirTest {
   };
 
   // The final weights' hash of `cli`'s run on threads, on MPI (dsgd-mpi run under real mpirun, as `dsgd run
-  // --executor mpi` starts it) and in SimGrid with payloads (the kernels run inside the simulation).
-  Hashes run_everywhere(const app::RunCli& cli) {
+  // --executor mpi` starts it) and in SimGrid with payloads (the kernels run inside the simulation); ranks grouped
+  // into nodes of `ranks_per_node` on all three if it is > 0 (WorldOptions::ranks_per_node).
+  Hashes run_everywhere(const app::RunCli& cli, int ranks_per_node = 0) {
     Hashes hashes;
-    hashes.threads = hex(run_threads(cli).parameters_hash);
+    hashes.threads = hex(run_threads(cli, ranks_per_node).parameters_hash);
 
     const auto file = dir_ / (cli.run.algorithm + ".json");
-    std::vector<std::string> program = {kWorker, "run"};
+    std::vector<std::string> program = {kWorker, "--ranks-per-node", std::to_string(ranks_per_node), "run"};
     for (const auto& argument : app::run_arguments(cli)) program.push_back(argument);
     program.insert(program.end(), {"--results", file.string()});
     const auto process =
@@ -82,6 +84,7 @@ class Algorithms : public testing::ScratchDirTest {
 
     WorldOptions world;
     world.size = world_size(cli.run);
+    world.ranks_per_node = ranks_per_node;
     simulate::SimulationOptions options;
     options.fidelity = simulate::Fidelity::kMessage;
     RunResult simulated;
@@ -167,6 +170,22 @@ TEST_F(Algorithms, DeterministicAlgorithmsGiveTheSameWeightsOnThreadsMpiAndSimgr
     const auto hashes = run_everywhere(cli);
     EXPECT_EQ(hashes.mpi, hashes.threads) << entry.info.name;
     EXPECT_EQ(hashes.simgrid, hashes.threads) << entry.info.name;
+  }
+}
+
+// The hierarchical allreduces sum in an order set by the node map: equal maps (nodes of 2, the last one short), equal
+// weights on every executor. dsgd-mpi gets --allreduce through run_arguments.
+TEST_F(Algorithms, HierarchicalAllreducesGiveTheSameWeightsOnThreadsMpiAndSimgrid) {
+  for (const auto& entry : algorithm_catalog()) {
+    if (!entry.info.synchronous) continue;
+    for (const auto algorithm : {AllreduceAlgorithm::kHierarchical, AllreduceAlgorithm::kHierarchical2d}) {
+      auto cli = with(entry.info.name);
+      cli.run.budget.iterations = 20;
+      cli.run.hyper.allreduce = algorithm;
+      const auto hashes = run_everywhere(cli, 2);
+      EXPECT_EQ(hashes.mpi, hashes.threads) << entry.info.name << ", " << to_string(algorithm);
+      EXPECT_EQ(hashes.simgrid, hashes.threads) << entry.info.name << ", " << to_string(algorithm);
+    }
   }
 }
 
