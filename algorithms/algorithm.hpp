@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "core/collectives.hpp"
 #include "core/compression.hpp"
 #include "core/error.hpp"
 #include "core/nn/sgd.hpp"
@@ -49,6 +50,8 @@ struct Hyperparameters {
   // Gradient buckets of wait-free backpropagation (wfbp-sgd): layers are fused, from the last, into a bucket until
   // it holds this many bytes (PyTorch DDP's bucket_cap_mb, 25 MiB by default); 0: one bucket per layer.
   std::size_t bucket_bytes = 25 * 1024 * 1024;
+  // The allreduce Sync SGD sums with (core/collectives.hpp); the hierarchical ones follow the ranks' nodes.
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::kRing;
   // Large-batch rules (seed 004: Goyal et al. 2017, You et al. 2017; docs/nn.md "Optimizer options"), applied to
   // every optimiser of the run (workers' and master's) through Trainer::make_sgd:
   //   linear   eta' = eta * global batch / reference_batch, global batch = batch * workers: the images all workers

@@ -1,7 +1,7 @@
 // Sync SGD: every iteration each worker computes a gradient on its batch, the gradients are summed by an allreduce
 // among the workers (gpu-gpu para) and averaged, and every worker applies the same momentum update -- the replicas
-// stay bit-identical. No master. With a period > 1 the workers take `period` local steps between allreduces of
-// their weights instead (local SGD / model averaging).
+// stay bit-identical. No master. Hyperparameters::allreduce picks the allreduce (ring by default). With a period > 1
+// the workers take `period` local steps between allreduces of their weights instead (local SGD / model averaging).
 // --compression sends the gradients compressed (core/compressed_collectives.hpp): fp16 halves, or 1-bit / top-k
 // messages with error feedback, whose residual each worker keeps here between iterations. The replicas stay
 // bit-identical: every worker ends the exchange with the same floats.
@@ -45,7 +45,7 @@ class SyncSgd final : public Algorithm {
       }
       trainer.sgd_step(*sgd_);
       if ((trainer.iterations() % trainer.hyper().period) == 0) {
-        trainer.allreduce_weights(trainer.parameters(), AllreduceAlgorithm::kRing, Category::kGpuGpuPara);
+        trainer.allreduce_weights(trainer.parameters(), trainer.hyper().allreduce, Category::kGpuGpuPara);
         trainer.scale(trainer.parameters(), scale);
       }
     }
@@ -54,7 +54,7 @@ class SyncSgd final : public Algorithm {
  private:
   void exchange_gradients(Trainer& trainer) {
     if (compression_.kind == Compression::kNone) {
-      trainer.allreduce_weights(trainer.gradients(), AllreduceAlgorithm::kRing, Category::kGpuGpuPara);
+      trainer.allreduce_weights(trainer.gradients(), trainer.hyper().allreduce, Category::kGpuGpuPara);
       return;
     }
     const Floats residual{residual_.empty() ? nullptr : residual_.data(), trainer.parameter_count()};
@@ -79,7 +79,7 @@ AlgorithmEntry a_bsp_sgd_entry() {
 }
 
 AlgorithmEntry sync_sgd_entry() {
-  return {{"sync-sgd", "gradients summed by a ring allreduce every iteration, same update everywhere",
+  return {{"sync-sgd", "gradients summed by an allreduce (--allreduce, ring) every iteration, same update everywhere",
            /*has_master=*/false, /*synchronous=*/true, /*compresses=*/true},
           [](Trainer& trainer) { return std::make_unique<SyncSgd>(trainer); }};
 }

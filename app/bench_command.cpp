@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "app/commands.hpp"
 #include "app/executors.hpp"
@@ -32,6 +33,9 @@ struct BenchOptions {
   std::vector<std::string> algorithms;
   int rounds = 5;
   std::string platform;
+  // Ranks per node: simgrid's placement (0: one per node, every message on the network); threads and mpi group the
+  // ranks into nodes of this many for the hierarchical allreduces (0: threads one node, mpi the real nodes).
+  int ranks_per_node = 0;
   std::string fidelity = "auto";
   std::string results;
   double timeout_s = 600;
@@ -63,6 +67,7 @@ void bench_threads(const BenchOptions& options, const std::vector<AllreduceAlgor
     WorldOptions world;
     world.size = options.ranks;
     world.timeout_s = options.timeout_s;
+    world.ranks_per_node = options.ranks_per_node;
     measure::threads::run(world, [&](Comm& comm) {
       std::vector<float> buffer(floats, 1.0F);
       float token = 0;
@@ -102,12 +107,24 @@ void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgor
   world.timeout_s = options.timeout_s;
   simulate::SimulationOptions simulation;
   simulation.fidelity = simulate::fidelity_from_string(options.fidelity);
-  // One rank per node, so every message crosses the network the closed form describes; reductions run at the
-  // rank's unit (a device of a GPU node) as the simulation computes them.
-  simulation.placement.ranks_per_node = 1;
+  // By default one rank per node, so every message crosses the network the closed form describes; reductions run
+  // at the rank's unit (a device of a GPU node) as the simulation computes them. With several ranks per node the
+  // two-level forms price the ring and the hierarchical allreduces; the others have none ("-").
+  simulation.placement.ranks_per_node = options.ranks_per_node > 0 ? options.ranks_per_node : 1;
   auto model = simulate::alpha_beta_gamma(platform);
   const auto site = simulate::place_ranks(platform, options.ranks, simulation.placement).front();
   model.flops = site.peak_flops * site.efficiency.of("elementwise");
+  const auto closed_form = [&](AllreduceAlgorithm algorithm, std::size_t floats) -> std::optional<double> {
+    if (simulation.placement.ranks_per_node == 1)
+      return simulate::allreduce_time(model, algorithm, options.ranks, floats);
+    try {
+      const auto levels = simulate::two_level_model(platform, options.ranks, simulation.placement,
+                                                    static_cast<double>(floats) * sizeof(float));
+      return simulate::two_level_allreduce_time(levels, algorithm, floats);
+    } catch (const InputError&) {
+      return std::nullopt;  // no closed form for this algorithm or placement
+    }
+  };
   for (const std::size_t floats : options.sizes) {
     for (const auto algorithm : algorithms) {
       const auto simulated = simulate::simgrid::run(
@@ -119,7 +136,7 @@ void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgor
       auto entry = allreduce_entry("simgrid", std::string(to_string(algorithm)), options.ranks, floats,
                                    simulated.time_s, std::string(simulate::to_string(simulated.fidelity)));
       entry.platform = platform.name;
-      entry.counters["closed_form_s"] = simulate::allreduce_time(model, algorithm, options.ranks, floats);
+      if (const auto expected = closed_form(algorithm, floats)) entry.counters["closed_form_s"] = *expected;
       entry.counters["wall_s"] = simulated.wall_s;
       results.benchmarks.push_back(entry);
     }
@@ -146,6 +163,8 @@ void bench_mpi(const BenchOptions& options, const std::vector<AllreduceAlgorithm
                     names,
                     "--rounds",
                     std::to_string(options.rounds)};
+  // dsgd-mpi's own option, before its subcommand.
+  launch.program.insert(launch.program.begin() + 1, {"--ranks-per-node", std::to_string(options.ranks_per_node)});
   launch.timeout_s = options.timeout_s;
   const auto measured = run_worker(launch, context).results;
   for (auto entry : measured.benchmarks) {
@@ -218,11 +237,17 @@ void register_bench_command(CLI::App& app, Context& context) {
   allreduce_command->add_option("--max-floats", options->max_floats, "Leave out sizes above this");
   allreduce_command
       ->add_option("--algorithms", options->algorithms,
-                   "ring, recursive_doubling, rabenseifner, reduce_broadcast (default: all)")
+                   "ring, recursive_doubling, rabenseifner, reduce_broadcast, hierarchical, hierarchical_2d (default: "
+                   "all)")
       ->delimiter(',');
   allreduce_command->add_option("--rounds", options->rounds, "Timed rounds (measured executors)")
       ->capture_default_str();
   allreduce_command->add_option("--platform", options->platform, "simgrid: catalog name or platform file");
+  allreduce_command
+      ->add_option("--ranks-per-node", options->ranks_per_node,
+                   "simgrid: ranks per node (0: one); threads, mpi: nodes of this many for the hierarchical "
+                   "allreduces (0: threads one node, mpi the real nodes)")
+      ->capture_default_str();
   allreduce_command
       ->add_option(
           "--fidelity", options->fidelity,

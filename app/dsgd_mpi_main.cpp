@@ -2,7 +2,7 @@
 // this separate program that dsgd (or a user) starts under mpirun (measure/mpi/launch.hpp). Subcommands:
 //   pingpong   latency and bandwidth between ranks 0 and 1, 8 B .. 64 MiB (what `dsgd calibrate` fits), the
 //              other ranks idle or (--busy) computing
-//   allreduce  core/collectives.hpp's four allreduce algorithms against MPI_Allreduce at DeepBench's sizes
+//   allreduce  core/collectives.hpp's allreduce algorithms against MPI_Allreduce at DeepBench's sizes
 //   waiting    the share of a core rank 0 takes while it waits and the other ranks compute (dsgd calibrate)
 //   selftest   a quick end-to-end check of the MPI executor (used by the tests), optionally with a failing rank
 //   run        training with an algorithm of the catalog (what `dsgd run --executor mpi` starts)
@@ -87,6 +87,10 @@ int run(int argc, char** argv, int world_rank) {
   app.require_subcommand(1);
   double timeout_s = 60;
   app.add_option("--timeout", timeout_s, "Seconds any rank waits for another before failing")->capture_default_str();
+  int ranks_per_node = 0;
+  app.add_option("--ranks-per-node", ranks_per_node,
+                 "Group the ranks into nodes of this many for node-aware collectives (0: the real nodes)")
+      ->capture_default_str();
 
   dsgd::app::PingPongCli pingpong_cli;
   auto& sweep = pingpong_cli.sweep;
@@ -121,7 +125,8 @@ int run(int argc, char** argv, int world_rank) {
       ->capture_default_str();
   allreduce_command->add_option(
       "--algorithms", variants,
-      "Comma-separated: ring, recursive_doubling, rabenseifner, reduce_broadcast, mpi (default: all)");
+      "Comma-separated: ring, recursive_doubling, rabenseifner, reduce_broadcast, hierarchical, "
+      "hierarchical_2d, mpi (default: all)");
   allreduce_command->add_option("--results", allreduce_cli.results, "Write the results (JSON) here");
 
   dsgd::app::WaitingCli waiting_cli;
@@ -163,6 +168,7 @@ int run(int argc, char** argv, int world_rank) {
 
   dsgd::WorldOptions world;
   world.timeout_s = timeout_s;
+  world.ranks_per_node = ranks_per_node;
   const std::string command = command_line(argc, argv);
   if (*run_command) {
     train(run_cli, world, command);

@@ -18,6 +18,7 @@ reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
   WorldOptions world;
   world.size = algorithms::world_size(job.cli.run);
   world.timeout_s = job.timeout_s;
+  world.ranks_per_node = job.ranks_per_node;
   std::function<void(const algorithms::RunPoint&)> progress;
   if (job.progress)
     progress = [&](const algorithms::RunPoint& point) { context.err << progress_line(point) << std::flush; };
@@ -36,7 +37,9 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
   launch.command = job.command;
   launch.what = "dsgd-mpi run";
   launch.ranks = algorithms::world_size(job.cli.run);
-  launch.program = {measure::mpi::worker_executable().string(), "--timeout", std::to_string(job.timeout_s), "run"};
+  launch.program = {
+      measure::mpi::worker_executable().string(), "--timeout", std::to_string(job.timeout_s), "--ranks-per-node",
+      std::to_string(job.ranks_per_node),         "run"};
   for (const auto& argument : run_arguments(job.cli)) launch.program.push_back(argument);
   launch.timeout_s = job.wall_timeout_s;
   const auto outcome = run_worker(launch, context);

@@ -25,7 +25,8 @@ struct TrainingJob {
   // algorithm with the same settings reports it). Executors whose ranks live in other processes report it as the
   // run's error.
   bool record_divergence = false;
-  // simgrid: the platform (a catalog name or a file) and the ranks per node (0: one per compute unit).
+  // simgrid: the platform (a catalog name or a file). Ranks per node: simgrid's placement (0: one per compute
+  // unit); threads and mpi: WorldOptions::ranks_per_node, their emulated nodes (0: the executor's own).
   std::string platform;
   int ranks_per_node = 0;
 };

@@ -24,11 +24,13 @@ struct RunCommand {
 };
 
 constexpr const char* kExecutorHelp = "threads, mpi or simgrid (a numeric simulation on --platform)";
+constexpr const char* kRanksPerNodeHelp =
+    "Ranks per node: simgrid places them so (0: one per compute unit); threads and mpi group the ranks into nodes of "
+    "this many for the hierarchical allreduces (0: threads one node, mpi the real nodes)";
 
 void add_platform_options(CLI::App& command, TrainingJob& job) {
   command.add_option("--platform", job.platform, "simgrid: the simulated platform (catalog name or file)");
-  command.add_option("--ranks-per-node", job.ranks_per_node, "simgrid: ranks per node (0: one per compute unit)")
-      ->capture_default_str();
+  command.add_option("--ranks-per-node", job.ranks_per_node, kRanksPerNodeHelp)->capture_default_str();
 }
 
 // Trains `job` on `executor` with `data` (loaded by the caller where the executor needs it here).
@@ -86,6 +88,8 @@ struct StudyCommand {
   std::int64_t budget_iterations = 0;  // 0: the study's budget
   std::int64_t eval_every = 0;         // 0: the study's
   int threads = 0;                     // 0: the study's CPU threads per rank
+  AllreduceAlgorithm allreduce = AllreduceAlgorithm::kRing;
+  CLI::Option* allreduce_option = nullptr;  // given: every run's allreduce instead of the study's
 };
 
 // A study run with the command's overrides.
@@ -93,6 +97,9 @@ algorithms::RunOptions overridden(const StudyCommand& command, algorithms::RunOp
   if (command.batch > 0) options.hyper.batch = command.batch;
   if (command.eval_every > 0) options.budget.eval_every = command.eval_every;
   if (command.threads > 0) options.threads_per_rank = command.threads;
+  if (command.allreduce_option != nullptr && command.allreduce_option->count() > 0) {
+    options.hyper.allreduce = command.allreduce;
+  }
   if (command.budget_iterations > 0) {
     options.budget.iterations = command.budget_iterations;
     options.budget.seconds = 0;
@@ -247,8 +254,8 @@ void register_study_command(CLI::App& app, Context& context) {
   study->add_option("--executor", command->run.executor, kExecutorHelp)->capture_default_str();
   study->add_option("--platform", command->platforms, "simgrid: platforms (catalog names or files); a list runs each")
       ->delimiter(',');
-  study->add_option("--ranks-per-node", command->run.job.ranks_per_node, "simgrid: ranks per node (0: one per unit)")
-      ->capture_default_str();
+  study->add_option("--ranks-per-node", command->run.job.ranks_per_node, kRanksPerNodeHelp)->capture_default_str();
+  command->allreduce_option = add_allreduce_option(*study, command->allreduce);
   study->add_option("--results", command->run.job.cli.results, "Write the results (JSON) here");
   command->run.job.command = "study";
   command->run.job.progress = true;

@@ -41,6 +41,16 @@ void add_compression_options(CLI::App& command, algorithms::Hyperparameters& hyp
       ->capture_default_str();
 }
 
+CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorithm) {
+  std::string names;
+  for (const auto each : kAllreduceAlgorithms) names += (names.empty() ? "" : ", ") + std::string(to_string(each));
+  return command
+      .add_option_function<std::string>(
+          "--allreduce", [&algorithm](const std::string& name) { algorithm = allreduce_algorithm_from_string(name); },
+          "Sync SGD's allreduce: " + names + " (hierarchical ones follow the ranks' nodes: --ranks-per-node)")
+      ->default_str(std::string(to_string(algorithm)));
+}
+
 void add_run_options(CLI::App& command, RunCli& cli) {
   auto& run = cli.run;
   command.add_option("--algo", run.algorithm, "Algorithm (`dsgd algorithms` lists them)")->capture_default_str();
@@ -68,6 +78,7 @@ void add_run_options(CLI::App& command, RunCli& cli) {
       ->capture_default_str();
   command.add_option("--bucket-bytes", run.hyper.bucket_bytes, "wfbp-sgd: bytes per gradient bucket (0: per layer)")
       ->capture_default_str();
+  add_allreduce_option(command, run.hyper.allreduce);
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,
                           run.hyper.lars, run.hyper.lars_trust);
   add_compression_options(command, run.hyper);
@@ -123,6 +134,7 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--servers", std::to_string(run.hyper.servers)},
       {"--staleness-bound", std::to_string(run.hyper.staleness_bound)},
       {"--bucket-bytes", std::to_string(run.hyper.bucket_bytes)},
+      {"--allreduce", std::string(to_string(run.hyper.allreduce))},
       {"--lr-scaling", std::string(nn::lr_scaling_name(run.hyper.lr_scaling))},
       {"--reference-batch", std::to_string(run.hyper.reference_batch)},
       {"--warmup-iterations", std::to_string(run.hyper.warmup_iterations)},
@@ -206,6 +218,7 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"staleness_bound", run.hyper.staleness_bound},
                              {"per_layer", run.hyper.per_layer},
                              {"bucket_bytes", run.hyper.bucket_bytes},
+                             {"allreduce", std::string(to_string(run.hyper.allreduce))},
                              {"workers", run.workers},
                              {"threads_per_rank", run.threads_per_rank},
                              {"global_batch", run.hyper.batch * run.workers},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "algorithms/runner.hpp"
+#include "core/collectives.hpp"
 #include "core/comm.hpp"
 #include "core/nn/sgd.hpp"
 #include "reports/results.hpp"
@@ -39,7 +40,11 @@ void add_large_batch_options(CLI::App& command, nn::LrScaling& lr_scaling, int& 
 // Registers --compression and --topk-ratio (core/compressed_collectives.hpp) on `command`, bound to `hyper`.
 // `dsgd run` and `dsgd simulate` share them.
 void add_compression_options(CLI::App& command, algorithms::Hyperparameters& hyper);
-// Registers --algo, --workers, --model, --data, the hyper-parameters (the large-batch rules among them), the budget
+// Registers --allreduce (the allreduce Sync SGD sums with: ring, ..., hierarchical, hierarchical_2d) on `command`,
+// bound to `algorithm`.
+CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorithm);
+// Registers --algo, --workers, --model, --data, the hyper-parameters (the large-batch rules and --allreduce among
+// them), the budget
 // and --threads on `command`.
 void add_run_options(CLI::App& command, RunCli& cli);
 // The same options as arguments, for `dsgd-mpi run` (without --results).

@@ -220,6 +220,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
   sim->add_option("--bucket-bytes", command->scaling.hyper.bucket_bytes,
                   "wfbp-sgd: bytes per gradient bucket (0: one per layer)")
       ->capture_default_str();
+  add_allreduce_option(*sim, command->scaling.hyper.allreduce);
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
       ->capture_default_str();
   add_compression_options(*sim, command->scaling.hyper);

@@ -4,6 +4,7 @@
 #include <bit>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace dsgd {
@@ -164,36 +165,52 @@ void allreduce_rabenseifner(Comm& comm, Floats buffer, const CollectiveOptions& 
 }
 
 // Ring: P-1 reduce-scatter steps and P-1 allgather steps, each moving one of P nearly equal chunks.
-void allreduce_ring(Comm& comm, Floats buffer, const CollectiveOptions& options) {
-  const int size = comm.size();
-  const int rank = comm.rank();
-  const auto chunk_begin = [&](int chunk) {
+Floats ring_chunk(Floats buffer, int size, int index) {
+  const auto begin = [&](int chunk) {
     return buffer.count * static_cast<std::size_t>(chunk) / static_cast<std::size_t>(size);
   };
-  const auto chunk = [&](int index) {
-    const int c = ((index % size) + size) % size;
-    return slice(buffer, chunk_begin(c), chunk_begin(c + 1) - chunk_begin(c));
-  };
+  const int c = ((index % size) + size) % size;
+  return slice(buffer, begin(c), begin(c + 1) - begin(c));
+}
+
+// After it, rank r holds chunk r + 1 summed over all ranks.
+void ring_reduce_scatter(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  const int size = comm.size();
+  if (size == 1) return;
+  const int rank = comm.rank();
   const int right = (rank + 1) % size;
   const int left = (rank - 1 + size) % size;
   Scratch incoming(comm, buffer.count / static_cast<std::size_t>(size) + 1);
   for (int step = 0; step < size - 1; ++step) {
-    const Floats out = chunk(rank - step);
-    const Floats in = chunk(rank - step - 1);
+    const Floats out = ring_chunk(buffer, size, rank - step);
+    const Floats in = ring_chunk(buffer, size, rank - step - 1);
     auto receive = comm.irecv(left, options.tag, incoming.floats().data, in.bytes(), options.category);
     auto sending = comm.isend(right, options.tag, out.data, out.bytes(), options.category);
     receive->wait();
     sending->wait();
     accumulate(comm, in, slice(incoming.floats(), 0, in.count), options);
   }
+}
+
+// From rank r holding chunk r + 1 to every rank holding every chunk.
+void ring_allgather(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  const int size = comm.size();
+  const int rank = comm.rank();
+  const int right = (rank + 1) % size;
+  const int left = (rank - 1 + size) % size;
   for (int step = 0; step < size - 1; ++step) {
-    const Floats out = chunk(rank + 1 - step);
-    const Floats in = chunk(rank - step);
+    const Floats out = ring_chunk(buffer, size, rank + 1 - step);
+    const Floats in = ring_chunk(buffer, size, rank - step);
     auto receive = comm.irecv(left, options.tag, in.data, in.bytes(), options.category);
     auto sending = comm.isend(right, options.tag, out.data, out.bytes(), options.category);
     receive->wait();
     sending->wait();
   }
+}
+
+void allreduce_ring(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  ring_reduce_scatter(comm, buffer, options);
+  ring_allgather(comm, buffer, options);
 }
 
 void broadcast_messages(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
@@ -216,6 +233,7 @@ void broadcast_messages(Comm& comm, Floats buffer, int root, const CollectiveOpt
 
 void reduce_messages(Comm& comm, Floats buffer, int root, const CollectiveOptions& options) {
   const int size = comm.size();
+  if (size == 1) return;
   const int me = relative(comm.rank(), root, size);
   // The root sums in place; inner nodes sum into a copy so their input stays intact; leaves send as is.
   Scratch partial_storage(comm, me == 0 ? 0 : buffer.count);
@@ -236,6 +254,122 @@ void reduce_messages(Comm& comm, Floats buffer, int root, const CollectiveOption
       accumulate(comm, partial, incoming.floats(), options);
     }
   }
+}
+
+// Some of the world's ranks seen as a world of their own: rank i of the group is world rank members[i]. The
+// hierarchical allreduces run the flat algorithms inside a node and among nodes through it.
+class GroupComm final : public Comm {
+ public:
+  GroupComm(Comm& world, const std::vector<int>& members, int index)
+      : world_(world), members_(members), index_(index) {}
+
+  int rank() const override { return index_; }
+  int size() const override { return static_cast<int>(members_.size()); }
+  double now_s() const override { return world_.now_s(); }
+  std::string_view executor() const override { return world_.executor(); }
+  bool has_payload() const override { return world_.has_payload(); }
+  int node_of(int rank) const override { return world_.node_of(member(rank)); }
+  // Peers are named (collectives never receive from kAnySource); statuses name world ranks.
+  RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override {
+    return world_.isend(member(destination), tag, data, bytes, category);
+  }
+  RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override {
+    return world_.irecv(member(source), tag, data, bytes, category);
+  }
+  void compute(const ComputeStep& step) override { world_.compute(step); }
+  std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
+                                              std::span<const float> initial) override {
+    return world_.shared_vector(name, count, initial);
+  }
+
+ private:
+  int member(int rank) const {
+    check_peer(rank, /*any_allowed=*/false, "group peer");
+    return members_[static_cast<std::size_t>(rank)];
+  }
+
+  Comm& world_;
+  const std::vector<int>& members_;
+  int index_;
+};
+
+// The world's nodes (Comm::node_of) in the order of their lowest rank, each node's ranks ascending.
+struct NodeLayout {
+  std::vector<std::vector<int>> nodes;
+  std::vector<int> node_of_rank;  // index into nodes
+  int node = 0;                   // this rank's
+  int local = 0;                  // this rank's index in its node
+};
+
+NodeLayout node_layout(const Comm& comm) {
+  NodeLayout layout;
+  std::unordered_map<int, int> index_of;  // node_of's number -> index into nodes
+  layout.node_of_rank.reserve(static_cast<std::size_t>(comm.size()));
+  for (int rank = 0; rank < comm.size(); ++rank) {
+    const auto [found, added] = index_of.try_emplace(comm.node_of(rank), static_cast<int>(layout.nodes.size()));
+    if (added) layout.nodes.emplace_back();
+    layout.nodes[static_cast<std::size_t>(found->second)].push_back(rank);
+    layout.node_of_rank.push_back(found->second);
+  }
+  layout.node = layout.node_of_rank[static_cast<std::size_t>(comm.rank())];
+  const auto& mine = layout.nodes[static_cast<std::size_t>(layout.node)];
+  layout.local = static_cast<int>(std::find(mine.begin(), mine.end(), comm.rank()) - mine.begin());
+  return layout;
+}
+
+// The rank with index `local` on every node (the leaders for local 0).
+std::vector<int> lane(const NodeLayout& layout, int local) {
+  std::vector<int> ranks;
+  ranks.reserve(layout.nodes.size());
+  for (const auto& node : layout.nodes) ranks.push_back(node[static_cast<std::size_t>(local)]);
+  return ranks;
+}
+
+void allreduce_hierarchical(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  const NodeLayout layout = node_layout(comm);
+  const auto& mine = layout.nodes[static_cast<std::size_t>(layout.node)];
+  GroupComm node(comm, mine, layout.local);
+  // Sum the node's buffers into its leader, allreduce among the leaders, hand the result down the node's tree.
+  reduce_messages(node, buffer, 0, options);
+  if (layout.local == 0 && layout.nodes.size() > 1) {
+    const std::vector<int> leaders = lane(layout, 0);
+    GroupComm across(comm, leaders, layout.node);
+    allreduce_ring(across, buffer, options);
+  }
+  broadcast_messages(node, buffer, 0, options);
+}
+
+void allreduce_hierarchical_2d(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  const NodeLayout layout = node_layout(comm);
+  const auto& mine = layout.nodes[static_cast<std::size_t>(layout.node)];
+  std::size_t lanes = mine.size();
+  for (const auto& node : layout.nodes) lanes = std::min(lanes, node.size());
+  const auto local = static_cast<std::size_t>(layout.local);
+  // Uneven nodes: a rank beyond the smallest node's count adds its buffer into local rank (i mod lanes) and gets
+  // the result back from it.
+  if (local >= lanes) {
+    send(comm, mine[local % lanes], buffer, options);
+    recv(comm, mine[local % lanes], buffer, options);
+    return;
+  }
+  if (mine.size() > lanes) {
+    Scratch incoming(comm, buffer.count);
+    for (std::size_t extra = local + lanes; extra < mine.size(); extra += lanes) {
+      recv(comm, mine[extra], incoming.floats(), options);
+      accumulate(comm, buffer, incoming.floats(), options);
+    }
+  }
+  const std::vector<int> first(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(lanes));
+  GroupComm node(comm, first, layout.local);
+  // Reduce-scatter inside the node, allreduce this rank's shard with its lane on every node, allgather.
+  ring_reduce_scatter(node, buffer, options);
+  if (layout.nodes.size() > 1) {
+    const std::vector<int> peers = lane(layout, layout.local);
+    GroupComm across(comm, peers, layout.node);
+    allreduce_ring(across, ring_chunk(buffer, static_cast<int>(lanes), layout.local + 1), options);
+  }
+  ring_allgather(node, buffer, options);
+  for (std::size_t extra = local + lanes; extra < mine.size(); extra += lanes) send(comm, mine[extra], buffer, options);
 }
 
 // What makes a collective's schedule: its name and every argument that shapes its messages.
@@ -261,8 +395,28 @@ std::string_view to_string(AllreduceAlgorithm algorithm) {
       return "rabenseifner";
     case AllreduceAlgorithm::kReduceBroadcast:
       return "reduce_broadcast";
+    case AllreduceAlgorithm::kHierarchical:
+      return "hierarchical";
+    case AllreduceAlgorithm::kHierarchical2d:
+      return "hierarchical_2d";
   }
   return "?";
+}
+
+bool node_aware(AllreduceAlgorithm algorithm) {
+  return algorithm == AllreduceAlgorithm::kHierarchical || algorithm == AllreduceAlgorithm::kHierarchical2d;
+}
+
+std::string node_map_text(const Comm& comm) {
+  const NodeLayout layout = node_layout(comm);
+  std::string text = "node map";
+  for (std::size_t rank = 0; rank < layout.node_of_rank.size();) {
+    std::size_t end = rank;
+    while (end < layout.node_of_rank.size() && layout.node_of_rank[end] == layout.node_of_rank[rank]) ++end;
+    text += " " + std::to_string(layout.node_of_rank[rank]) + "x" + std::to_string(end - rank);
+    rank = end;
+  }
+  return text;
 }
 
 std::string allreduce_call_name(AllreduceAlgorithm algorithm) {
@@ -305,9 +459,17 @@ void allreduce(Comm& comm, Floats buffer, AllreduceAlgorithm algorithm, const Co
         reduce_messages(c, buffer, 0, options);
         broadcast_messages(c, buffer, 0, options);
         return;
+      case AllreduceAlgorithm::kHierarchical:
+        allreduce_hierarchical(c, buffer, options);
+        return;
+      case AllreduceAlgorithm::kHierarchical2d:
+        allreduce_hierarchical_2d(c, buffer, options);
+        return;
     }
   };
-  comm.run_collective(call_of(allreduce_call_name(algorithm), buffer.count, 0, options), body);
+  CollectiveCall call = call_of(allreduce_call_name(algorithm), buffer.count, 0, options);
+  if (node_aware(algorithm)) call.key += ", " + node_map_text(comm);
+  comm.run_collective(call, body);
 }
 
 void round_robin_gather(Comm& comm, int master, Floats buffer, bool reply, const ReceiveHandler& on_receive,

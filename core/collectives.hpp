@@ -32,15 +32,39 @@ struct CollectiveOptions {
   Tag tag = kFirstCollectiveTag;  // collectives running at the same time need different tags
 };
 
-enum class AllreduceAlgorithm { kRing, kRecursiveDoubling, kRabenseifner, kReduceBroadcast };
+// The flat algorithms ignore where ranks run. The hierarchical ones follow Comm::node_of (nodes in the order of
+// their lowest rank; a node's ranks in rank order, local rank 0 its leader):
+//  * kHierarchical: binomial reduce inside each node to its leader, ring allreduce among the leaders, binomial
+//    broadcast inside the node. Nodes may hold different numbers of ranks.
+//  * kHierarchical2d (NCCL's and Horovod's two-level ring): with S the smallest node's rank count, ring
+//    reduce-scatter inside each node among its first S ranks (local rank i ends with shard (i + 1) mod S), ring
+//    allreduce of shard i among the local ranks i of all nodes -- S rings crossing the network at once -- and
+//    ring allgather inside the node. A node's ranks beyond the first S (uneven nodes) first add their buffer into
+//    local rank (i mod S) and get the result back from it at the end.
+// Their sums are bit-identical across executors for equal node maps (the order of additions follows the map).
+enum class AllreduceAlgorithm {
+  kRing,
+  kRecursiveDoubling,
+  kRabenseifner,
+  kReduceBroadcast,
+  kHierarchical,
+  kHierarchical2d
+};
 std::string_view to_string(AllreduceAlgorithm algorithm);
 // The CollectiveCall::name an allreduce runs under: "allreduce ring", ...
 std::string allreduce_call_name(AllreduceAlgorithm algorithm);
-// Parses "ring", "recursive_doubling", "rabenseifner", "reduce_broadcast"; UnknownNameError lists them.
+// Parses "ring", "recursive_doubling", "rabenseifner", "reduce_broadcast", "hierarchical", "hierarchical_2d";
+// UnknownNameError lists them.
 AllreduceAlgorithm allreduce_algorithm_from_string(std::string_view name);
-inline constexpr std::array<AllreduceAlgorithm, 4> kAllreduceAlgorithms = {
-    AllreduceAlgorithm::kRing, AllreduceAlgorithm::kRecursiveDoubling, AllreduceAlgorithm::kRabenseifner,
-    AllreduceAlgorithm::kReduceBroadcast};
+inline constexpr std::array<AllreduceAlgorithm, 6> kAllreduceAlgorithms = {
+    AllreduceAlgorithm::kRing,         AllreduceAlgorithm::kRecursiveDoubling,
+    AllreduceAlgorithm::kRabenseifner, AllreduceAlgorithm::kReduceBroadcast,
+    AllreduceAlgorithm::kHierarchical, AllreduceAlgorithm::kHierarchical2d};
+// Whether `algorithm` follows Comm::node_of (its schedule, and CollectiveCall::key, depend on the node map).
+bool node_aware(AllreduceAlgorithm algorithm);
+// The node map of `comm` as CollectiveCall::key puts it: runs of consecutive ranks on one node, each node numbered
+// by the order of its lowest rank ("node map 0x8 1x8" for two nodes of 8 ranks).
+std::string node_map_text(const Comm& comm);
 
 // Binomial-tree broadcast of root's buffer into everyone's: ceil(log2 P) rounds.
 void broadcast(Comm& comm, Floats buffer, int root, const CollectiveOptions& options = {});

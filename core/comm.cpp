@@ -1,5 +1,6 @@
 #include "core/comm.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/format.hpp"
@@ -62,12 +63,29 @@ void Comm::check_peer(int peer, bool any_allowed, std::string_view operation) co
   }
 }
 
+int Comm::node_in(const std::vector<int>& nodes, int rank) const {
+  check_peer(rank, /*any_allowed=*/false, "node_of");
+  return nodes[static_cast<std::size_t>(rank)];
+}
+
+std::vector<int> emulated_nodes(const WorldOptions& world) {
+  std::vector<int> nodes;
+  if (world.ranks_per_node <= 0) return nodes;
+  nodes.reserve(static_cast<std::size_t>(std::max(world.size, 0)));
+  for (int rank = 0; rank < world.size; ++rank) nodes.push_back(rank / world.ranks_per_node);
+  return nodes;
+}
+
 void check_world(const WorldOptions& world, std::string_view executor, bool simulated) {
   const std::string prefix = std::string(executor) + " executor: ";
   if (world.size < 1) throw InputError(prefix + "a world needs at least 1 rank, got " + std::to_string(world.size));
   if (!(world.timeout_s > 0) || (!simulated && std::isinf(world.timeout_s))) {
     throw InputError(prefix + "the timeout must be positive" + (simulated ? " (or infinite)" : " and finite") +
                      ", got " + seconds_text(world.timeout_s) + " s");
+  }
+  if (world.ranks_per_node < 0) {
+    throw InputError(prefix + "ranks per node must be >= 0 (0: the executor's own nodes), got " +
+                     std::to_string(world.ranks_per_node));
   }
   if (!simulated && !world.payload) {
     throw InputError(prefix + "size-only worlds (payload = false) exist only in simulation");

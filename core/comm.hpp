@@ -23,6 +23,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/breakdown.hpp"
 #include "core/error.hpp"
@@ -160,6 +161,13 @@ class Comm {
   virtual std::string_view executor() const = 0;
   // False when messages carry only sizes (data pointers may be null; compute kernels do not run).
   virtual bool has_payload() const = 0;
+  // The node rank `rank` runs on, for collectives that follow the machine's hierarchy (hierarchical allreduce):
+  // ranks with equal numbers share a node (memory, PCIe tree, NIC). Numbers are otherwise arbitrary, need not be
+  // contiguous, and every rank of a world sees the same map. With WorldOptions::ranks_per_node R > 0 it is r / R
+  // on every executor (an emulated grouping); otherwise the executor's own: threads, all on node 0; MPI, the
+  // shared-memory nodes (MPI_COMM_TYPE_SHARED), numbered by their lowest rank; SimGrid and the analytic level, the
+  // platform node the placement put the rank on. Throws CommError for a rank out of range.
+  virtual int node_of(int rank) const = 0;
 
   // Starts sending `bytes` bytes from `data` (null allowed iff !has_payload()) to `destination`.
   virtual RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) = 0;
@@ -214,6 +222,8 @@ class Comm {
   // Called by charge(): the span [now - seconds, now] was spent in `category`. An executor may record it (the
   // SimGrid executor's timeline: SimulationOptions::trace_events).
   virtual void charged(Category /*category*/, double /*seconds*/) {}
+  // node_of() of an executor holding a map of world.size entries.
+  int node_in(const std::vector<int>& nodes, int rank) const;
   // Throws CommError unless 0 <= peer < size() (or peer is kAnySource where `any_allowed`).
   void check_peer(int peer, bool any_allowed, std::string_view operation) const;
   // compute() of the native executors: runs the step's kernel and charges its wall time to the step's category.
@@ -239,7 +249,13 @@ struct WorldOptions {
   int size = 1;
   double timeout_s = 60;  // for every blocking wait
   bool payload = true;    // simulation only: false runs size-only (no buffers, no kernels)
+  // > 0: Comm::node_of groups ranks into nodes of this many (the last may hold fewer), whatever the hardware, so
+  // node-aware collectives can be exercised on one machine; 0: each executor's own map (Comm::node_of).
+  int ranks_per_node = 0;
 };
+
+// The node map of `world` where its ranks_per_node is set: rank r on node r / ranks_per_node; empty otherwise.
+std::vector<int> emulated_nodes(const WorldOptions& world);
 
 // Throws InputError unless `world` can run on `executor` ("threads", "mpi", "simgrid"), in one wording for all: at
 // least one rank; a timeout > 0, which only a simulation (`simulated`) may make infinite (no wait ends then but a

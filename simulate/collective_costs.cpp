@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "simulate/analytic/route_model.hpp"
 
 namespace dsgd::simulate {
 
@@ -64,6 +65,8 @@ double allreduce_time(const AlphaBetaGamma& model, AllreduceAlgorithm algorithm,
   const double n = bytes_of(count);
   const double c = static_cast<double>(count);
   switch (algorithm) {
+    case AllreduceAlgorithm::kHierarchical:
+    case AllreduceAlgorithm::kHierarchical2d:  // every rank a node of its own: the leaders' (lanes') ring
     case AllreduceAlgorithm::kRing: {
       // P-1 reduce-scatter steps (send a chunk, receive a chunk, add it), then P-1 allgather steps. Chunks differ
       // by one float when P does not divide the count; the largest sets the pace of every step.
@@ -118,6 +121,64 @@ double compressed_allreduce_time(const AlphaBetaGamma& model, const CompressionO
     }
   }
   return 0;
+}
+
+TwoLevelModel two_level_model(const platforms::Platform& platform, int ranks, const PlacementOptions& placement,
+                              double message_bytes) {
+  const RouteModel routes(platform, ranks, placement);
+  const auto& sites = routes.sites();
+  TwoLevelModel model;
+  model.nodes = sites.back().node + 1;
+  model.ranks_per_node =
+      static_cast<int>(std::count_if(sites.begin(), sites.end(), [](const RankSite& site) { return site.node == 0; }));
+  if (static_cast<long long>(model.nodes) * model.ranks_per_node != ranks) {
+    throw InputError("two-level model: " + std::to_string(ranks) + " ranks do not fill " + std::to_string(model.nodes) +
+                     " nodes of " + std::to_string(model.ranks_per_node) + " equally");
+  }
+  const auto toward = [&](int to) {
+    const auto price = routes.price(0, to, message_bytes);
+    return AlphaBetaGamma{price.latency_s, price.bandwidth_Bps, 0};
+  };
+  model.intra = model.ranks_per_node > 1 ? toward(1) : AlphaBetaGamma{};
+  model.inter = model.nodes > 1 ? toward(model.ranks_per_node) : AlphaBetaGamma{};
+  model.intra.flops = model.inter.flops = sites.front().peak_flops * sites.front().efficiency.of("elementwise");
+  return model;
+}
+
+double two_level_allreduce_time(const TwoLevelModel& model, AllreduceAlgorithm algorithm, std::size_t count) {
+  if (model.nodes < 1 || model.ranks_per_node < 1) {
+    throw InputError("two-level model: needs at least 1 node of at least 1 rank, got " + std::to_string(model.nodes) +
+                     " of " + std::to_string(model.ranks_per_node));
+  }
+  const int nodes = model.nodes;
+  const int local = model.ranks_per_node;
+  switch (algorithm) {
+    case AllreduceAlgorithm::kHierarchical:
+      return reduce_time(model.intra, local, count) +
+             allreduce_time(model.inter, AllreduceAlgorithm::kRing, nodes, count) +
+             broadcast_time(model.intra, local, count);
+    case AllreduceAlgorithm::kHierarchical2d: {
+      // Shards of ceil(c / L) floats (the largest sets the pace), each ring-allreduced across the nodes by L rings
+      // that share the node's bottleneck.
+      const std::size_t shard = ceil_div(count, static_cast<std::size_t>(local));
+      const double node_s =
+          (local - 1) * (2 * model.intra.message_s(bytes_of(shard)) + model.intra.reduce_s(static_cast<double>(shard)));
+      AlphaBetaGamma shared = model.inter;
+      shared.bandwidth_Bps /= local;
+      return node_s + allreduce_time(shared, AllreduceAlgorithm::kRing, nodes, shard);
+    }
+    case AllreduceAlgorithm::kRing: {
+      const int ranks = nodes * local;
+      if (ranks == 1) return 0;
+      const std::size_t chunk = ceil_div(count, static_cast<std::size_t>(ranks));
+      double step_s = local > 1 ? model.intra.message_s(bytes_of(chunk)) : 0.0;
+      if (nodes > 1) step_s = std::max(step_s, model.inter.message_s(bytes_of(chunk)));
+      return (ranks - 1) * (2 * step_s + model.intra.reduce_s(static_cast<double>(chunk)));
+    }
+    default:
+      throw InputError("no two-level closed form for allreduce " + std::string(to_string(algorithm)) +
+                       ": its messages leaving a node at once contend for the node's link");
+  }
 }
 
 double round_robin_gather_time(const AlphaBetaGamma& model, int ranks, std::size_t count, bool reply) {

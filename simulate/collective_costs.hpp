@@ -36,6 +36,23 @@
 //   onebit                4 c gamma + (P-1) (alpha + m beta) + P c gamma       encode, ring allgather, decode P
 //   topk                  3 c gamma + (P-1) (alpha + m beta) + (c + P k) gamma  encode, ring allgather, zero + decode
 //
+// The hierarchical allreduces see two networks: inside a node (alpha_i, beta_i) and between nodes (alpha_e,
+// beta_e), with N nodes of L ranks each (P = N L), and gamma the rate of a rank's reductions:
+//
+//   hierarchical          reduce_i(L) + ring_e(N) + broadcast_i(L)    the forms above, each with its level's alpha,
+//                         = L_i (2 alpha_i + 2 n beta_i + c gamma)     beta; L_i = ceil(log2 L)
+//                           + 2 (N-1) alpha_e + 2 (N-1)/N n beta_e + (N-1)/N c gamma
+//   hierarchical_2d       (L-1) (2 alpha_i + 2 n/L beta_i + c/L gamma)            reduce-scatter and allgather in
+//                         + 2 (N-1) alpha_e + 2 (N-1)/N n beta_e + (N-1)/(N L) c gamma     the node, then L rings
+//                                                                     of n/L bytes sharing the node's link
+//   ring on two levels    (P-1) (2 max(alpha_i + n/P beta_i, alpha_e + n/P beta_e) + c/P gamma): every step waits
+//                                                                     for its slowest pair, one that crosses nodes
+//
+// hierarchical_2d's L rings cross the network at once and share the node's bottleneck to it (one NIC, one PCIe
+// uplink): each moves at 1/(L beta_e), so all L together move n/N bytes per step as the leaders' one ring does; what
+// it saves is the node's share (L_i rounds of n bytes become 2 (L-1)/L n). With one rank per node (L = 1) both
+// are the ring, and so is allreduce_time() of them on one level: every rank a node of its own.
+//
 // Ring and Rabenseifner cut the buffer into whole floats: chunks of c/P (halves of c/2^i) are rounded up, since the
 // largest piece sets the pace of each step; the forms above are the limit of divisible counts.
 //
@@ -48,6 +65,7 @@
 #include "core/collectives.hpp"
 #include "core/compressed_collectives.hpp"
 #include "platforms/platform.hpp"
+#include "simulate/simgrid/platform_builder.hpp"
 
 namespace dsgd::simulate {
 
@@ -72,6 +90,27 @@ double allreduce_time(const AlphaBetaGamma& model, AllreduceAlgorithm algorithm,
 // core/compressed_allreduce of `count` floats (kNone: the ring allreduce).
 double compressed_allreduce_time(const AlphaBetaGamma& model, const CompressionOptions& compression, int ranks,
                                  std::size_t count);
+
+// The two-level model of the hierarchical allreduces.
+struct TwoLevelModel {
+  AlphaBetaGamma intra;    // between two ranks of a node; `flops`: a rank's reduction rate
+  AlphaBetaGamma inter;    // between ranks of two nodes; its bandwidth is the node's bottleneck to the network
+  int nodes = 1;           // N
+  int ranks_per_node = 1;  // L
+};
+
+// The model of `ranks` ranks placed on `platform` by `placement` (all nodes equally full), priced as
+// simulate/analytic/route_model.hpp prices messages of `message_bytes` bytes: intra from rank 0 to the next rank
+// of its node, inter from rank 0 to the first rank of the next node (either 0 where there is none), gamma from
+// rank 0's elementwise rate (its peak times the kernel class's efficiency, as the message level computes it).
+// Throws InputError for nodes of unequal rank counts, and what place_ranks throws.
+TwoLevelModel two_level_model(const platforms::Platform& platform, int ranks, const PlacementOptions& placement,
+                              double message_bytes);
+
+// Seconds of the allreduce on `count` floats over model.nodes x model.ranks_per_node ranks: the hierarchical ones
+// and the ring (forms above). Throws InputError for the other algorithms (their messages leaving a node at once
+// contend for its link: no closed form here) and for fewer than one node or rank.
+double two_level_allreduce_time(const TwoLevelModel& model, AllreduceAlgorithm algorithm, std::size_t count);
 double round_robin_gather_time(const AlphaBetaGamma& model, int ranks, std::size_t count, bool reply);
 // The server's time to serve `requests` pushes of push_count floats, each answered with reply_count floats.
 double parameter_server_time(const AlphaBetaGamma& model, std::size_t push_count, std::size_t reply_count,

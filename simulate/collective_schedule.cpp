@@ -46,15 +46,19 @@ class RecordedRequest final : public Request {
 // The recording Comm: one rank's body runs against it and leaves its operations in `ops`.
 class Recorder final : public Comm {
  public:
-  Recorder(const CollectiveCall& call, int rank, int size, std::vector<std::string>& kernel_classes,
-           std::size_t& total_ops)
-      : call_(call), rank_(rank), size_(size), kernel_classes_(kernel_classes), total_ops_(total_ops) {}
+  Recorder(const CollectiveCall& call, int rank, int size, const std::vector<int>& nodes,
+           std::vector<std::string>& kernel_classes, std::size_t& total_ops)
+      : call_(call), rank_(rank), size_(size), nodes_(nodes), kernel_classes_(kernel_classes), total_ops_(total_ops) {}
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   double now_s() const override { return 0; }
   std::string_view executor() const override { return "schedule recorder"; }
   bool has_payload() const override { return false; }
+  int node_of(int rank) const override {
+    check_peer(rank, /*any_allowed=*/false, "node_of");
+    return nodes_.empty() ? 0 : nodes_[static_cast<std::size_t>(rank)];
+  }
 
   RequestPtr isend(int destination, Tag tag, const void*, std::size_t bytes, Category) override {
     check_peer(destination, /*any_allowed=*/false, "isend to");
@@ -105,6 +109,7 @@ class Recorder final : public Comm {
   const CollectiveCall& call_;
   int rank_;
   int size_;
+  const std::vector<int>& nodes_;
   std::vector<std::string>& kernel_classes_;
   std::size_t& total_ops_;
   int requests_ = 0;
@@ -172,14 +177,16 @@ std::size_t CollectiveSchedule::transfer_count() const {
   return count;
 }
 
-CollectiveSchedule record_schedule(const CollectiveCall& call, int size, const std::function<void(Comm&)>& body) {
+CollectiveSchedule record_schedule(const CollectiveCall& call, int size, const std::function<void(Comm&)>& body,
+                                   const std::vector<int>& nodes) {
   DSGD_ENFORCE(size >= 1, "record_schedule needs at least one rank");
+  DSGD_ENFORCE(nodes.empty() || nodes.size() == static_cast<std::size_t>(size), "record_schedule's node map size");
   std::vector<std::string> kernel_classes;
   std::size_t total_ops = 0;
   std::vector<std::unique_ptr<Recorder>> ranks;
   ranks.reserve(static_cast<std::size_t>(size));
   for (int rank = 0; rank < size; ++rank) {
-    ranks.push_back(std::make_unique<Recorder>(call, rank, size, kernel_classes, total_ops));
+    ranks.push_back(std::make_unique<Recorder>(call, rank, size, nodes, kernel_classes, total_ops));
     body(*ranks.back());
   }
 

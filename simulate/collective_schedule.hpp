@@ -44,10 +44,12 @@ struct CollectiveSchedule {
   std::size_t transfer_count() const;
 };
 
-// Runs `body` for ranks 0..size-1 against a recording Comm (no payloads) and layers what it did into steps.
+// Runs `body` for ranks 0..size-1 against a recording Comm (no payloads) and layers what it did into steps. The
+// recording Comm's node_of is `nodes` (one entry per rank), or node 0 for every rank if `nodes` is empty.
 // Throws UnavailableError if the body receives from kAnySource or opens a shared vector (its schedule would
 // depend on timing), and CommError naming the collective if its messages do not match up (a receive nobody
 // sends, a send nobody receives, differing sizes, a wait that can never end).
-CollectiveSchedule record_schedule(const CollectiveCall& call, int size, const std::function<void(Comm&)>& body);
+CollectiveSchedule record_schedule(const CollectiveCall& call, int size, const std::function<void(Comm&)>& body,
+                                   const std::vector<int>& nodes = {});
 
 }  // namespace dsgd::simulate

@@ -347,6 +347,17 @@ MpiComm::MpiComm(MPI_Comm parent, const WorldOptions& options) : timeout_s_(opti
     MPI_Comm node = MPI_COMM_NULL;
     check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), rank_, "MPI_Comm_split_type");
     MPI_Comm_size(node, &node_ranks_);
+    WorldOptions world = options;
+    world.size = size_;
+    nodes_ = emulated_nodes(world);
+    if (nodes_.empty()) {
+      try {
+        nodes_ = shared_memory_nodes(node);
+      } catch (...) {
+        MPI_Comm_free(&node);
+        throw;
+      }
+    }
     MPI_Comm_free(&node);
     const int cpus = usable_cpus();
     oversubscribed_ = cpus > 0 && node_ranks_ > cpus;
@@ -376,6 +387,28 @@ StreamPtr MpiComm::start_stream(StreamBody body) {
   if (level < MPI_THREAD_SERIALIZED) return Comm::start_stream(std::move(body));
   return start_thread_stream(*this, std::unique_ptr<MpiComm>(new MpiComm(*this, SiblingOf{})), std::move(body),
                              timeout_s_);
+}
+
+std::vector<int> MpiComm::shared_memory_nodes(MPI_Comm node) {
+  // Each rank learns its node's lowest rank, then every rank's; nodes are numbered in the order of those.
+  int lowest = rank_;
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Status status{};
+  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, &lowest, 1, MPI_INT, MPI_MIN, node, &request), rank_, "MPI_Iallreduce");
+  wait_for(request, status, Category::kWait, "for the ranks of its node to name their lowest rank");
+  std::vector<int> lowest_of(static_cast<std::size_t>(size_), 0);
+  check_mpi(MPI_Iallgather(&lowest, 1, MPI_INT, lowest_of.data(), 1, MPI_INT, comm_, &request), rank_,
+            "MPI_Iallgather");
+  wait_for(request, status, Category::kWait, "for every rank to name its node");
+  std::vector<int> leaders = lowest_of;
+  std::sort(leaders.begin(), leaders.end());
+  leaders.erase(std::unique(leaders.begin(), leaders.end()), leaders.end());
+  std::vector<int> nodes;
+  nodes.reserve(lowest_of.size());
+  for (const int leader : lowest_of) {
+    nodes.push_back(static_cast<int>(std::lower_bound(leaders.begin(), leaders.end(), leader) - leaders.begin()));
+  }
+  return nodes;
 }
 
 MpiComm::~MpiComm() {

@@ -59,6 +59,9 @@ class MpiComm final : public Comm {
   double now_s() const override;
   std::string_view executor() const override { return "mpi"; }
   bool has_payload() const override { return true; }
+  // The shared-memory nodes (MPI_COMM_TYPE_SHARED), numbered 0, 1, ... in the order of their lowest rank, unless
+  // WorldOptions::ranks_per_node groups the ranks.
+  int node_of(int rank) const override { return node_in(nodes_, rank); }
 
   RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override;
   RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;
@@ -105,6 +108,8 @@ class MpiComm final : public Comm {
   struct PostedReceive;
   class ReceiveRequest;
 
+  // Every rank's node, numbered by the lowest rank of each `node` communicator (collective over comm_).
+  std::vector<int> shared_memory_nodes(MPI_Comm node);
   // Matches queued receives to arrived messages (MPI's rule) and starts their MPI_Imrecv.
   void match_receives();
   // Polls until done() returns true (true) or the timeout passes (false), matching receives meanwhile.
@@ -124,6 +129,7 @@ class MpiComm final : public Comm {
   double start_ = 0;  // MPI_Wtime at the constructor's barrier
   bool abandoned_ = false;
   int node_ranks_ = 1;
+  std::vector<int> nodes_;  // per rank
   bool oversubscribed_ = false;
   std::deque<std::shared_ptr<PostedReceive>> unmatched_;  // receives without a message yet, in posting order
   std::vector<std::shared_ptr<SharedWindow>> windows_;

@@ -124,7 +124,9 @@ class ChargedSharedVector final : public SharedVector {
 
 // --- Hub ------------------------------------------------------------------------------------------------------
 
-Hub::Hub(const WorldOptions& options) : options_(options), start_(std::chrono::steady_clock::now()) {
+Hub::Hub(const WorldOptions& options)
+    : options_(options), nodes_(emulated_nodes(options)), start_(std::chrono::steady_clock::now()) {
+  if (nodes_.empty()) nodes_.assign(static_cast<std::size_t>(options.size), 0);
   for (int i = 0; i < options.size; ++i) mailboxes_.push_back(std::make_unique<Mailbox>());
 }
 
@@ -198,6 +200,8 @@ std::shared_ptr<SharedVector> Hub::shared_vector(int rank, const std::string& na
 ThreadsComm::ThreadsComm(Hub& hub, int rank) : hub_(hub), rank_(rank) {}
 
 int ThreadsComm::size() const { return hub_.options().size; }
+
+int ThreadsComm::node_of(int rank) const { return node_in(hub_.nodes(), rank); }
 
 double ThreadsComm::now_s() const { return hub_.now_s(); }
 

@@ -34,6 +34,8 @@ class ThreadsComm final : public Comm {
   double now_s() const override;
   std::string_view executor() const override { return "threads"; }
   bool has_payload() const override { return true; }
+  // All ranks on node 0, unless WorldOptions::ranks_per_node groups them.
+  int node_of(int rank) const override;
 
   RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override;
   RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;
@@ -72,6 +74,7 @@ class Hub {
   explicit Hub(const WorldOptions& options);
 
   const WorldOptions& options() const { return options_; }
+  const std::vector<int>& nodes() const { return nodes_; }
   double now_s() const;
   Mailbox& mailbox(int rank) { return *mailboxes_[static_cast<std::size_t>(rank)]; }
   std::chrono::steady_clock::time_point deadline() const;
@@ -89,6 +92,7 @@ class Hub {
 
  private:
   WorldOptions options_;
+  std::vector<int> nodes_;  // per rank
   std::chrono::steady_clock::time_point start_;
   std::vector<std::unique_ptr<Mailbox>> mailboxes_;
 

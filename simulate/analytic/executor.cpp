@@ -31,6 +31,10 @@ class AnalyticComm final : public Comm {
         trace_events_(options.trace_events) {
     const auto& sites = routes_.sites();
     nodes_ = sites.back().node + 1;
+    rank_nodes_ = emulated_nodes(world);
+    if (rank_nodes_.empty()) {
+      for (const auto& site : sites) rank_nodes_.push_back(site.node);
+    }
     ready_s_.assign(static_cast<std::size_t>(nodes_), 0.0);
     // Node 0's ranks stand for every node's (the last node may hold fewer; its ranks are alike).
     for (const auto& site : sites) {
@@ -44,6 +48,7 @@ class AnalyticComm final : public Comm {
   double now_s() const override { return clock_s_; }
   std::string_view executor() const override { return "analytic"; }
   bool has_payload() const override { return false; }
+  int node_of(int rank) const override { return node_in(rank_nodes_, rank); }
 
   RequestPtr isend(int destination, Tag tag, const void*, std::size_t bytes, Category) override {
     throw UnavailableError(refusal("sends " + std::to_string(bytes) + " bytes to rank " + std::to_string(destination) +
@@ -110,7 +115,7 @@ class AnalyticComm final : public Comm {
     if (call.name == allreduce_call_name(AllreduceAlgorithm::kRing)) {
       return plans_.emplace(key, ring_plan(call.count)).first->second;
     }
-    const CollectiveSchedule schedule = record_schedule(call, size_, body);
+    const CollectiveSchedule schedule = record_schedule(call, size_, body, rank_nodes_);
     const auto& sites = routes_.sites();
     std::vector<double> end_s(schedule.steps.size(), 0.0);  // when each step ends
     double at_s = 0;
@@ -169,6 +174,7 @@ class AnalyticComm final : public Comm {
   ComputeNoise noise_;
   std::size_t trace_events_;
   int nodes_ = 0;
+  std::vector<int> rank_nodes_;  // per rank: Comm::node_of
   std::vector<const RankSite*> node_sites_;
   std::vector<double> ready_s_;  // per node: when its slowest rank is ready for the next collective
   double clock_s_ = 0;           // rank 0's

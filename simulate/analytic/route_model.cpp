@@ -175,18 +175,22 @@ RouteCost RouteModel::route(int from, int to) const {
   return cost;
 }
 
-double RouteModel::message_s(int from, int to, double bytes) const {
-  if (from == to) return 0;
+RouteModel::Price RouteModel::price(int from, int to, double bytes) const {
   const RouteCost cost = route(from, to);
   const auto& link = platform_.network.link;
-  double latency_s = cost.latency_s;
-  double bandwidth_Bps = cost.bandwidth_Bps > 0 ? cost.bandwidth_Bps : kInfinite;
+  Price price{cost.latency_s, cost.bandwidth_Bps > 0 ? cost.bandwidth_Bps : kInfinite};
   if (cost.node_links > 0) {
-    latency_s += link.latency_s_for(bytes);
+    price.latency_s += link.latency_s_for(bytes);
     // A NIC of its own bandwidth replaces the link's (the loader allows it only on a link without segments).
-    bandwidth_Bps = std::min(bandwidth_Bps, nic_Bps_.value_or(link.bandwidth_Bps_for(bytes)));
+    price.bandwidth_Bps = std::min(price.bandwidth_Bps, nic_Bps_.value_or(link.bandwidth_Bps_for(bytes)));
   }
-  return latency_s + bytes / bandwidth_Bps;
+  return price;
+}
+
+double RouteModel::message_s(int from, int to, double bytes) const {
+  if (from == to) return 0;
+  const Price route = price(from, to, bytes);
+  return route.latency_s + bytes / route.bandwidth_Bps;
 }
 
 }  // namespace dsgd::simulate

@@ -42,6 +42,12 @@ class RouteModel {
   RouteCost route(int from, int to) const;
   // Seconds for a message of `bytes` from rank `from` to rank `to`; 0 to itself.
   double message_s(int from, int to, double bytes) const;
+  // The latency and bottleneck bandwidth (infinite: no link) of such a message: message_s = latency + bytes / it.
+  struct Price {
+    double latency_s = 0;
+    double bandwidth_Bps = 0;
+  };
+  Price price(int from, int to, double bytes) const;
 
  private:
   RouteCost fabric(int from_node, int to_node) const;

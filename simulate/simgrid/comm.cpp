@@ -303,12 +303,16 @@ World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, std::ve
     : options_(options),
       hosts_(std::move(hosts)),
       sites_(std::move(sites)),
+      nodes_(emulated_nodes(options)),
       noise_(std::move(noise), noise_seed),
       trace_events_(trace_events),
       waiting_(2 * static_cast<std::size_t>(options.size)),
       shared_(std::make_unique<SharedVectors>()) {
   DSGD_ENFORCE_EQ(hosts_.size(), static_cast<std::size_t>(options.size));
   DSGD_ENFORCE_EQ(sites_.size(), static_cast<std::size_t>(options.size));
+  if (nodes_.empty()) {
+    for (const RankSite& placed : sites_) nodes_.push_back(placed.node);
+  }
   comms_.reserve(hosts_.size());
   for (int rank = 0; rank < options.size; ++rank) comms_.push_back(std::make_unique<SimgridComm>(*this, rank));
   if (flow_collectives) flows_ = std::make_unique<FlowCollectives>(*this);

@@ -83,6 +83,8 @@ class World {
   int size() const { return options_.size; }
   ::simgrid::s4u::Host* host(int rank) const { return hosts_[static_cast<std::size_t>(rank)]; }
   const RankSite& site(int rank) const { return sites_[static_cast<std::size_t>(rank)]; }
+  // Per rank: its node (Comm::node_of): the site's, or the emulated grouping of WorldOptions::ranks_per_node.
+  const std::vector<int>& nodes() const { return nodes_; }
   // The noise factor of a compute step of `node` starting now, the `step`-th of its rank (ComputeNoise).
   double noise_factor(int node, std::uint64_t step);
   // Keeps `span` if the timeline has room (counts it as dropped otherwise).
@@ -128,6 +130,7 @@ class World {
   WorldOptions options_;
   std::vector<::simgrid::s4u::Host*> hosts_;
   std::vector<RankSite> sites_;
+  std::vector<int> nodes_;
   ComputeNoise noise_;
   std::size_t trace_events_;
   std::vector<TimelineSpan> timeline_;
@@ -155,6 +158,7 @@ class SimgridComm final : public Comm {
   double now_s() const override;
   std::string_view executor() const override { return "simgrid"; }
   bool has_payload() const override { return world_.options().payload; }
+  int node_of(int rank) const override { return node_in(world_.nodes(), rank); }
 
   RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override;
   RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;

@@ -109,7 +109,7 @@ std::shared_ptr<const FlowPlan> FlowCollectives::plan_for(const CollectiveCall& 
                                                           const std::function<void(Comm&)>& body) {
   const auto key = std::make_pair(call.name, call.key);
   if (const auto found = plans_.find(key); found != plans_.end()) return found->second;
-  auto plan = make_plan(record_schedule(call, world_.size(), body), world_);
+  auto plan = make_plan(record_schedule(call, world_.size(), body, world_.nodes()), world_);
   plans_.emplace(key, plan);
   return plan;
 }

@@ -86,6 +86,22 @@ TEST_F(Algorithms, DeterministicAlgorithmsGiveTheSameWeightsOnThreadsMpiAndSimgr
   }
 }
 
+// The hierarchical allreduces sum in an order set by the node map: equal maps (nodes of 2, the last one short), equal
+// weights on every executor. dsgd-mpi gets --allreduce through run_arguments.
+TEST_F(Algorithms, HierarchicalAllreducesGiveTheSameWeightsOnThreadsMpiAndSimgrid) {
+  for (const auto& entry : algorithm_catalog()) {
+    if (!entry.info.synchronous) continue;
+    for (const auto algorithm : {AllreduceAlgorithm::kHierarchical, AllreduceAlgorithm::kHierarchical2d}) {
+      auto cli = with(entry.info.name);
+      cli.run.budget.iterations = 20;
+      cli.run.hyper.allreduce = algorithm;
+      const auto hashes = run_everywhere(cli, 2);
+      EXPECT_EQ(hashes.mpi, hashes.threads) << entry.info.name << ", " << to_string(algorithm);
+      EXPECT_EQ(hashes.simgrid, hashes.threads) << entry.info.name << ", " << to_string(algorithm);
+    }
+  }
+}
+
 // Linear scaling, warm-up and LARS live in each rank's optimiser and count its own steps, so they keep the
 // deterministic algorithms deterministic on every executor; dsgd-mpi gets them through run_arguments.
 TEST_F(Algorithms, LargeBatchRulesKeepTheSameWeightsOnThreadsMpiAndSimgrid) {

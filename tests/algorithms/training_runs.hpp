@@ -53,18 +53,20 @@ class TrainingRuns : public dsgd::testing::ScratchDirTest {
     return cli;
   }
 
-  RunResult run_threads(const app::RunCli& cli) {
+  // Ranks grouped into nodes of `ranks_per_node` where it is > 0 (WorldOptions::ranks_per_node), here and below.
+  RunResult run_threads(const app::RunCli& cli, int ranks_per_node = 0) {
     RunResult result;
     WorldOptions world;
     world.size = world_size(cli.run);
+    world.ranks_per_node = ranks_per_node;
     measure::threads::run(world, training_worker(cli.run, data_, &result));
     return result;
   }
 
   // The final weights' hash of `cli`'s run under mpirun (dsgd-mpi run), or "" after a failure it reports.
-  std::string run_mpi(const app::RunCli& cli) {
+  std::string run_mpi(const app::RunCli& cli, int ranks_per_node = 0) {
     const auto file = dir_ / (cli.run.algorithm + ".json");
-    std::vector<std::string> program = {kWorker, "run"};
+    std::vector<std::string> program = {kWorker, "--ranks-per-node", std::to_string(ranks_per_node), "run"};
     for (const auto& argument : app::run_arguments(cli)) program.push_back(argument);
     program.insert(program.end(), {"--results", file.string()});
     const auto process =
@@ -77,9 +79,10 @@ class TrainingRuns : public dsgd::testing::ScratchDirTest {
   // `cli`'s run in SimGrid on `platform` (message level), with payloads or size-only; returns what `collect` makes
   // of rank 0's result inside the simulation's process (by default the weights' hash).
   std::string run_simgrid(const app::RunCli& cli, bool payload, const platforms::Platform* platform = nullptr,
-                          std::function<std::string(const RunResult&)> collect = {}) {
+                          std::function<std::string(const RunResult&)> collect = {}, int ranks_per_node = 0) {
     WorldOptions world;
     world.size = world_size(cli.run);
+    world.ranks_per_node = ranks_per_node;
     world.payload = payload;
     simulate::SimulationOptions options;
     options.fidelity = simulate::Fidelity::kMessage;
@@ -97,11 +100,11 @@ class TrainingRuns : public dsgd::testing::ScratchDirTest {
   };
 
   // The final weights' hash of `cli`'s run on threads, on MPI and in SimGrid with payloads.
-  Hashes run_everywhere(const app::RunCli& cli) {
+  Hashes run_everywhere(const app::RunCli& cli, int ranks_per_node = 0) {
     Hashes hashes;
-    hashes.threads = hex(run_threads(cli).parameters_hash);
-    hashes.mpi = run_mpi(cli);
-    hashes.simgrid = run_simgrid(cli, /*payload=*/true);
+    hashes.threads = hex(run_threads(cli, ranks_per_node).parameters_hash);
+    hashes.mpi = run_mpi(cli, ranks_per_node);
+    hashes.simgrid = run_simgrid(cli, /*payload=*/true, nullptr, {}, ranks_per_node);
     std::printf("%-15s threads %s, mpi %s, simgrid %s\n", cli.run.algorithm.c_str(), hashes.threads.c_str(),
                 hashes.mpi.c_str(), hashes.simgrid.c_str());
     return hashes;

@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/collectives.hpp"
@@ -43,6 +46,49 @@ struct TestBuffer {
   std::vector<float> storage;
 };
 
+// `comm` under another node map (Comm::node_of), so every executor runs the hierarchical allreduces on maps its
+// hardware does not have: interleaved, uneven. Everything else goes to `comm`.
+class RemappedComm final : public Comm {
+ public:
+  RemappedComm(Comm& comm, std::function<int(int)> node) : comm_(comm), node_(std::move(node)) {}
+  int rank() const override { return comm_.rank(); }
+  int size() const override { return comm_.size(); }
+  double now_s() const override { return comm_.now_s(); }
+  std::string_view executor() const override { return comm_.executor(); }
+  bool has_payload() const override { return comm_.has_payload(); }
+  int node_of(int rank) const override { return node_(rank); }
+  RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override {
+    return comm_.isend(destination, tag, data, bytes, category);
+  }
+  RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override {
+    return comm_.irecv(source, tag, data, bytes, category);
+  }
+  void compute(const ComputeStep& step) override { comm_.compute(step); }
+  std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
+                                              std::span<const float> initial) override {
+    return comm_.shared_vector(name, count, initial);
+  }
+
+ private:
+  Comm& comm_;
+  std::function<int(int)> node_;
+};
+
+// Node maps the hierarchical allreduces must handle, by name: uneven, interleaved, numbered out of order.
+inline std::vector<std::pair<std::string, std::function<int(int)>>> test_node_maps() {
+  return {
+      {"nodes of 3", [](int rank) { return rank / 3; }},
+      {"interleaved over 2", [](int rank) { return rank % 2; }},
+      {"rank 0 alone on node 9", [](int rank) { return rank == 0 ? 9 : 4; }},
+      {"nodes of 1, 2, 3, ... ranks",
+       [](int rank) {
+         int node = 0;  // node k holds k + 1 ranks; next is the first rank of node + 1
+         for (int next = 1; next <= rank; next += node + 1) ++node;
+         return node;
+       }},
+  };
+}
+
 // Runs every collective of core/collectives.hpp on `count` floats and checks each result exactly.
 inline void check_collectives(Comm& comm, std::size_t count) {
   const int rank = comm.rank();
@@ -67,6 +113,15 @@ inline void check_collectives(Comm& comm, std::size_t count) {
     TestBuffer buffer(comm, inputs(rank, count));
     allreduce(comm, buffer.floats(), algorithm, next());
     expect_values(comm, "allreduce " + std::string(to_string(algorithm)), buffer.storage, sums);
+  }
+  for (const auto& [map_name, node] : test_node_maps()) {
+    RemappedComm remapped(comm, node);
+    for (const auto algorithm : kAllreduceAlgorithms) {
+      if (!node_aware(algorithm)) continue;
+      TestBuffer buffer(comm, inputs(rank, count));
+      allreduce(remapped, buffer.floats(), algorithm, next());
+      expect_values(comm, "allreduce " + std::string(to_string(algorithm)) + " on " + map_name, buffer.storage, sums);
+    }
   }
 
   // The master's handler adds 1 to its buffer after each reply, the way EASGD moves its centre, so worker w is

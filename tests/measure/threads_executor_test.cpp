@@ -41,6 +41,58 @@ INSTANTIATE_TEST_SUITE_P(RanksBySizes, MeasureThreadsCollectives, ::testing::Val
                                   std::to_string(param_info.param.count) + "floats";
                          });
 
+// The world's emulated nodes (WorldOptions::ranks_per_node), uneven ones included, under every collective.
+class MeasureThreadsEmulatedNodes : public ::testing::TestWithParam<std::pair<int, int>> {};
+
+TEST_P(MeasureThreadsEmulatedNodes, CollectivesAreExact) {
+  const auto [ranks, per_node] = GetParam();
+  WorldOptions options;
+  options.size = ranks;
+  options.ranks_per_node = per_node;
+  run(options, [per_node = per_node](Comm& comm) {
+    for (int rank = 0; rank < comm.size(); ++rank) {
+      if (comm.node_of(rank) != rank / per_node) throw Error("node_of(" + std::to_string(rank) + ") is wrong");
+    }
+    dsgd::testing::check_collectives(comm, 1001);
+  });
+}
+
+TEST(MeasureThreadsNodes, NodeMapTextRunsOverConsecutiveRanks) {
+  WorldOptions options;
+  options.size = 7;
+  options.ranks_per_node = 3;
+  run(options, [](Comm& comm) {
+    if (node_map_text(comm) != "node map 0x3 1x3 2x1") throw Error("node map text: " + node_map_text(comm));
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(RanksPerNode, MeasureThreadsEmulatedNodes,
+                         ::testing::Values(std::pair{4, 2}, std::pair{7, 3}, std::pair{8, 4}, std::pair{16, 5},
+                                           std::pair{16, 8}),
+                         [](const auto& param_info) {
+                           return std::to_string(param_info.param.first) + "ranks_" +
+                                  std::to_string(param_info.param.second) + "per_node";
+                         });
+
+TEST(MeasureThreadsNodes, AllRanksShareNodeZeroUnlessGrouped) {
+  WorldOptions options;
+  options.size = 3;
+  run(options, [](Comm& comm) {
+    for (int rank = 0; rank < comm.size(); ++rank) {
+      if (comm.node_of(rank) != 0) throw Error("rank " + std::to_string(rank) + " is not on node 0");
+    }
+    bool refused = false;
+    try {
+      comm.node_of(3);
+    } catch (const CommError&) {
+      refused = true;
+    }
+    if (!refused) throw Error("node_of(3) of 3 ranks did not throw");
+  });
+  options.ranks_per_node = -1;
+  EXPECT_THROW(run(options, [](Comm&) {}), InputError);
+}
+
 WorldOptions two_ranks(double timeout_s) {
   WorldOptions options;
   options.size = 2;

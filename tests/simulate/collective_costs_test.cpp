@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "platforms/catalog.hpp"
 #include "simulate/simgrid/executor.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 #include "tests/support/test_names.hpp"
@@ -243,6 +244,42 @@ TEST(CollectiveCosts, TextbookValues) {
   EXPECT_DOUBLE_EQ(compressed_allreduce_time(model, compression_options(Compression::kNone), 4, count),
                    allreduce_time(model, AllreduceAlgorithm::kRing, 4, count));
   EXPECT_THROW(broadcast_time(model, 0, count), InputError);
+}
+
+// Two nodes of 4 ranks, PCIe-like inside (no latency, 10 GB/s), a 1 GB/s network with 10 us between them, 1000
+// floats; each term as collective_costs.hpp writes it.
+TEST(CollectiveCosts, TwoLevelTextbookValues) {
+  TwoLevelModel model;
+  model.intra = {0, 10e9, 1e9};
+  model.inter = {1e-5, 1e9, 1e9};
+  model.nodes = 2;
+  model.ranks_per_node = 4;
+  // Reduce and broadcast in the node: 2 rounds of 4000 bytes (+ 1000 adds); a ring of the 2 leaders on halves.
+  const double reduce_s = 2 * (4000 / 10e9 + 1000 / 1e9);
+  const double leaders_s = 2 * (1e-5 + 2000 / 1e9) + 500 / 1e9;
+  EXPECT_NEAR(two_level_allreduce_time(model, AllreduceAlgorithm::kHierarchical, 1000),
+              reduce_s + leaders_s + 2 * (4000 / 10e9), 1e-15);
+  // Rings in the node on quarters (3 steps of 1000 bytes each way, 250 adds), then 4 rings sharing the 1 GB/s link.
+  const double node_s = 3 * (2 * (1000 / 10e9) + 250 / 1e9);
+  const double lanes_s = 2 * (1e-5 + 500 / (1e9 / 4)) + 125 / 1e9;
+  EXPECT_NEAR(two_level_allreduce_time(model, AllreduceAlgorithm::kHierarchical2d, 1000), node_s + lanes_s, 1e-15);
+  // A flat ring over the 8 ranks: every step waits for a node-crossing pair.
+  EXPECT_NEAR(two_level_allreduce_time(model, AllreduceAlgorithm::kRing, 1000),
+              7 * (2 * (1e-5 + 500 / 1e9) + 125 / 1e9), 1e-15);
+  EXPECT_THROW(two_level_allreduce_time(model, AllreduceAlgorithm::kRecursiveDoubling, 1000), InputError);
+  // One rank per node: both hierarchical forms are the ring among the nodes.
+  model.ranks_per_node = 1;
+  model.nodes = 8;
+  for (const auto algorithm : {AllreduceAlgorithm::kHierarchical, AllreduceAlgorithm::kHierarchical2d}) {
+    EXPECT_DOUBLE_EQ(two_level_allreduce_time(model, algorithm, 1000),
+                     allreduce_time(model.inter, AllreduceAlgorithm::kRing, 8, 1000));
+  }
+}
+
+TEST(CollectiveCosts, TwoLevelModelRefusesUnevenNodes) {
+  const auto platform = platforms::load_platform(std::string(DSGD_TEST_DATA_DIR) + "/platforms/gpu8-10gbe.json");
+  EXPECT_THROW(two_level_model(platform, 12, {}, 0), InputError);
+  EXPECT_EQ(two_level_model(platform, 16, {}, 0).nodes, 2);
 }
 
 TEST(CollectiveCosts, ModelOfAPlatform) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "core/collectives.hpp"
 #include "tests/support/error_message.hpp"
@@ -69,6 +70,60 @@ TEST(CollectiveSchedule, RingAllreduceHasTwoPMinusOneExchangeSteps) {
     EXPECT_EQ(step.transfers.size(), 4U);  // every rank sends to its right neighbour at once
     for (const auto& transfer : step.transfers) EXPECT_EQ(transfer.destination, (transfer.source + 1) % 4);
   }
+}
+
+// Two nodes of 4: a binomial reduce in each node (3 transfers), a ring of the 2 leaders (2 x 2 transfers), a binomial
+// broadcast in each node (3); only the leaders' ring crosses nodes.
+TEST(CollectiveSchedule, HierarchicalAllreduceFollowsTheNodeMap) {
+  const std::vector<int> nodes = {0, 0, 0, 0, 1, 1, 1, 1};
+  const auto schedule = record_schedule(
+      kCall, 8,
+      [](Comm& comm) {
+        allreduce(comm, {nullptr, 1000}, AllreduceAlgorithm::kHierarchical);
+      },
+      nodes);
+  EXPECT_EQ(schedule.transfer_count(), 2U * 3 + 4 + 2U * 3);
+  std::size_t crossing = 0;
+  for (const auto& step : schedule.steps) {
+    for (const auto& transfer : step.transfers) {
+      if (nodes[static_cast<std::size_t>(transfer.source)] == nodes[static_cast<std::size_t>(transfer.destination)]) {
+        continue;
+      }
+      ++crossing;
+      EXPECT_TRUE((transfer.source == 0 && transfer.destination == 4) ||
+                  (transfer.source == 4 && transfer.destination == 0));
+      EXPECT_EQ(transfer.bytes, 2000U);  // half the buffer: a ring of two
+    }
+  }
+  EXPECT_EQ(crossing, 4U);
+  // All on one node: reduce and broadcast over 8 ranks, nothing else.
+  const auto one_node = record_schedule(kCall, 8, [](Comm& comm) {
+    allreduce(comm, {nullptr, 1000}, AllreduceAlgorithm::kHierarchical);
+  });
+  EXPECT_EQ(one_node.transfer_count(), 7U + 7U);
+}
+
+// Two nodes of 4: a ring reduce-scatter and allgather in each node (4 x 3 transfers each), then 4 rings of two
+// across the nodes, one per local rank, each on its quarter of the buffer.
+TEST(CollectiveSchedule, Hierarchical2dRunsOneRingPerLocalRankAcrossNodes) {
+  const std::vector<int> nodes = {0, 0, 0, 0, 1, 1, 1, 1};
+  const auto schedule = record_schedule(
+      kCall, 8,
+      [](Comm& comm) {
+        allreduce(comm, {nullptr, 1000}, AllreduceAlgorithm::kHierarchical2d);
+      },
+      nodes);
+  EXPECT_EQ(schedule.transfer_count(), 2U * (4 * 3 * 2) + 4U * 4);
+  std::size_t crossing = 0;
+  for (const auto& step : schedule.steps) {
+    for (const auto& transfer : step.transfers) {
+      if (transfer.source / 4 == transfer.destination / 4) continue;
+      ++crossing;
+      EXPECT_EQ(transfer.destination % 4, transfer.source % 4);  // local rank i talks to local rank i
+      EXPECT_EQ(transfer.bytes, 500U);                           // half of a quarter
+    }
+  }
+  EXPECT_EQ(crossing, 16U);
 }
 
 TEST(CollectiveSchedule, OneRankHasNoSteps) {

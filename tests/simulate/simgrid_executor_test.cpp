@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/collectives.hpp"
@@ -77,6 +78,17 @@ INSTANTIATE_TEST_SUITE_P(RanksAndSizes, SimgridCollectives,
                            return std::to_string(std::get<0>(param_info.param)) + "ranks_" +
                                   std::to_string(std::get<1>(param_info.param)) + "floats";
                          });
+
+// Emulated nodes (WorldOptions::ranks_per_node), uneven ones included, under every collective.
+TEST(SimgridCollectives, EmulatedNodesAreExact) {
+  for (const auto [ranks, per_node] : {std::pair{7, 3}, std::pair{16, 4}, std::pair{16, 5}}) {
+    WorldOptions world = world_of(ranks);
+    world.ranks_per_node = per_node;
+    EXPECT_NO_THROW(simgrid::run(flat_platform(ranks, kLatency, kBandwidth, kFlops), world,
+                                 [](Comm& comm) { testing::check_collectives(comm, 1001); }))
+        << ranks << " ranks, " << per_node << " per node";
+  }
+}
 
 // --- scale ----------------------------------------------------------------------------------------------------
 

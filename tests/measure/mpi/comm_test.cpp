@@ -66,6 +66,22 @@ TEST(MeasureMpiComm, AStreamSumsExactlyOnItsOwnThread) {
   }
 }
 
+// mpirun started every rank on this machine: one shared-memory node, node 0.
+TEST(MeasureMpiComm, NodesAreTheSharedMemoryNodes) {
+  MpiComm comm(MPI_COMM_WORLD, options());
+  for (int rank = 0; rank < comm.size(); ++rank) EXPECT_EQ(comm.node_of(rank), 0) << "rank " << rank;
+  EXPECT_THROW(comm.node_of(comm.size()), CommError);
+}
+
+// An emulated grouping (nodes of 2, the last one short with 3 ranks) under every collective.
+TEST(MeasureMpiComm, EmulatedNodesRunEveryCollectiveExactly) {
+  WorldOptions world = options();
+  world.ranks_per_node = 2;
+  MpiComm comm(MPI_COMM_WORLD, world);
+  for (int rank = 0; rank < comm.size(); ++rank) EXPECT_EQ(comm.node_of(rank), rank / 2) << "rank " << rank;
+  EXPECT_NO_THROW(testing::check_collectives(comm, 1001));
+}
+
 TEST(MeasureMpiComm, MpisOwnCollectivesAreExact) {
   MpiComm comm(MPI_COMM_WORLD, options());
   const int n = comm.size();
