@@ -71,8 +71,6 @@ class Trainer {
   // Only where has_data(): a size-only world builds no network.
   nn::Network& network();
   std::size_t parameter_count() const { return parameter_count_; }
-  // The layers' slices of the packed buffers (from the model description in a size-only world).
-  const std::vector<nn::ParameterSlice>& layout() const { return layout_; }
   float* parameters() { return network_ ? network_->parameters() : nullptr; }
   float* gradients() { return network_ ? network_->gradients() : nullptr; }
   // False in a size-only world (see above).

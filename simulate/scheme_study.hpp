@@ -45,7 +45,8 @@ struct SchemeRow {
   double seconds_per_iteration = 0;
   double efficiency = 0;       // T(1 GPU) / T(P)
   double compute_s = 0;        // per iteration, the mean worker's for/backward
-  double communication_s = 0;  // per iteration, the mean worker's time in communication categories (exposed)
+  double communication_s = 0;  // per iteration, the mean worker's time exchanging or waiting (exposed)
+  double overlapped_s = 0;     // per iteration, rank 0's communication hidden behind its backward pass (streams)
   double wall_s = 0;
   Determined efficiency_by = Determined::kPredicted;
 };
