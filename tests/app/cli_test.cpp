@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "core/atomic_file.hpp"
+#include "core/collectives.hpp"
 #include "core/json.hpp"
 #include "core/subprocess.hpp"
 #include "reports/results.hpp"
@@ -183,7 +184,7 @@ TEST_F(AppBench, AllreduceOnThreadsAndSimgridWritesResults) {
     // nccl-tests: busbw = algbw * 2 (P - 1) / P
     EXPECT_DOUBLE_EQ(entry.counters.at("busbw_Bps"), entry.counters.at("algbw_Bps") * 4.0 / 3.0);
   }
-  EXPECT_EQ(entries, 8U);  // 2 sizes x 4 algorithms
+  EXPECT_EQ(entries, 2 * kAllreduceAlgorithms.size());  // 2 sizes x every algorithm
 
   const auto simgrid_file = dir_ / "simgrid.json";
   outcome = dsgd({"bench", "allreduce", "--executor", "simgrid", "--ranks", "4", "--sizes", "262144", "--platform",
@@ -201,6 +202,25 @@ TEST_F(AppBench, AllreduceOnThreadsAndSimgridWritesResults) {
   EXPECT_TRUE(contains(outcome.out, "flow fidelity")) << outcome.out;
   for (const auto& entry : reports::read_results(flow_file).benchmarks) {
     EXPECT_EQ(entry.fidelity, "flow");
+    EXPECT_NEAR(entry.real_time, entry.counters.at("closed_form_s"), 0.01 * entry.real_time) << entry.name;
+  }
+}
+
+// Two nodes of 8 GPUs: the two-level closed forms beside the ring and the hierarchical ones; none for the others.
+TEST_F(AppBench, AllreduceOnNodesOfSeveralRanksHasTwoLevelClosedForms) {
+  const auto file = dir_ / "nodes.json";
+  const auto outcome =
+      dsgd({"bench", "allreduce", "--executor", "simgrid", "--ranks", "16", "--ranks-per-node", "8", "--sizes",
+            "262144", "--algorithms", "ring,hierarchical,hierarchical_2d,recursive_doubling", "--platform",
+            std::string(DSGD_TEST_DATA_DIR) + "/platforms/gpu8-10gbe.json", "--results", file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const auto entries = reports::read_results(file).benchmarks;
+  ASSERT_EQ(entries.size(), 4U);
+  for (const auto& entry : entries) {
+    if (entry.algorithm == "recursive_doubling") {
+      EXPECT_EQ(entry.counters.count("closed_form_s"), 0U);
+      continue;
+    }
     EXPECT_NEAR(entry.real_time, entry.counters.at("closed_form_s"), 0.01 * entry.real_time) << entry.name;
   }
 }
@@ -270,6 +290,30 @@ TEST_F(AppRun, RunAndStudyWriteTrainingResults) {
   outcome = dsgd({"run", "--data", data, "--iterations", "0", "--target-accuracy", "0"});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, "no budget")) << outcome.err;
+}
+
+// --allreduce reaches the run and its results; --ranks-per-node groups the threads into nodes (uneven here).
+TEST_F(AppRun, RunAndStudyTakeTheAllreduce) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 160, 50);
+  const std::string data = "idx:" + dir_.string();
+  const auto file = dir_ / "run.json";
+  auto outcome = dsgd({"run", "--workers", "3", "--data", data, "--batch", "16", "--iterations", "4", "--eval-every",
+                       "4", "--target-accuracy", "0", "--allreduce", "hierarchical_2d", "--ranks-per-node", "2",
+                       "--results", file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  EXPECT_EQ(reports::read_results(file).benchmarks.at(0).algorithm_options.at("allreduce"), "hierarchical_2d");
+
+  const auto study_file = dir_ / "study.json";
+  outcome = dsgd({"study", "packing", "--workers", "2", "--data", data, "--iterations", "4", "--allreduce",
+                  "hierarchical", "--results", study_file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  for (const auto& entry : reports::read_results(study_file).benchmarks) {
+    EXPECT_EQ(entry.algorithm_options.at("allreduce"), "hierarchical") << entry.name;
+  }
+
+  outcome = dsgd({"run", "--data", data, "--iterations", "4", "--allreduce", "tree"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "hierarchical_2d")) << outcome.err;
 }
 
 TEST_F(AppRun, BatchSizeStudyRecordsGlobalBatchAndRules) {
