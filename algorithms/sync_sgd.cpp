@@ -80,7 +80,7 @@ AlgorithmEntry a_bsp_sgd_entry() {
 
 AlgorithmEntry sync_sgd_entry() {
   return {{"sync-sgd", "gradients summed by an allreduce (--allreduce, ring) every iteration, same update everywhere",
-           /*has_master=*/false, /*synchronous=*/true, /*compresses=*/true},
+           /*has_master=*/false, /*synchronous=*/true, /*shardable=*/false, /*compresses=*/true},
           [](Trainer& trainer) { return std::make_unique<SyncSgd>(trainer); }};
 }
 
