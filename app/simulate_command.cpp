@@ -28,10 +28,10 @@ struct SimulateCommand {
   std::vector<int> cores;
   std::string fidelity = "auto";
   std::string results;
-  std::string per_rank_csv;  // a file per world size: NAME-<workers>.csv
-  std::string trace;         // the same for the Chrome trace
-  std::string study;         // a scaling study instead of the options above
-  std::int64_t study_iterations = simulate::ScalingStudyOptions{}.iterations;
+  std::string per_rank_csv;           // a file per world size: NAME-<workers>.csv
+  std::string trace;                  // the same for the Chrome trace
+  std::string study;                  // a scaling study instead of the options above
+  std::int64_t study_iterations = 0;  // 0: the study's own default (ScalingStudyOptions, SchemeStudyOptions)
 };
 
 // Ranks that `cores` cores hold: every rank takes node cores / ranks per node cores.
@@ -133,7 +133,7 @@ void run_study(Context& context, const SimulateCommand& command) {
   const auto& study = algorithms::find_scaling_study(command.study);
   const auto platform = platforms::load_platform(study.platform);
   simulate::ScalingStudyOptions options;
-  options.iterations = command.study_iterations;
+  if (command.study_iterations != 0) options.iterations = command.study_iterations;
   options.noise_seed = command.scaling.noise_seed;
   options.progress = [&context, &study](const std::string& line) {
     context.err << "simulate " << study.name << ": " << line << std::endl;
@@ -186,7 +186,7 @@ reports::Results scheme_results(Context& context, const simulate::SchemeOutcome&
 void run_scheme_study(Context& context, const SimulateCommand& command) {
   const auto& study = algorithms::scheme_study();
   simulate::SchemeStudyOptions options;
-  options.iterations = command.study_iterations;
+  if (command.study_iterations != 0) options.iterations = command.study_iterations;
   options.workers = command.scaling.workers;
   options.progress = [&context, &study](const std::string& line) {
     context.err << "simulate " << study.name << ": " << line << std::endl;
@@ -238,8 +238,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
                       algorithms::scheme_study().name +
                       "`: seed 004's communication schemes at 1-512 GPUs (--workers overrides the sizes)");
   sim->add_option("--study-iterations", command->study_iterations,
-                  "Steady-state iterations simulated per point of a --study")
-      ->capture_default_str();
+                  "Steady-state iterations simulated per point of a --study (default: " +
+                      std::to_string(simulate::ScalingStudyOptions{}.iterations) + " for the published studies, " +
+                      std::to_string(simulate::SchemeStudyOptions{}.iterations) + " for " +
+                      algorithms::scheme_study().name + ")");
   sim->callback([&context, command] {
     if (!command->study.empty()) {
       if (!command->scaling.algorithm.empty()) throw InputError("simulate: --study names its algorithms; drop --algo");

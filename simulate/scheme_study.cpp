@@ -114,6 +114,7 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
                       " schemes at " + std::to_string(workers.size()) + " sizes");
       double baseline_s = 0;
       for (const auto& scheme : study.schemes) {
+        const auto scheme_start = Clock::now();
         for (const int count : workers) {
           const auto point = runner.simulate(platform, model, scheme, count);
           if (count == 1 && baseline_s == 0) baseline_s = point.seconds_per_iteration;
@@ -135,6 +136,8 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
           if (count == 1 && &scheme == &study.schemes.front()) row.efficiency_by = Determined::kByConstruction;
           outcome.rows.push_back(std::move(row));
         }
+        runner.progress(format("  %s: %.1f s", scheme.label.c_str(),
+                               std::chrono::duration<double>(Clock::now() - scheme_start).count()));
       }
     }
   }

@@ -19,8 +19,9 @@
 namespace dsgd::simulate {
 
 struct SchemeStudyOptions {
-  std::int64_t iterations = 5;  // steady-state iterations simulated per point
-  std::vector<int> workers;     // overrides the study's GPU counts where not empty
+  // Steady-state iterations simulated per point: size-only and noise-free, an iteration repeats the one before.
+  std::int64_t iterations = 3;
+  std::vector<int> workers;  // overrides the study's GPU counts where not empty
   std::function<void(const std::string&)> progress;
 };
 
