@@ -70,6 +70,20 @@ reports::Entry simulated_entry(std::string name, const std::string& platform, co
   return entry;
 }
 
+// A study's entry of `kind` ("point", "fitted", "calibration"): name, executor and the labels the manifest selects on.
+reports::Entry study_entry(reports::Entry entry, const std::string& study, const std::string& kind) {
+  entry.executor = "simgrid";
+  entry.labels["study"] = study;
+  entry.labels["kind"] = kind;
+  return entry;
+}
+
+reports::Entry named_entry(std::string name) {
+  reports::Entry entry;
+  entry.name = std::move(name);
+  return entry;
+}
+
 // The results of a scaling study: one entry per (case, point) with the prediction, the published value and their
 // difference, and one per fitted value, so the manifest can render both.
 reports::Results study_results(Context& context, const simulate::StudyOutcome& outcome) {
@@ -77,11 +91,11 @@ reports::Results study_results(Context& context, const simulate::StudyOutcome& o
   const bool percent = study.measure != algorithms::StudyMeasure::kSpeedup;
   auto results = new_results(context);
   for (const auto& row : outcome.rows) {
-    auto entry = simulated_entry("study/" + study.name + "/" + row.case_label + "/" + row.size, outcome.platform,
-                                 row.algorithm, row.model, row.fidelity, row.ranks, row.seconds_per_iteration);
+    auto entry =
+        study_entry(simulated_entry("study/" + study.name + "/" + row.case_label + "/" + row.size, outcome.platform,
+                                    row.algorithm, row.model, row.fidelity, row.ranks, row.seconds_per_iteration),
+                    study.name, "point");
     entry.iterations = outcome.iterations;
-    entry.labels["study"] = study.name;
-    entry.labels["kind"] = "point";
     entry.labels["case"] = row.case_label;
     entry.labels["size"] = row.size;
     entry.labels["role"] = std::string(simulate::to_string(row.value_by));
@@ -112,12 +126,8 @@ reports::Results study_results(Context& context, const simulate::StudyOutcome& o
     results.benchmarks.push_back(std::move(entry));
   }
   for (const auto& fitted : outcome.fitted) {
-    reports::Entry entry;
-    entry.name = "study/" + study.name + "/fitted/" + fitted.name;
-    entry.executor = "simgrid";
+    auto entry = study_entry(named_entry("study/" + study.name + "/fitted/" + fitted.name), study.name, "fitted");
     entry.platform = outcome.platform;
-    entry.labels["study"] = study.name;
-    entry.labels["kind"] = "fitted";
     entry.labels["parameter"] = "FITTED " + fitted.name;
     entry.labels["fitted_on"] = fitted.fitted_on;
     entry.labels["applies_to"] = join(fitted.applies_to);
@@ -168,12 +178,9 @@ reports::Results scheme_results(Context& context, const simulate::SchemeOutcome&
     results.benchmarks.push_back(std::move(entry));
   }
   for (const auto& calibration : outcome.calibrations) {
-    reports::Entry entry;
-    entry.name = "study/" + outcome.study + "/calibration/" + calibration.model;
-    entry.executor = "simgrid";
+    auto entry = study_entry(named_entry("study/" + outcome.study + "/calibration/" + calibration.model), outcome.study,
+                             "calibration");
     entry.model = calibration.model;
-    entry.labels["study"] = outcome.study;
-    entry.labels["kind"] = "calibration";
     entry.labels["device"] = calibration.device;
     entry.labels["source"] = calibration.source;
     entry.counters["images_per_second"] = calibration.images_per_second;
