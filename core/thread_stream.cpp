@@ -75,6 +75,7 @@ class ThreadStream final : public Stream, public StreamPosts {
     caller_.charge(category, result.joined_s);
     if (error_) std::rethrow_exception(error_);
     result.stream = comm_->breakdown();
+    caller_.count_sent(comm_->bytes_sent());  // the stream's messages are the rank's bytes on the wire
     return result;
   }
 

@@ -624,6 +624,7 @@ class ActorStream final : public Stream {
     if (!state_->done) throw TimeoutError(waited_text(caller_.rank(), timeout, "for its stream to end"));
     if (state_->error) std::rethrow_exception(state_->error);
     result.stream = state_->comm->breakdown();
+    caller_.count_sent(state_->comm->bytes_sent());  // the stream's messages are the rank's bytes on the wire
     return result;
   }
 

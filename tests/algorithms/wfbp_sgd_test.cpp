@@ -127,18 +127,25 @@ class WfbpSgd : public testing::ScratchDirTest {
       Trainer trainer(comm, entry.info, hyper, setup);
       const auto instance = entry.make(trainer);
       instance->run_round(trainer, iterations);
-      if (comm.rank() == 0) out.assign(trainer.parameters(), trainer.parameters() + trainer.parameter_count());
+      if (comm.rank() == 0) {
+        out.assign(trainer.parameters(), trainer.parameters() + trainer.parameter_count());
+        bytes_sent_ = comm.bytes_sent();
+      }
     });
     return out;
   }
 
+  std::uint64_t bytes_sent_ = 0;  // rank 0's, in the last weights() run
   app::RunCli cli_;
   RunData data_;
 };
 
 TEST_F(WfbpSgd, OneBucketIsSyncSgdBitForBitAndOnePerLayerToRounding) {
   const auto sync = weights("sync-sgd", 0, 20);
+  const std::uint64_t sync_bytes = bytes_sent_;
   EXPECT_TRUE(weights("wfbp-sgd", 1 << 30, 20) == sync) << "one bucket sums each element in sync-sgd's order";
+  EXPECT_EQ(bytes_sent_, sync_bytes) << "the stream's messages count as the rank's bytes on the wire";
+  EXPECT_GT(sync_bytes, 0U);
   const auto per_layer = weights("wfbp-sgd", 0, 20);
   ASSERT_EQ(per_layer.size(), sync.size());
   double largest = 0;
