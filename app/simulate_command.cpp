@@ -157,13 +157,12 @@ void run_study(Context& context, const SimulateCommand& command) {
 reports::Results scheme_results(Context& context, const simulate::SchemeOutcome& outcome) {
   auto results = new_results(context);
   for (const auto& row : outcome.rows) {
-    auto entry =
-        simulated_entry("study/" + outcome.study + "/" + row.platform + "/" + row.model + "/" + row.scheme + "/" +
-                            std::to_string(row.workers),
-                        row.platform, row.algorithm, row.model, row.fidelity, row.ranks, row.seconds_per_iteration);
+    const std::string name = "study/" + outcome.study + "/" + row.platform + "/" + row.model + "/" + row.scheme + "/" +
+                             std::to_string(row.workers);
+    auto entry = study_entry(simulated_entry(name, row.platform, row.algorithm, row.model, row.fidelity, row.ranks,
+                                             row.seconds_per_iteration),
+                             outcome.study, "point");
     entry.iterations = outcome.iterations;
-    entry.labels["study"] = outcome.study;
-    entry.labels["kind"] = "point";
     entry.labels["scheme"] = row.scheme;
     entry.labels["cluster"] = row.platform + ", " + row.model;
     entry.labels["role"] = std::string(simulate::to_string(row.efficiency_by));
