@@ -45,8 +45,7 @@ bool is_exchange(Category category) {
 
 class SchemeRunner {
  public:
-  SchemeRunner(const algorithms::SchemeStudy& study, const SchemeStudyOptions& options)
-      : study_(study), options_(options) {}
+  explicit SchemeRunner(const SchemeStudyOptions& options) : options_(options) {}
 
   ScalingPoint simulate(const platforms::Platform& platform, const algorithms::SchemeModel& model,
                         const algorithms::Scheme& scheme, int workers) const {
@@ -66,7 +65,6 @@ class SchemeRunner {
   }
 
  private:
-  const algorithms::SchemeStudy& study_;
   const SchemeStudyOptions& options_;
 };
 
@@ -80,7 +78,7 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
   }
   if (study.schemes.empty()) throw InputError(study.name + ": a study without schemes");
   const auto start = Clock::now();
-  SchemeRunner runner(study, options);
+  SchemeRunner runner(options);
   SchemeOutcome outcome;
   outcome.study = study.name;
   outcome.iterations = options.iterations;
