@@ -22,6 +22,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/collectives.hpp"
@@ -89,6 +90,17 @@ struct AlgorithmInfo {
   bool compresses = false;   // honours Hyperparameters::compression (the others refuse a compression)
 };
 
+// The pieces of one rank's algorithm state, named for a checkpoint (algorithms/run_checkpoint.hpp), which saves
+// them and restores them in place.
+class StateVisitor {
+ public:
+  virtual ~StateVisitor() = default;
+  // `data` (host memory) as it is between rounds.
+  virtual void floats(std::string_view name, std::span<float> data) = 0;
+  // An optimiser's step count and velocity (host memory: the CPU back end).
+  virtual void optimiser(std::string_view name, nn::Sgd& sgd) = 0;
+};
+
 class Algorithm {
  public:
   virtual ~Algorithm() = default;
@@ -97,6 +109,11 @@ class Algorithm {
   // On rank 0, after a round: the parameters to evaluate (parameter_count floats, host memory). By default rank
   // 0's replica: the master's centre or server weights, or worker 0's weights.
   virtual void model_of_record(Trainer& trainer, std::span<float> parameters);
+  // Names every piece of this rank's state that a later round reads besides the Trainer's (its weights, its
+  // iterations): optimisers, centre variables, error-feedback residuals -- not scratch buffers that every exchange
+  // rewrites before reading. Checkpoints cover the synchronous algorithms (AlgorithmInfo::synchronous), which
+  // implement it; the default throws InternalError.
+  virtual void visit_state(Trainer& trainer, StateVisitor& state);
 };
 
 // Builds this rank's part of an algorithm; called on every rank, it may communicate (collectively).

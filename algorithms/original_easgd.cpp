@@ -21,6 +21,11 @@ class OriginalEasgd final : public Algorithm {
     if (!trainer.is_master()) sgd_ = trainer.make_sgd(0.0F);
   }
 
+  // The master's centre is its Trainer's weights; buffer_ is scratch.
+  void visit_state(Trainer&, StateVisitor& state) override {
+    if (sgd_) state.optimiser("sgd", *sgd_);
+  }
+
   void run_round(Trainer& trainer, std::int64_t iterations) override {
     const std::size_t n = trainer.parameter_count();
     const CollectiveOptions options{Category::kCpuGpuPara, kFirstCollectiveTag};

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <memory>
 
+#include "algorithms/run_checkpoint.hpp"
 #include "algorithms/trainer.hpp"
 #include "core/collectives.hpp"
 #include "core/format.hpp"
+#include "core/hash.hpp"
 #include "core/nn/evaluation.hpp"
 
 namespace dsgd::algorithms {
@@ -20,13 +22,6 @@ constexpr Tag kStopTag = kFirstCollectiveTag + 2;
 constexpr Tag kBreakdownTag = kFirstCollectiveTag + 3;
 // A target accuracy alone might never be reached.
 constexpr double kTargetOnlyCapSeconds = 600;
-
-std::uint64_t fnv1a(const void* data, std::size_t bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (std::size_t i = 0; i < bytes; ++i) hash = (hash ^ p[i]) * 0x100000001b3ULL;
-  return hash;
-}
 
 Breakdown minus(const Breakdown& later, const Breakdown& earlier) {
   Breakdown difference;
@@ -164,6 +159,7 @@ void check_run_options(const RunOptions& options) {
     throw InputError("run: --iterations (" + std::to_string(budget.iterations) + ") must be a multiple of --period (" +
                      std::to_string(hyper.period) + ")");
   }
+  check_checkpoint_options(options);
 }
 
 std::optional<double> bytes_sent_per_iteration(const RunResult& result, bool master) {
@@ -215,10 +211,12 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       result->bytes_sent_per_rank.assign(static_cast<std::size_t>(comm.size()), std::nullopt);
       recorder = std::make_unique<Recorder>(options, data, trainer, *result);
     }
-    Breakdown training;
-    Breakdown first_round;
-    std::uint64_t training_bytes = 0;
-    std::int64_t done = 0;
+    RunnerTotals totals;
+    Breakdown& training = totals.training;
+    Breakdown& first_round = totals.first_round;
+    std::uint64_t& training_bytes = totals.training_bytes;
+    RunCheckpoint checkpoint(options, data, comm);
+    std::int64_t done = checkpoint.restore(trainer, *algorithm, totals, result);
     for (;;) {
       std::int64_t round = options.budget.eval_every;
       if (options.budget.iterations > 0) round = std::min(round, options.budget.iterations - done);
@@ -247,6 +245,7 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
         continue;
       }
       broadcast(comm, {&stop, 1}, 0, {Category::kWait, kStopTag});
+      if (checkpoint.due(done, stop != 0)) checkpoint.save(trainer, *algorithm, totals, result, done);
       if (stop != 0) break;
     }
     if (!comm.has_payload()) {

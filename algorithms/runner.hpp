@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
+#include "core/checkpoint.hpp"
 #include "core/comm.hpp"
 #include "core/data/dataset.hpp"
 #include "core/stats.hpp"
@@ -36,6 +37,7 @@ struct RunOptions {
   Hyperparameters hyper;
   Budget budget;
   int threads_per_rank = 1;
+  CheckpointOptions checkpoint;  // --checkpoint, --checkpoint-every, --resume (algorithms/run_checkpoint.hpp)
 };
 
 // The training and test sets, loaded once by the caller (shared by the ranks of a process).

@@ -41,6 +41,12 @@ class SyncEasgd final : public Algorithm {
     }
   }
 
+  // sum_ is scratch; a copy of the centre off rank 0 is overwritten by the next broadcast, but saved all the same.
+  void visit_state(Trainer&, StateVisitor& state) override {
+    if (sgd_) state.optimiser("sgd", *sgd_);
+    state.floats("centre", centre_);
+  }
+
   void model_of_record(Trainer&, std::span<float> parameters) override {
     std::copy_n(centre_.begin(), parameters.size(), parameters.begin());
   }

@@ -33,6 +33,11 @@ class SyncSgd final : public Algorithm {
     if (compression_.kind != Compression::kFp16) residual_ = trainer.model_vector();
   }
 
+  void visit_state(Trainer&, StateVisitor& state) override {
+    state.optimiser("sgd", *sgd_);
+    if (!residual_.empty()) state.floats("residual", residual_);
+  }
+
   void run_round(Trainer& trainer, std::int64_t iterations) override {
     const float scale = 1.0F / static_cast<float>(trainer.workers());
     for (std::int64_t i = 0; i < iterations; ++i) {

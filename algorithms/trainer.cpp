@@ -63,6 +63,10 @@ void Algorithm::model_of_record(Trainer& trainer, std::span<float> parameters) {
   std::copy_n(trainer.parameters(), parameters.size(), parameters.begin());
 }
 
+void Algorithm::visit_state(Trainer& trainer, StateVisitor&) {
+  throw InternalError(trainer.info().name + " does not name its state for a checkpoint");
+}
+
 nn::Network& Trainer::network() {
   DSGD_ENFORCE(network_ != nullptr, "a size-only world has no network");
   return *network_;
@@ -165,6 +169,14 @@ void Trainer::load_batch() {
   backend_->copy_to_device(images_, host_images_.data(), host_images_.size());
   backend_->copy_to_device(labels_, host_labels_.data(), host_labels_.size());
   backend_->synchronize();
+}
+
+void Trainer::restore_progress(std::int64_t iterations, double overlapped_comm_s) {
+  DSGD_ENFORCE(!prefetch_.valid(), "restore_progress before the first round");
+  iterations_ = iterations;
+  overlapped_comm_s_ = overlapped_comm_s;
+  // Every compute_gradient() consumes one batch; a prefetch pending at the checkpoint is drawn again here.
+  if (sampler_) sampler_->seek(static_cast<std::uint64_t>(iterations));
 }
 
 void Trainer::prefetch_batch() {

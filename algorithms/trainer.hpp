@@ -136,6 +136,10 @@ class Trainer {
     loss_count_ = 0;
   }
   std::int64_t iterations() const { return iterations_; }  // compute_gradient() calls so far
+  // Resuming from a checkpoint (algorithms/run_checkpoint.hpp), before the first round: this rank has made
+  // `iterations` compute_gradient() calls (a worker's next batch is the one after them) and overlapped
+  // `overlapped_comm_s` of communication.
+  void restore_progress(std::int64_t iterations, double overlapped_comm_s);
 
   // A parameter server's record of how stale the pushes it served were (algorithms/parameter_server.hpp), in
   // updates; empty where the algorithm has none. The runner reports rank 0's.

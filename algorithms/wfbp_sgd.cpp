@@ -33,6 +33,8 @@ class WfbpSgd final : public Algorithm {
     for (const GradientBucket& bucket : buckets_) closes_bucket_[bucket.first_layer] = true;
   }
 
+  void visit_state(Trainer&, StateVisitor& state) override { state.optimiser("sgd", *sgd_); }
+
   void run_round(Trainer& trainer, std::int64_t iterations) override {
     const float scale = 1.0F / static_cast<float>(trainer.workers());
     for (std::int64_t i = 0; i < iterations; ++i) {

@@ -50,6 +50,9 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
 
 reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
   if (job.data == nullptr) throw InternalError(job.command + ": a numeric simulation needs the data loaded");
+  if (!job.cli.run.checkpoint.path.empty()) {
+    throw InputError(job.command + ": --checkpoint is for the threads and mpi executors, not simgrid");
+  }
   if (job.platform.empty()) {
     throw InputError(job.command + ": --executor simgrid needs --platform (`dsgd platforms` lists the catalog)");
   }

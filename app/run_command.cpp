@@ -7,6 +7,7 @@
 #include <map>
 
 #include "algorithms/algorithm.hpp"
+#include "algorithms/run_checkpoint.hpp"
 #include "algorithms/studies.hpp"
 #include "app/commands.hpp"
 #include "app/executors.hpp"
@@ -62,6 +63,7 @@ void register_run_command(CLI::App& app, Context& context) {
     const TrainingJob& training = command->job;
     const Executor& executor = find_executor(command->executor, training_executor_names());
     algorithms::check_run_options(training.cli.run);
+    note_resume("run", training.cli.run.checkpoint, algorithms::check_resume(training.cli.run), context.err);
     context.err << "run: " << training.cli.run.algorithm << ", " << training.cli.run.workers << " workers, "
                 << training.cli.run.model << " on " << training.cli.dataset << ", " << executor.name << std::endl;
     const auto data = executor.needs_data_here ? load_run_data(training.cli) : algorithms::RunData{};

@@ -51,6 +51,29 @@ CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorit
       ->default_str(std::string(to_string(algorithm)));
 }
 
+void add_checkpoint_options(CLI::App& command, CheckpointOptions& checkpoint) {
+  command.add_option(
+      "--checkpoint", checkpoint.path,
+      "Write a checkpoint to this file after evaluations (docs/checkpoint.md; deterministic algorithms)");
+  command
+      .add_option("--checkpoint-every", checkpoint.every,
+                  "Iterations between checkpoints, a multiple of --eval-every (0: after every evaluation)")
+      ->capture_default_str();
+  command.add_flag("--resume", checkpoint.resume,
+                   "Continue from --checkpoint's file if it exists (bit-identically; a fresh start if it does not)");
+}
+
+void note_resume(const std::string& command, const CheckpointOptions& checkpoint,
+                 const std::optional<std::int64_t>& iteration, std::ostream& err) {
+  if (!checkpoint.resume) return;
+  if (iteration) {
+    err << command << ": resuming from " << checkpoint.path << " at iteration " << *iteration << std::endl;
+  } else {
+    err << command << ": --resume: " << checkpoint.path << " does not exist yet; starting from iteration 0"
+        << std::endl;
+  }
+}
+
 void add_run_options(CLI::App& command, RunCli& cli) {
   auto& run = cli.run;
   command.add_option("--algo", run.algorithm, "Algorithm (`dsgd algorithms` lists them)")->capture_default_str();
@@ -92,6 +115,7 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--threads", run.threads_per_rank, "CPU threads per rank")->capture_default_str();
   command.add_option("--test-images", cli.test_images, "Evaluate on at most the first this many test images (0: all)")
       ->capture_default_str();
+  add_checkpoint_options(command, run.checkpoint);
 }
 
 reports::Results new_results(const std::string& command_line) {
@@ -154,6 +178,12 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
     arguments.emplace_back(option);
     arguments.push_back(value);
   }
+  if (!run.checkpoint.path.empty()) {
+    // The ranks may start elsewhere than here: an absolute path.
+    arguments.insert(arguments.end(), {"--checkpoint", std::filesystem::absolute(run.checkpoint.path).string(),
+                                       "--checkpoint-every", std::to_string(run.checkpoint.every)});
+  }
+  if (run.checkpoint.resume) arguments.emplace_back("--resume");
   if (run.hyper.per_layer) arguments.emplace_back("--per-layer");
   if (run.hyper.lars) arguments.emplace_back("--lars");
   return arguments;

@@ -4,10 +4,13 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "algorithms/runner.hpp"
+#include "core/checkpoint.hpp"
 #include "core/collectives.hpp"
 #include "core/comm.hpp"
 #include "core/nn/sgd.hpp"
@@ -43,6 +46,13 @@ void add_compression_options(CLI::App& command, algorithms::Hyperparameters& hyp
 // Registers --allreduce (the allreduce Sync SGD sums with: ring, ..., hierarchical, hierarchical_2d) on `command`,
 // bound to `algorithm`.
 CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorithm);
+// Registers --checkpoint FILE, --checkpoint-every N and --resume (docs/checkpoint.md) on `command`, bound to
+// `checkpoint`. `dsgd run` (through add_run_options) and `dsgd train` share them.
+void add_checkpoint_options(CLI::App& command, CheckpointOptions& checkpoint);
+// The note on `err` before a run with --resume: "<command>: resuming from FILE at iteration N" where `iteration`
+// holds one, else that FILE does not exist yet and the run starts fresh.
+void note_resume(const std::string& command, const CheckpointOptions& checkpoint,
+                 const std::optional<std::int64_t>& iteration, std::ostream& err);
 // Registers --algo, --workers, --model, --data, the hyper-parameters (the large-batch rules and --allreduce among
 // them), the budget
 // and --threads on `command`.

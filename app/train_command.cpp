@@ -1,5 +1,6 @@
 // `dsgd train`: one worker, one back end, real data (issue 4). With no arguments: LeNet on Debian's
 // Fashion-MNIST, momentum SGD, on the CPU, until 89% test accuracy (or 10 minutes).
+#include <cinttypes>
 #include <cstdio>
 
 #include "app/commands.hpp"
@@ -39,6 +40,9 @@ reports::Entry train_entry(const measure::TrainOptions& options, const measure::
   entry.cpu_time = result.train_seconds;
   entry.labels["backend"] = result.backend_description;
   entry.labels["stop_reason"] = result.stop_reason;
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016" PRIx64, result.parameters_hash);
+  entry.labels["parameters_fnv1a"] = hash;
   const auto& last = result.curve.back();
   entry.counters["test_accuracy"] = last.test_accuracy;
   entry.counters["test_loss"] = last.test_loss;
@@ -84,7 +88,9 @@ void register_train_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   train->add_option("--eval-every", options->eval_every, "Iterations between test evaluations")->capture_default_str();
   train->add_option("--results", *results_path, "Write the results (JSON) here");
+  add_checkpoint_options(*train, options->checkpoint);
   train->callback([&context, options, results_path] {
+    note_resume("train", options->checkpoint, measure::check_resume(*options), context.err);
     context.err << "train: " << options->model << " on " << options->dataset << ", " << options->backend
                 << " back end, batch " << options->batch << std::endl;
     const auto result = measure::train(*options, [&](const measure::EvalPoint& point) {

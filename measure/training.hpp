@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/checkpoint.hpp"
 #include "core/comm.hpp"
 #include "core/nn/sgd.hpp"
 
@@ -31,6 +33,8 @@ struct TrainOptions {
   double seconds = 0;             // training time, evaluation excluded
   double target_accuracy = 0;     // test accuracy in (0, 1]; alone, it runs under a 600 s cap
   std::int64_t eval_every = 500;  // iterations between test-set evaluations (and at the end)
+  // Checkpoints after evaluations, and resuming bit for bit from one (docs/checkpoint.md).
+  CheckpointOptions checkpoint;
 };
 
 // One evaluation on the test set.
@@ -52,10 +56,17 @@ struct TrainResult {
   Breakdown breakdown;  // cpu-gpu data (batch copies), for/backward, gpu update
   std::string backend_description;
   std::string stop_reason;  // "iterations", "seconds", "target accuracy"
+  // FNV-1a of the final weights' bytes (core/hash.hpp): equal hashes, bit-identical weights.
+  std::uint64_t parameters_hash = 0;
 };
 
 // The rate after warm-up: sgd.learning_rate linearly scaled, or sgd's scaled rate (0: the base rate).
 float scaled_learning_rate(const TrainOptions& options);
+
+// Before training, with --resume: nullopt where the checkpoint file does not exist (a fresh start), else the
+// iteration it resumes from, after checking the file's integrity, the options that shape the weights and that
+// --iterations is not spent (InputError naming the file). The data are checked when training starts.
+std::optional<std::int64_t> check_resume(const TrainOptions& options);
 
 // Trains per `options`, calling `progress` after every evaluation. Throws InputError for bad options (no budget,
 // batch < 1, unknown model/dataset/back end names list the valid ones), UnavailableError when the data or back end

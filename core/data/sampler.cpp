@@ -40,6 +40,16 @@ BatchSampler::BatchSampler(std::size_t dataset_size, std::size_t batch, std::uin
   order_ = epoch_permutation(dataset_size_, seed_, epoch_);
 }
 
+void BatchSampler::seek(std::uint64_t batches) {
+  // The stream of indices is the epochs' permutations end to end, and next() moves on to the next epoch as soon as
+  // one is used up: after t indices the epoch is t / n and the position t % n.
+  const std::uint64_t indices = batches * batch_.size();
+  epoch_ = indices / dataset_size_;
+  position_ = static_cast<std::size_t>(indices % dataset_size_);
+  order_ = epoch_permutation(dataset_size_, seed_, epoch_);
+  batches_drawn_ = batches;
+}
+
 std::span<const std::size_t> BatchSampler::next() {
   for (std::size_t& index : batch_) {
     index = order_[position_++];

@@ -34,6 +34,9 @@ class BatchSampler {
   std::uint64_t epoch() const { return epoch_; }
   // Batches dealt so far.
   std::uint64_t batches_drawn() const { return batches_drawn_; }
+  // Continues as if `batches` batches had been dealt since construction (a resumed run): the next batch is the one
+  // a fresh sampler deals after that many.
+  void seek(std::uint64_t batches);
 
  private:
   std::size_t dataset_size_;

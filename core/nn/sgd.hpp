@@ -82,6 +82,10 @@ class Sgd {
 
   // The momentum buffer (zero at first), or null for plain SGD: state an algorithm may reset or average.
   float* velocity() { return velocity_; }
+  // The parameters it updates (and the floats of velocity()).
+  std::size_t count() const { return count_; }
+  // Resuming from a checkpoint: the schedule continues from step `steps`.
+  void set_steps(std::int64_t steps) { steps_ = steps; }
 
  private:
   // w <- w - rate (g + lambda w) (or the momentum form) over `count` floats from `offset`; the decay is already in g.

@@ -87,5 +87,19 @@ TEST(CoreDataSampler, EmptyDatasetOrBatchIsAnInputError) {
   EXPECT_THROW(BatchSampler(4, 0, 1), InputError);
 }
 
+// A resumed run's sampler: after seek(k) it deals what a fresh one deals after k batches, for k inside an epoch, at an
+// epoch's end, and several epochs on, with a batch that does not divide the data set (batches straddle epochs).
+TEST(DataSampler, SeekDealsWhatAFreshSamplerDealsAfterThatManyBatches) {
+  for (const std::uint64_t batches : {0ULL, 1ULL, 4ULL, 13ULL, 14ULL, 40ULL}) {
+    BatchSampler drawn(100, 7, 42);
+    draw(drawn, batches);
+    BatchSampler sought(100, 7, 42);
+    sought.seek(batches);
+    EXPECT_EQ(sought.batches_drawn(), batches);
+    EXPECT_EQ(sought.epoch(), drawn.epoch()) << batches;
+    EXPECT_EQ(draw(sought, 30), draw(drawn, 30)) << batches;
+  }
+}
+
 }  // namespace
 }  // namespace dsgd::data
