@@ -70,6 +70,10 @@ class Recorder {
       result_.stop_reason = "iterations";
       return true;
     }
+    if (options_.interrupt != nullptr && options_.interrupt->requested()) {
+      result_.stop_reason = "interrupted";
+      return true;
+    }
     const double seconds_budget = budget.seconds > 0      ? budget.seconds
                                   : budget.iterations > 0 ? 0.0
                                                           : kTargetOnlyCapSeconds;

@@ -18,6 +18,7 @@
 #include "core/checkpoint.hpp"
 #include "core/comm.hpp"
 #include "core/data/dataset.hpp"
+#include "core/interrupt.hpp"
 #include "core/stats.hpp"
 
 namespace dsgd::algorithms {
@@ -38,6 +39,9 @@ struct RunOptions {
   Budget budget;
   int threads_per_rank = 1;
   CheckpointOptions checkpoint;  // --checkpoint, --checkpoint-every, --resume (algorithms/run_checkpoint.hpp)
+  // Once requested, rank 0 stops the run after the current round, with stop_reason "interrupted" (the caller holds
+  // an Interrupt::Watch). Null: nothing interrupts.
+  const Interrupt* interrupt = nullptr;
 };
 
 // The training and test sets, loaded once by the caller (shared by the ranks of a process).
@@ -64,7 +68,7 @@ struct RunResult {
   double train_seconds = 0;
   double images_per_second = 0;     // all workers together
   double time_to_target_s = -1;     // training time when the target accuracy was first reached, or -1
-  std::string stop_reason;          // "iterations", "seconds", "target accuracy"
+  std::string stop_reason;          // "iterations", "seconds", "target accuracy", "interrupted"
   std::vector<Breakdown> per_rank;  // training rounds only; left empty in a size-only world (the executor has them)
   // The first round's share of per_rank (oneDNN creates its primitives, pages fault in): per_rank minus it is the
   // steady state. Filled where per_rank is.

@@ -6,6 +6,7 @@
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "dsgd/config.hpp"
 #include "measure/host_info.hpp"
 #include "reports/manifest.hpp"
@@ -62,12 +63,13 @@ void print_manifest_table(std::ostream& out, std::string_view experiment_id, std
   throw InternalError("the default manifest lacks table " + std::string(experiment_id) + "/" + std::string(table_id));
 }
 
-int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const std::string& shown_command) {
+int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, const std::string& shown_command,
+        Interrupt* interrupt) {
   std::string command_line = shown_command;
   if (command_line.empty()) {
     for (const auto& arg : args) command_line += (command_line.empty() ? "" : " ") + arg;
   }
-  Context context{out, err, command_line};
+  Context context{out, err, command_line, interrupt};
 
   CLI::App app{"dsgd: measure distributed SGD natively, simulate it at scale, report it for papers", "dsgd"};
   app.require_subcommand(1);
@@ -95,6 +97,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     check_subcommand(app, args);
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last-first
     app.parse(reversed);
+    if (interrupt != nullptr && interrupt->requested()) {
+      // The signal came as the work ended: the user still asked to stop.
+      throw InterruptedError(interrupt->signal(), "the command had finished");
+    }
     return kExitOk;
   } catch (const CLI::CallForHelp&) {
     out << app.help();
@@ -108,6 +114,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const CLI::ParseError& e) {
     err << "dsgd: " << e.what() << " (run `dsgd --help`)\n";
     return kExitUsage;
+  } catch (const InterruptedError& e) {
+    err << "dsgd: " << e.what() << '\n';
+    return 128 + e.signal();
   } catch (const InputError& e) {
     err << "dsgd: " << e.what() << '\n';
     return kExitUsage;

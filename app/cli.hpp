@@ -6,6 +6,10 @@
 #include <string>
 #include <vector>
 
+namespace dsgd {
+class Interrupt;
+}
+
 namespace dsgd::app {
 
 inline constexpr int kExitOk = 0;
@@ -15,8 +19,10 @@ inline constexpr int kExitInternal = 3;
 
 // Runs dsgd with `args` (without the program name), printing to `out` and `err`. Never throws.
 // `shown_command` is the command line recorded in results' provenance (default: `args` joined); `reproduce` sets
-// it so results name their final path rather than the staging folder they were written in.
+// it so results name their final path rather than the staging folder they were written in. `interrupt` (main's,
+// with its handlers installed; null in tests that do not interrupt) reaches the commands through their Context;
+// an InterruptedError exits with 128 + its signal (docs/errors.md "Interrupts").
 int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
-        const std::string& shown_command = "");
+        const std::string& shown_command = "", Interrupt* interrupt = nullptr);
 
 }  // namespace dsgd::app

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/interrupt.hpp"
 #include "reports/results.hpp"
 
 namespace dsgd::app {
@@ -15,6 +16,9 @@ struct Context {
   std::ostream& out;
   std::ostream& err;
   std::string command_line;  // e.g. "models --results report/results/models.json"
+  // Requested by SIGINT / SIGTERM (core/interrupt.hpp); null: nothing interrupts. Commands hand it to the work that
+  // can stop cleanly (run_process, the training runner).
+  Interrupt* interrupt = nullptr;
 };
 
 void register_calibrate_command(CLI::App& app, Context& context);

@@ -211,8 +211,10 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv, rank);
   } catch (const std::exception& e) {
-    // One line naming the rank, then end every rank: the others may be waiting for this one.
-    std::fprintf(stderr, "dsgd-mpi: rank %d: %s\n", rank, e.what());
+    // One line naming the rank, then end every rank: the others may be waiting for this one. A wait's limit is
+    // dsgd-mpi's --timeout: the message says so.
+    const bool timed_out = dynamic_cast<const dsgd::TimeoutError*>(&e) != nullptr;
+    std::fprintf(stderr, "dsgd-mpi: rank %d: %s%s\n", rank, e.what(), timed_out ? " (--timeout)" : "");
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, exit_code(e));
   }

@@ -12,6 +12,13 @@ namespace dsgd::app {
 
 namespace {
 
+// An interrupted run whose caller does not keep it (TrainingJob::keep_interrupted) ends here.
+void throw_if_interrupted(const TrainingJob& job, const Context& context, const algorithms::RunResult& result) {
+  if (job.keep_interrupted || result.stop_reason != "interrupted" || context.interrupt == nullptr) return;
+  throw InterruptedError(context.interrupt->signal(), "stopped " + job.command + "'s run after " +
+                                                          std::to_string(result.iterations) + " iterations per worker");
+}
+
 reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
   if (job.data == nullptr) throw InternalError(job.command + ": the threads executor needs the data loaded");
   algorithms::RunResult result;
@@ -22,13 +29,20 @@ reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
   std::function<void(const algorithms::RunPoint&)> progress;
   if (job.progress)
     progress = [&](const algorithms::RunPoint& point) { context.err << progress_line(point) << std::flush; };
+  // An interrupt stops the run at the next round (the runner polls it); the entry says stop_reason "interrupted".
+  algorithms::RunOptions run = job.cli.run;
+  run.interrupt = context.interrupt;
+  const Interrupt::Watch watch(context.interrupt);
   try {
-    measure::threads::run(world, algorithms::training_worker(job.cli.run, *job.data, &result, progress));
+    measure::threads::run(world, algorithms::training_worker(run, *job.data, &result, progress));
   } catch (const algorithms::DivergedError& error) {
     if (!job.record_divergence) throw;
     context.err << job.command << ": " << error.what() << std::endl;
     result.stop_reason = "diverged";
+  } catch (const TimeoutError& error) {
+    throw TimeoutError(std::string(error.what()) + " (--timeout)");
   }
+  throw_if_interrupted(job, context, result);
   return run_entry(job.cli, result, "threads");
 }
 
@@ -42,6 +56,7 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
       std::to_string(job.ranks_per_node),         "run"};
   for (const auto& argument : run_arguments(job.cli)) launch.program.push_back(argument);
   launch.timeout_s = job.wall_timeout_s;
+  launch.timeout_option = job.wall_timeout_option;
   const auto outcome = run_worker(launch, context);
   if (job.progress) context.err << outcome.output;  // rank 0's progress lines
   if (outcome.results.benchmarks.size() != 1) throw InternalError(job.command + ": dsgd-mpi wrote no run result");
@@ -66,6 +81,7 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
   const auto platform = platforms::load_platform(job.platform);
   simulate::NumericOptions options;
   options.run = job.cli.run;
+  options.run.interrupt = context.interrupt;  // the simulation's rank 0 stops at the next round
   options.placement.ranks_per_node = job.ranks_per_node;
   options.noise_seed = job.cli.run.hyper.seed;
   options.timeout_s = job.timeout_s;
@@ -83,6 +99,7 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
     numeric.result.ranks = algorithms::world_size(job.cli.run);
     numeric.result.stop_reason = "diverged";
   }
+  throw_if_interrupted(job, context, numeric.result);
   auto entry = run_entry(job.cli, numeric.result, "simgrid");
   entry.name += "/" + platform.name;
   entry.fidelity = "message";

@@ -25,10 +25,14 @@ struct TrainingJob {
   // algorithm with the same settings reports it). Executors whose ranks live in other processes report it as the
   // run's error.
   bool record_divergence = false;
+  // An interrupt stops a run at its next round (threads, simgrid): true returns its entry (stop_reason
+  // "interrupted") for the caller to keep; false throws InterruptedError.
+  bool keep_interrupted = false;
   // simgrid: the platform (a catalog name or a file). Ranks per node: simgrid's placement (0: one per compute
   // unit); threads and mpi: WorldOptions::ranks_per_node, their emulated nodes (0: the executor's own).
   std::string platform;
   int ranks_per_node = 0;
+  std::string wall_timeout_option = "--wall-timeout";  // what sets wall_timeout_s, for messages
 };
 
 enum class ExecutorKind { kThreads, kMpi, kSimgrid };

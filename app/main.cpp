@@ -1,8 +1,12 @@
 #include <iostream>
 
 #include "app/cli.hpp"
+#include "core/interrupt.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  return dsgd::app::run(args, std::cout, std::cerr);
+  // SIGINT / SIGTERM stop what dsgd started and keep what it has (docs/errors.md "Interrupts").
+  dsgd::Interrupt interrupt;
+  const dsgd::InterruptHandlers handlers(interrupt);
+  return dsgd::app::run(args, std::cout, std::cerr, "", &interrupt);
 }

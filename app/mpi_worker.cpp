@@ -2,11 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
+#include <regex>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/subprocess.hpp"
 #include "measure/mpi/launch.hpp"
 
@@ -18,18 +21,6 @@ std::string joined(const std::vector<std::string>& words) {
   std::string text;
   for (const auto& word : words) text += (text.empty() ? "" : " ") + word;
   return text;
-}
-
-// The lines a failed dsgd-mpi printed about itself ("dsgd-mpi: rank R: ..."), else the output's last line.
-std::string failure_summary(const std::string& output) {
-  std::istringstream in(output);
-  std::string summary;
-  std::string last;
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("dsgd-mpi:", 0) == 0) summary += (summary.empty() ? "" : "; ") + line;
-    if (!line.empty()) last = line;
-  }
-  return summary.empty() ? last : summary;
 }
 
 // Deletes a temporary file when the command ends, however it ends.
@@ -47,6 +38,24 @@ class TemporaryFile {
 
 }  // namespace
 
+std::string failure_summary(const std::string& output) {
+  // OpenMPI 4.1: "mpirun noticed that process rank 2 with PID 1234 on node x exited on signal 9 (Killed)."
+  static const std::regex killed(R"(process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+))");
+  std::string summary;
+  std::smatch match;
+  if (std::regex_search(output, match, killed)) {
+    summary = "dsgd-mpi rank " + match[1].str() + " was killed by " + signal_name(std::stoi(match[3].str())) +
+              " (on node " + match[2].str() + ")";
+  }
+  std::istringstream in(output);
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("dsgd-mpi:", 0) == 0) summary += (summary.empty() ? "" : "; ") + line;
+    if (line.find_first_not_of("- \t") != std::string::npos) last = line;
+  }
+  return summary.empty() ? last : summary;
+}
+
 WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context) {
   const std::filesystem::path results =
       launch.results.empty() ? std::filesystem::temp_directory_path() /
@@ -58,10 +67,17 @@ WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context) {
   program.insert(program.end(), {"--results", results.string()});
   const auto command = measure::mpi::mpirun_command(launch.ranks, program);
   context.err << launch.command << ": running " << joined(command) << std::endl;
-  const auto run = run_process(command, std::chrono::seconds(static_cast<long>(launch.timeout_s)));
+  const auto run =
+      run_process(command, std::chrono::seconds(static_cast<long>(launch.timeout_s)), {}, context.interrupt);
+  if (run.interrupted_by != 0) {
+    const auto ranks = std::count(run.stopped_processes.begin(), run.stopped_processes.end(), "dsgd-mpi");
+    throw InterruptedError(run.interrupted_by,
+                           "stopped mpirun and its " + std::to_string(ranks) + " ranks (" + launch.what + ")");
+  }
   if (run.timed_out) {
     throw Error(launch.command + ": " + launch.what + " did not finish within " +
-                std::to_string(static_cast<long>(launch.timeout_s)) + " s (--timeout): " + joined(command));
+                std::to_string(static_cast<long>(launch.timeout_s)) + " s (" + launch.timeout_option +
+                "): " + joined(command));
   }
   if (run.exit_code != 0) {
     throw Error(launch.command + ": " + launch.what + " failed (mpirun exit code " + std::to_string(run.exit_code) +

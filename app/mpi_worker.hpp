@@ -15,9 +15,10 @@ struct WorkerLaunch {
   std::string command;  // the dsgd command, for messages: "calibrate", "bench", "run"
   std::string what;     // what dsgd-mpi does, for messages: "the ping-pong", "dsgd-mpi run"
   int ranks = 2;
-  std::vector<std::string> program;  // dsgd-mpi and its arguments, without --results
-  std::filesystem::path results;     // where dsgd-mpi writes them; empty: a temporary file, removed afterwards
-  double timeout_s = 600;            // for the whole mpirun
+  std::vector<std::string> program;          // dsgd-mpi and its arguments, without --results
+  std::filesystem::path results;             // where dsgd-mpi writes them; empty: a temporary file, removed afterwards
+  double timeout_s = 600;                    // for the whole mpirun
+  std::string timeout_option = "--timeout";  // what sets timeout_s, for messages: "--wall-timeout", ...
 };
 
 struct WorkerOutcome {
@@ -27,8 +28,14 @@ struct WorkerOutcome {
 };
 
 // Prints "<command>: running <mpirun command line>", runs it and reads the results. Throws Error "<command>:
-// <what> did not finish within N s (--timeout): <command line>" or "<command>: <what> failed (mpirun exit code N):
-// <the lines dsgd-mpi printed about the failure, else the last line>"; InputError for an unreadable results file.
+// <what> did not finish within N s (<timeout_option>): <command line>" or "<command>: <what> failed (mpirun exit
+// code N): <failure_summary>"; InputError for an unreadable results file. When context.interrupt is requested,
+// stops mpirun and its ranks (run_process) and throws InterruptedError "... stopped mpirun and its N ranks".
 WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context);
+
+// What a failed mpirun's `output` says about the failure: "dsgd-mpi rank R was killed by SIGKILL" where mpirun
+// reports a rank that died of a signal, then the lines dsgd-mpi printed about itself ("dsgd-mpi: rank R: ..."),
+// else the last line that is not one of mpirun's banner rules.
+std::string failure_summary(const std::string& output);
 
 }  // namespace dsgd::app

@@ -109,7 +109,10 @@ void register_reproduce_command(CLI::App& app, Context& context) {
         }
         context.err << "[" << i + 1 << "/" << total << "] " << experiment.id << ": dsgd " << shown << std::endl;
         const auto start = std::chrono::steady_clock::now();
-        const int code = run(args, null_out, context.err, shown);
+        const int code = run(args, null_out, context.err, shown, context.interrupt);
+        if (context.interrupt != nullptr && context.interrupt->requested()) {
+          throw InterruptedError(context.interrupt->signal(), "stopped at experiment '" + experiment.id + "'");
+        }
         const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
         if (code != kExitOk) {
           throw Error("experiment '" + experiment.id + "' failed (exit code " + std::to_string(code) + ")");

@@ -42,6 +42,18 @@ reports::Entry train(const Executor& executor, const TrainingJob& job, const alg
   return executor.train(run, context);
 }
 
+// After an interrupt stopped a run: writes `results` (marked interrupted) to `path` where one is set and throws
+// InterruptedError saying how far the work got. Returns where nothing was interrupted.
+void stop_if_interrupted(const Context& context, reports::Results& results, const std::string& path,
+                         const std::string& progress) {
+  if (context.interrupt == nullptr || !context.interrupt->requested()) return;
+  results.interrupted = true;
+  if (!path.empty()) reports::write_results(path, results);
+  throw InterruptedError(
+      context.interrupt->signal(),
+      "stopped " + progress + (path.empty() ? "" : "; the results so far are in " + path + ", marked interrupted"));
+}
+
 }  // namespace
 
 void register_run_command(CLI::App& app, Context& context) {
@@ -49,6 +61,7 @@ void register_run_command(CLI::App& app, Context& context) {
   TrainingJob& job = command->job;
   job.cli.run.budget.target_accuracy = 0.85;
   job.progress = true;
+  job.keep_interrupted = true;  // written, marked interrupted
   auto* run = app.add_subcommand(
       "run", "Train with one algorithm of the catalog: natively (threads, MPI) or simulated with real gradients");
   add_run_options(*run, job.cli);
@@ -70,6 +83,8 @@ void register_run_command(CLI::App& app, Context& context) {
     const auto entry = train(executor, training, &data, context);
     auto results = new_results(context);
     results.benchmarks.push_back(entry);
+    stop_if_interrupted(context, results, training.cli.results,
+                        "training after " + std::to_string(entry.iterations) + " iterations per worker");
     if (!training.cli.results.empty()) reports::write_results(training.cli.results, results);
     context.out << run_summary(training.cli, entry);
   });
@@ -146,6 +161,12 @@ void run_study(Context& context, StudyCommand& command) {
                 << (platform.empty() ? "" : " on " + platform) << ", lr " << significant(options.hyper.learning_rate, 6)
                 << (phase.empty() ? "" : " (" + phase + ")") << std::endl;
     auto entry = train(executor, one, &data, context);
+    if (entry.labels.count("stop_reason") > 0 && entry.labels.at("stop_reason") == "interrupted") {
+      results.benchmarks.push_back(entry);
+      stop_if_interrupted(context, results, command.run.job.cli.results,
+                          "study " + chosen.name + " in run " + run.label + " after " +
+                              std::to_string(entry.iterations) + " iterations per worker");
+    }
     entry.labels["study"] = chosen.name;
     entry.labels["run"] = run.label;
     for (const auto& [key, value] : run.labels) entry.labels[key] = value;
@@ -257,11 +278,16 @@ void register_study_command(CLI::App& app, Context& context) {
   study->add_option("--platform", command->platforms, "simgrid: platforms (catalog names or files); a list runs each")
       ->delimiter(',');
   study->add_option("--ranks-per-node", command->run.job.ranks_per_node, kRanksPerNodeHelp)->capture_default_str();
+  study->add_option("--timeout", command->run.job.timeout_s, "Seconds a rank waits for another before failing")
+      ->capture_default_str();
+  study->add_option("--wall-timeout", command->run.job.wall_timeout_s, "mpi, simgrid: seconds before a run is stopped")
+      ->capture_default_str();
   command->allreduce_option = add_allreduce_option(*study, command->allreduce);
   study->add_option("--results", command->run.job.cli.results, "Write the results (JSON) here");
   command->run.job.command = "study";
   command->run.job.progress = true;
   command->run.job.record_divergence = true;
+  command->run.job.keep_interrupted = true;
   study->callback([&context, command] { run_study(context, *command); });
 }
 void register_algorithms_command(CLI::App& app, Context& context) {

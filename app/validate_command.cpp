@@ -138,6 +138,7 @@ void validate(Context& context, const ValidateOptions& options) {
                   << std::endl;
       Row row{name, std::string(executor.name), algorithms::world_size(cli.run), {}, {}};
       TrainingJob job{cli, &data, options.timeout_s, 10 * options.timeout_s, "validate"};
+      job.wall_timeout_option = "10 x --timeout";
       reports::Entry entry;
       std::string prediction;
       for (int repetition = 0; repetition < options.repetitions; ++repetition) {

@@ -3,13 +3,16 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>  // kill
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "core/error.hpp"
 
@@ -30,7 +33,93 @@ std::filesystem::path find_in_path(const std::string& program) {
   return {};
 }
 
+// Appends what is readable on `fd` now (non-blocking) to `output`, keeping its last kMaxOutputBytes. False once
+// the pipe is closed.
+bool drain(int fd, std::string& output, int wait_ms) {
+  pollfd ready{fd, POLLIN, 0};
+  const int polled = ::poll(&ready, 1, wait_ms);
+  if (polled < 0 && errno != EINTR) return false;
+  if (polled <= 0) return true;
+  char buffer[4096];
+  const ssize_t n = ::read(fd, buffer, sizeof buffer);
+  if (n < 0) return errno == EINTR || errno == EAGAIN;
+  if (n == 0) return false;
+  output.append(buffer, static_cast<std::size_t>(n));
+  if (output.size() > kMaxOutputBytes) output.erase(0, output.size() - kMaxOutputBytes);
+  return true;
+}
+
+// Sends `signal` to the process group `leader` leads and to every process of its session (a child may have moved
+// to a group of its own: OpenMPI puts each rank in one).
+void signal_session(pid_t leader, int signal) {
+  ::kill(-leader, signal);
+  for (const auto& process : session_processes(leader)) ::kill(process.pid, signal);
+}
+
+// Stops the child `pid` (a session leader) and its session: `first` to all of them, then, if any is left after
+// `grace`, SIGKILL. Reaps the child into `status`, keeps reading its output from `fd` (open: not yet closed) so it
+// cannot block on a full pipe, and returns the names of the other processes that were running.
+std::vector<std::string> stop_session(pid_t pid, int first, std::chrono::milliseconds grace, int fd, bool& open,
+                                      std::string& output, int& status) {
+  std::vector<std::string> stopped;
+  for (const auto& process : session_processes(pid)) {
+    if (process.pid != pid) stopped.push_back(process.name);
+  }
+  bool reaped = false;
+  const auto reap = [&](int options) {
+    if (reaped) return;
+    pid_t done = 0;
+    while ((done = ::waitpid(pid, &status, options)) < 0 && errno == EINTR) {
+    }
+    reaped = done == pid || done < 0;
+  };
+  const auto wait_until = [&](std::chrono::steady_clock::time_point deadline) {
+    while (std::chrono::steady_clock::now() < deadline) {
+      reap(WNOHANG);
+      if (reaped && session_processes(pid).empty()) return true;
+      if (open) {
+        open = drain(fd, output, 20);
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+    return false;
+  };
+  signal_session(pid, first);
+  if (first != SIGKILL && wait_until(std::chrono::steady_clock::now() + grace)) return stopped;
+  signal_session(pid, SIGKILL);
+  reap(0);
+  // SIGKILL cannot be caught: what is left is on its way out (the kernel frees it within milliseconds).
+  wait_until(std::chrono::steady_clock::now() + std::chrono::seconds(2));
+  return stopped;
+}
+
 }  // namespace
+
+std::vector<ProcessInfo> session_processes(int session) {
+  std::vector<ProcessInfo> found;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;  // gone meanwhile
+    // "PID (COMM) STATE PPID PGRP SESSION ...": COMM may hold spaces and parentheses, so split at the last ')'.
+    const auto open = stat.find('(');
+    const auto close = stat.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    char state = 0;
+    int parent = 0;
+    int group = 0;
+    int process_session = 0;
+    if (!(rest >> state >> parent >> group >> process_session)) continue;
+    if (process_session != session || state == 'Z' || state == 'X') continue;
+    found.push_back({std::stoi(name), stat.substr(open + 1, close - open - 1)});
+  }
+  return found;
+}
 
 bool program_exists(const std::string& program) {
   const auto found = find_in_path(program);
@@ -38,7 +127,7 @@ bool program_exists(const std::string& program) {
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::seconds timeout,
-                          const std::filesystem::path& working_dir) {
+                          const std::filesystem::path& working_dir, const Interrupt* interrupt) {
   DSGD_ENFORCE(!argv.empty(), "run_process needs a program");
   const auto program = find_in_path(argv[0]);
   if (program.empty() || ::access(program.c_str(), X_OK) != 0) {
@@ -54,10 +143,16 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
 
+  // Watched from before the fork: a signal that arrives meanwhile is seen below, not lost to the default action.
+  const Interrupt::Watch watch(interrupt);
+  const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
   if (pid < 0) throw Error("cannot start '" + argv[0] + "': " + std::strerror(errno));
   if (pid == 0) {
-    // Child: only async-signal-safe calls until exec.
+    // Child: only async-signal-safe calls until exec. A session of its own (see the header); SIGTERM if dsgd dies.
+    ::setsid();
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // dsgd died before prctl took effect
     const int null_fd = ::open("/dev/null", O_RDONLY);
     if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
     ::dup2(out_pipe[1], STDOUT_FILENO);
@@ -69,40 +164,40 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
   ::close(out_pipe[1]);
 
   ProcessResult result;
+  int status = 0;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool open = true;
-  while (open) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      result.timed_out = true;
-      ::kill(pid, SIGKILL);
+  bool reaped = false;
+  // Until the output is closed and the child has exited (either may come first), in short slices: an interrupt is
+  // noticed within 100 ms.
+  while (open || !reaped) {
+    if (interrupt != nullptr && interrupt->requested()) {
+      result.interrupted_by = interrupt->signal();
+      result.stopped_processes = stop_session(pid, SIGTERM, kStopGrace, out_pipe[0], open, result.output, status);
       break;
     }
-    pollfd fd{out_pipe[0], POLLIN, 0};
-    const int ready = ::poll(&fd, 1, static_cast<int>(std::min<long>(left.count(), 1000)));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    char buffer[4096];
-    const ssize_t n = ::read(out_pipe[0], buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      open = false;
+    if (std::chrono::steady_clock::now() >= deadline) {
+      result.timed_out = true;
+      result.stopped_processes = stop_session(pid, SIGKILL, {}, out_pipe[0], open, result.output, status);
+      break;
+    }
+    if (open) {
+      open = drain(out_pipe[0], result.output, 100);
     } else {
-      result.output.append(buffer, static_cast<std::size_t>(n));
-      if (result.output.size() > kMaxOutputBytes) result.output.erase(0, result.output.size() - kMaxOutputBytes);
+      pid_t done = 0;
+      while ((done = ::waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR) {
+      }
+      reaped = done == pid || done < 0;  // < 0: not ours to wait for any more
+      if (!reaped) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   }
   ::close(out_pipe[0]);
-
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const bool stopped = result.timed_out || result.interrupted_by != 0;
   if (WIFEXITED(status))
     result.exit_code = WEXITSTATUS(status);
   else if (WIFSIGNALED(status))
     result.exit_code = 128 + WTERMSIG(status);
-  if (result.exit_code == 127 && !result.timed_out && result.output.empty()) {
+  if (result.exit_code == 127 && !stopped && result.output.empty()) {
     throw UnavailableError("cannot run '" + argv[0] + "': exec failed");
   }
   return result;

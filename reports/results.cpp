@@ -175,6 +175,7 @@ Json to_json(const Results& results) {
         {"git_commit", results.provenance.git_commit},
         {"command", results.provenance.command}}},
   };
+  if (results.interrupted) context["interrupted"] = true;
   Json benchmarks = Json::array();
   for (const auto& entry : results.benchmarks) benchmarks.push_back(entry_to_json(entry));
   return {{"context", context}, {"benchmarks", benchmarks}};
@@ -199,6 +200,7 @@ Results results_from_json(const Json& json, const std::string& source) {
   results.provenance.command = dsgd.at("command").string();
   results.executable = context.at("executable").string();
   results.num_cpus = context.at("num_cpus").integer();
+  if (context.has("interrupted")) results.interrupted = context.at("interrupted").boolean();
   const JsonView benchmarks = root.at("benchmarks");
   for (std::size_t i = 0; i < benchmarks.size(); ++i) results.benchmarks.push_back(entry_from_json(benchmarks.at(i)));
   return results;

@@ -70,6 +70,9 @@ struct Results {
   std::string executable;
   std::int64_t num_cpus = 0;
   std::vector<Entry> benchmarks;
+  // An interrupt (SIGINT, SIGTERM) stopped the work: the entries are what it had done. Written as
+  // context "interrupted": true, left out when false.
+  bool interrupted = false;
 };
 
 // Provenance for a file written now by this build: version and commit from the build, host and date now.

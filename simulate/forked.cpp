@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 
 #include "core/error.hpp"
 #include "core/stopwatch.hpp"
+#include "core/subprocess.hpp"  // kStopGrace
 
 namespace dsgd::simulate {
 
@@ -39,9 +41,11 @@ void flush_stdio() {
 
 }  // namespace
 
-ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s,
-                               const std::function<std::string()>& body) {
+ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s, const std::function<std::string()>& body,
+                               const Interrupt* interrupt) {
   const auto start = std::chrono::steady_clock::now();
+  const Interrupt::Watch watch(interrupt);  // before the fork: the child inherits it, watched
+  const pid_t parent = ::getpid();
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw Error(what + ": pipe() failed: " + std::strerror(errno));
   flush_stdio();  // whatever sits in our stdio buffers would otherwise be written twice, once by the child
@@ -53,6 +57,11 @@ ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s,
     throw Error(what + ": fork() failed: " + std::strerror(error));
   }
   if (child == 0) {
+    // No simulation outlives dsgd: it would run on at full speed for nobody. A process group of its own: a Ctrl-C
+    // reaches it only through the parent (above), once; a second one directly would end it without a report.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::setpgid(0, 0);
+    if (::getppid() != parent) ::_exit(1);
     ::close(fds[0]);
     write_all(fds[1], body());
     ::close(fds[1]);
@@ -65,15 +74,28 @@ ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s,
 
   ForkedOutcome outcome;
   char buffer[65536];
+  double forwarded_at_s = -1;  // when the interrupt was passed on to the child
   for (;;) {
-    if (wall_timeout_s > 0) {
-      const double left = wall_timeout_s - seconds_since(start);
+    if (interrupt != nullptr && interrupt->requested()) {
+      if (forwarded_at_s < 0) {
+        // SIGTERM whatever the signal was: SimGrid's engine takes SIGINT over (it prints its actors and exits).
+        ::kill(child, SIGTERM);
+        forwarded_at_s = seconds_since(start);
+      } else if (seconds_since(start) - forwarded_at_s > std::chrono::duration<double>(kStopGrace).count()) {
+        outcome.interrupted_by = interrupt->signal();
+        break;
+      }
+    }
+    if (wall_timeout_s > 0 || interrupt != nullptr) {
+      const double left = wall_timeout_s > 0 ? wall_timeout_s - seconds_since(start) : 3600.0;
       if (left <= 0) {
         outcome.timed_out = true;
         break;
       }
       pollfd ready{fds[0], POLLIN, 0};
-      const int wait_ms = static_cast<int>(std::min(std::ceil(left * 1000), 3.6e6));  // at most an hour per poll
+      // At most an hour per poll; 100 ms slices where an interrupt may come.
+      const double slice_ms = interrupt != nullptr ? 100.0 : 3.6e6;
+      const int wait_ms = static_cast<int>(std::min(std::ceil(left * 1000), slice_ms));
       const int polled = ::poll(&ready, 1, wait_ms);
       if (polled == 0 || (polled < 0 && errno == EINTR)) continue;  // check the time left again
     }
@@ -83,7 +105,8 @@ ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s,
     outcome.report.append(buffer, static_cast<std::size_t>(n));
   }
   ::close(fds[0]);
-  if (outcome.timed_out) ::kill(child, SIGKILL);  // our own child, stuck in a body that never returns
+  // Our own child, stuck in a body that never returns, or slow to stop.
+  if (outcome.timed_out || outcome.interrupted_by != 0) ::kill(child, SIGKILL);
   while (::waitpid(child, &outcome.status, 0) < 0 && errno == EINTR) {
   }
   return outcome;

@@ -7,18 +7,24 @@
 #include <functional>
 #include <string>
 
+#include "core/interrupt.hpp"
+
 namespace dsgd::simulate {
 
 struct ForkedOutcome {
   std::string report;      // what the child's body returned (empty if it died first)
   bool timed_out = false;  // the wall-time limit passed: the child was killed
+  int interrupted_by = 0;  // the interrupt's signal, where the child was killed for not stopping in time
   int status = 0;          // waitpid()'s status of the child
 };
 
 // Forks; the child runs `body` (which must not throw: it encodes its own errors into the report), writes the report
 // back through a pipe and _exits. The parent reads it, killing the child after `wall_timeout_s` seconds (no limit
-// if <= 0), and reaps it. Throws Error if the pipe or the fork cannot be made (`what` names the simulation).
-ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s,
-                               const std::function<std::string()>& body);
+// if <= 0), and reaps it. When `interrupt` is requested the child gets SIGTERM (its own copy of the Interrupt,
+// inherited by fork, is then requested: its work may stop early and report), and SIGKILL kStopGrace later if it
+// has not finished. The child dies with dsgd (PR_SET_PDEATHSIG). Throws Error if the pipe or the fork cannot be
+// made (`what` names the simulation).
+ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s, const std::function<std::string()>& body,
+                               const Interrupt* interrupt = nullptr);
 
 }  // namespace dsgd::simulate

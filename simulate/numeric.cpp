@@ -140,6 +140,7 @@ NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOp
   simulation.placement.host_ranks = std::max(1, run.hyper.servers);
   simulation.noise_seed = options.noise_seed;
   simulation.wall_timeout_s = options.wall_timeout_s;
+  simulation.interrupt = run.interrupt;
   check_simulatable(platform, world.size, simulation.placement);
 
   algorithms::RunResult result;

@@ -298,8 +298,13 @@ std::string signal_text(int signal_number) {
 SimulationResult simulate_forked(const platforms::Platform& platform, const WorldOptions& world,
                                  const WorkerFunction& worker, const SimulationOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const ForkedOutcome outcome = run_forked_child("simulation", options.wall_timeout_s,
-                                                 [&] { return report_of(platform, world, worker, options); });
+  const ForkedOutcome outcome = run_forked_child(
+      "simulation", options.wall_timeout_s, [&] { return report_of(platform, world, worker, options); },
+      options.interrupt);
+  if (outcome.interrupted_by != 0) {
+    throw InterruptedError(outcome.interrupted_by, "stopped the simulation of " + std::to_string(world.size) +
+                                                       " ranks on '" + platform.name + "' (no results)");
+  }
   const bool timed_out = outcome.timed_out;
   const int status = outcome.status;
   const std::string& report = outcome.report;

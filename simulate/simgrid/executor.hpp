@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/comm.hpp"
+#include "core/interrupt.hpp"
 #include "core/world.hpp"
 #include "platforms/platform.hpp"
 #include "simulate/simgrid/comm.hpp"
@@ -68,6 +69,9 @@ struct SimulationOptions {
   bool tcp_gamma = false;
   bool isolate = true;        // run in a forked child process (see above)
   double wall_timeout_s = 0;  // with isolate: kill the child and throw TimeoutError after this much wall time; 0: none
+  // With isolate: once requested, SIGTERM is passed on to the child (whose workers may stop early: the training
+  // runner's RunOptions::interrupt), which is killed if it has not finished kStopGrace later (InterruptedError).
+  const Interrupt* interrupt = nullptr;
   // Extra SimGrid logging settings, as --log takes them ("root.threshold:info"). Empty: SimGrid stays silent.
   std::string log;
   // Runs in the simulation's process after the engine finished without error; its result comes back in

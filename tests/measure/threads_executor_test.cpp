@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <system_error>
 #include <thread>
 
 #include "core/stopwatch.hpp"
@@ -276,6 +277,42 @@ TEST(MeasureThreadsStream, ACallerThatFailsGivesItsStreamUpAtOnce) {
     EXPECT_STREQ(e.what(), "caller failed");
   }
   EXPECT_LT(seconds_since(start), 10.0);
+}
+
+TEST(MeasureThreadsExecutor, AThreadThatCannotBeCreatedEndsTheRunWithAnError) {
+  // Thread 4 of 8 cannot be created, as when the system is out of threads or memory; the 3 started ones wait for
+  // rank 7, which never comes. They must be woken and joined (not std::terminate), and the error must say so.
+  WorldOptions options;
+  options.size = 8;
+  options.timeout_s = 60;
+  std::atomic<int> started{0};
+  std::atomic<int> woken{0};
+  const ThreadStarter failing_fourth = [&started](std::function<void()> body) {
+    if (started.load() == 3) throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again));
+    ++started;
+    return std::thread(std::move(body));
+  };
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    run(
+        options,
+        [&woken](Comm& comm) {
+          int value = 0;
+          try {
+            comm.recv(comm.size() - 1, 1, &value, sizeof value, Category::kWait);
+          } catch (const CommError&) {
+            ++woken;
+            throw;
+          }
+        },
+        failing_fourth);
+    FAIL() << "expected an UnavailableError";
+  } catch (const UnavailableError& e) {
+    EXPECT_EQ(std::string(e.what()), "threads executor: cannot create thread 4 of 8: " +
+                                         std::make_error_code(std::errc::resource_unavailable_try_again).message());
+  }
+  EXPECT_EQ(woken.load(), 3) << "expectation: the 3 started threads were woken from their waits and joined";
+  EXPECT_LT(seconds_since(start), 10.0) << "expectation: far below the 60 s the waits would last";
 }
 
 }  // namespace
