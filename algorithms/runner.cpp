@@ -151,6 +151,14 @@ void check_run_options(const RunOptions& options) {
     throw InputError("run: --topk-ratio is a fraction in (0, 1], got " + significant(hyper.topk_ratio));
   }
   const Budget& budget = options.budget;
+  // 0 means "no limit" inside dsgd; a user's 0 or negative value is a mistake, not a request for no limit.
+  if (budget.iterations < 0) {
+    throw InputError("run: --iterations must be positive, got " + std::to_string(budget.iterations));
+  }
+  if (budget.seconds < 0 || !std::isfinite(budget.seconds)) {
+    throw InputError("run: --seconds must be positive, got " + significant(budget.seconds));
+  }
+  if (budget.target_accuracy < 0) throw InputError("run: --target-accuracy is a fraction in (0, 1]");
   if (budget.iterations <= 0 && budget.seconds <= 0 && budget.target_accuracy <= 0) {
     throw InputError("run: no budget: give --iterations, --seconds or --target-accuracy");
   }
@@ -192,6 +200,10 @@ int world_size(const RunOptions& options) {
 WorkerFunction training_worker(const RunOptions& options, const RunData& data, RunResult* result,
                                std::function<void(const RunPoint&)> progress) {
   check_run_options(options);
+  if (data.train && static_cast<std::size_t>(options.hyper.batch) > data.train->size()) {
+    throw InputError("run: --batch " + std::to_string(options.hyper.batch) + " is more than the " +
+                     std::to_string(data.train->size()) + " training images of " + data.train->name);
+  }
   const AlgorithmEntry& entry = find_algorithm(options.algorithm);
   return [options, data, result, &entry, progress](Comm& comm) {
     if (comm.has_payload()) {

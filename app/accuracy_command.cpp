@@ -161,7 +161,7 @@ void register_accuracy_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   accuracy->add_option("--test-images", command->cli.test_images, "Evaluate on at most this many test images")
       ->capture_default_str();
-  accuracy->add_option("--results", command->cli.results, "Write the results (JSON) here");
+  accuracy->add_option("--results", command->cli.results, "Write the results (JSON) here")->check(output_file_check());
   accuracy->callback([&context, command] { run_accuracy(context, *command); });
 }
 

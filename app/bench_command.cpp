@@ -253,7 +253,8 @@ void register_bench_command(CLI::App& app, Context& context) {
           "--fidelity", options->fidelity,
           "simgrid: message, flow, or auto (flow from " + std::to_string(simulate::kFlowFromRanks) + " ranks on)")
       ->capture_default_str();
-  allreduce_command->add_option("--results", options->results, "Write the results (JSON) here");
+  allreduce_command->add_option("--results", options->results, "Write the results (JSON) here")
+      ->check(output_file_check());
   allreduce_command->add_option("--timeout", options->timeout_s, "Seconds before a wait or a run gives up")
       ->capture_default_str();
   allreduce_command->callback([&context, options] { bench_allreduce(context, *options); });

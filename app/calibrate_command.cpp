@@ -7,6 +7,7 @@
 
 #include "app/commands.hpp"
 #include "app/mpi_worker.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "measure/calibrate_run.hpp"
 #include "measure/mpi/launch.hpp"
@@ -115,7 +116,8 @@ void register_calibrate_command(CLI::App& app, Context& context) {
   command->add_option("--nodes", plan.nodes, "Hosts in the platform (default: this machine's physical cores)");
   command->add_option("--weighting", options->weighting, "Least squares on 'relative' or 'absolute' error")
       ->capture_default_str();
-  command->add_option("--results", options->results, "Also keep the ping-pong results (JSON) here");
+  command->add_option("--results", options->results, "Also keep the ping-pong results (JSON) here")
+      ->check(output_file_check());
   command->add_option("--dsgd-mpi", options->worker, "The dsgd-mpi executable (default: beside dsgd)");
   command->add_option("--timeout", options->timeout_s, "Seconds before the ping-pong run is killed")
       ->capture_default_str();
@@ -135,6 +137,8 @@ void register_calibrate_command(CLI::App& app, Context& context) {
                       "Copies of the kernel benchmark at once (default: one per physical core)");
   command->callback([&context, options] {
     options->plan.weighting = measure::fit_weighting_from_string(options->weighting);
+    check_output_file(options->plan.out);
+    check_output_file(options->plan.threads_path());
     const auto provenance = new_results(context).provenance;
     measure::calibrate(options->plan, mpi_runs(context, *options), provenance.host_name + ", " + provenance.date,
                        context.out, context.err);

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "app/run_common.hpp"
 #include "core/interrupt.hpp"
 #include "reports/results.hpp"
 

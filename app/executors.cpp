@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "algorithms/memory_estimate.hpp"
 #include "app/mpi_worker.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
@@ -19,8 +20,20 @@ void throw_if_interrupted(const TrainingJob& job, const Context& context, const 
                                                           std::to_string(result.iterations) + " iterations per worker");
 }
 
+// Every rank's replica lives on this machine (threads in this process, MPI ranks beside it): refuse a world or a
+// batch that will not fit before starting it. MPI ranks' own copies of the data set are not counted.
+void check_native_memory(const TrainingJob& job, const char* executor) {
+  const auto& run = job.cli.run;
+  const auto test_images = static_cast<std::size_t>(job.cli.test_images > 0 ? job.cli.test_images : 10000);
+  algorithms::check_memory(algorithms::estimate_run_memory(run, test_images), job.cli.memory_limit_bytes,
+                           job.command + ": " + std::to_string(run.workers) + " workers of " + run.model +
+                               " with batch " + std::to_string(run.hyper.batch) + " (" + executor + ")",
+                           "fewer workers or a smaller batch");
+}
+
 reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
   if (job.data == nullptr) throw InternalError(job.command + ": the threads executor needs the data loaded");
+  check_native_memory(job, "threads");
   algorithms::RunResult result;
   WorldOptions world;
   world.size = algorithms::world_size(job.cli.run);
@@ -47,6 +60,7 @@ reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
 }
 
 reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
+  check_native_memory(job, "mpi");
   WorkerLaunch launch;
   launch.command = job.command;
   launch.what = "dsgd-mpi run";
@@ -86,6 +100,7 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
   options.noise_seed = job.cli.run.hyper.seed;
   options.timeout_s = job.timeout_s;
   options.wall_timeout_s = job.wall_timeout_s;
+  options.memory_limit_bytes = job.cli.memory_limit_bytes;
   if (job.progress) {
     options.progress = [&](const algorithms::RunPoint& point) { context.err << progress_line(point) << std::flush; };
   }

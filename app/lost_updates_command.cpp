@@ -102,7 +102,8 @@ void register_lost_updates_command(CLI::App& app, Context& context) {
   command->add_option("--threads", options->threads, "Thread counts (default: 1 to the hardware threads)")
       ->delimiter(',');
   command->add_option("--floats", options->floats, "Vector sizes in floats (default: 1000,100000,1000000; hot: 16)")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->check(positive_check());
   command->add_option("--additions", options->additions_per_element,
                       "Additions per element per thread, K (default 0: about 2^26 additions per run; threads x K "
                       "must stay below 2^24)");
@@ -111,7 +112,7 @@ void register_lost_updates_command(CLI::App& app, Context& context) {
       ->add_option("--variant", options->variant,
                    "spread (threads start apart), hot (all on the same lines) or fetch-add (the control)")
       ->capture_default_str();
-  command->add_option("--results", options->results, "Write the results (JSON) here");
+  command->add_option("--results", options->results, "Write the results (JSON) here")->check(output_file_check());
   command->callback([&context, options] { lost_updates(context, *options); });
 }
 

@@ -75,7 +75,8 @@ void register_models_command(CLI::App& app, Context& context) {
       app.add_subcommand("models", "The model zoo: parameters, sizes, FLOPs, computation/communication ratio");
   auto results_path = std::make_shared<std::string>();
   auto with_sources = std::make_shared<bool>(false);
-  models->add_option("--results", *results_path, "Also write the table as a results file (JSON) here");
+  models->add_option("--results", *results_path, "Also write the table as a results file (JSON) here")
+      ->check(output_file_check());
   models->add_flag("--sources", *with_sources, "Print where each published figure comes from");
 
   auto* show = models->add_subcommand("show", "One model layer by layer");

@@ -59,7 +59,8 @@ reports::Entry link_entry(const platforms::Link& link) {
 void register_platforms_command(CLI::App& app, Context& context) {
   auto* list = app.add_subcommand("platforms", "The platform catalog: nodes, devices, networks, with sources");
   auto results_path = std::make_shared<std::string>();
-  list->add_option("--results", *results_path, "Also write the table as a results file (JSON) here");
+  list->add_option("--results", *results_path, "Also write the table as a results file (JSON) here")
+      ->check(output_file_check());
 
   auto* show = list->add_subcommand("show", "Print one catalog entry (or validate and print a platform file)");
   auto name = std::make_shared<std::string>();

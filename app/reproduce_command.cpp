@@ -8,6 +8,7 @@
 
 #include "app/cli.hpp"
 #include "app/commands.hpp"
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "reports/report.hpp"
 
@@ -36,23 +37,6 @@ std::vector<std::string> substitute(const std::vector<std::string>& command, con
     args.push_back(arg);
   }
   return args;
-}
-
-// Replaces `target` by `staging`: the old report goes aside first, and is removed only after the new one is in.
-void move_into_place(const std::filesystem::path& staging, const std::filesystem::path& target) {
-  const std::filesystem::path old = target.string() + ".old-" + std::to_string(::getpid());
-  std::error_code ec;
-  const bool had_old = std::filesystem::exists(target);
-  if (had_old) {
-    std::filesystem::rename(target, old, ec);
-    if (ec) throw IoError(target.string() + ": cannot move the previous report aside: " + ec.message());
-  }
-  std::filesystem::rename(staging, target, ec);
-  if (ec) {
-    if (had_old) std::filesystem::rename(old, target);
-    throw IoError(target.string() + ": cannot move the new report into place: " + ec.message());
-  }
-  if (had_old) std::filesystem::remove_all(old, ec);
 }
 
 }  // namespace
@@ -87,6 +71,7 @@ void register_reproduce_command(CLI::App& app, Context& context) {
     }
 
     const std::filesystem::path target = options->out_dir;
+    check_output_folder(target);  // before an hour of experiments, not after
     const std::filesystem::path staging = target.string() + ".staging-" + std::to_string(::getpid());
     std::filesystem::remove_all(staging);
     const auto results_dir = staging / "results";

@@ -71,7 +71,7 @@ void register_run_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   run->add_option("--wall-timeout", job.wall_timeout_s, "mpi, simgrid: seconds before the whole run is stopped")
       ->capture_default_str();
-  run->add_option("--results", job.cli.results, "Write the results (JSON) here");
+  run->add_option("--results", job.cli.results, "Write the results (JSON) here")->check(output_file_check());
   run->callback([&context, command] {
     const TrainingJob& training = command->job;
     const Executor& executor = find_executor(command->executor, training_executor_names());
@@ -283,7 +283,8 @@ void register_study_command(CLI::App& app, Context& context) {
   study->add_option("--wall-timeout", command->run.job.wall_timeout_s, "mpi, simgrid: seconds before a run is stopped")
       ->capture_default_str();
   command->allreduce_option = add_allreduce_option(*study, command->allreduce);
-  study->add_option("--results", command->run.job.cli.results, "Write the results (JSON) here");
+  study->add_option("--results", command->run.job.cli.results, "Write the results (JSON) here")
+      ->check(output_file_check());
   command->run.job.command = "study";
   command->run.job.progress = true;
   command->run.job.record_divergence = true;

@@ -5,12 +5,43 @@
 #include <filesystem>
 #include <span>
 
+#include "core/atomic_file.hpp"
 #include "core/data/catalog.hpp"
 #include "core/format.hpp"
 #include "core/model_zoo.hpp"
 #include "measure/host_info.hpp"
 
 namespace dsgd::app {
+
+namespace {
+
+CLI::Validator path_check(void (*check)(const std::filesystem::path&), const std::string& name) {
+  return CLI::Validator(
+      [check](std::string& path) {
+        try {
+          check(path);
+        } catch (const InputError& e) {
+          return std::string(e.what());
+        }
+        return std::string();
+      },
+      "", name);
+}
+
+}  // namespace
+
+CLI::Validator output_file_check() { return path_check(&check_output_file, "OUTPUT_FILE"); }
+CLI::Validator output_folder_check() { return path_check(&check_output_folder, "OUTPUT_FOLDER"); }
+
+CLI::Validator positive_check() {
+  return CLI::Validator(
+      [](std::string& text) {
+        double value = 0;
+        const bool number = CLI::detail::lexical_cast(text, value);
+        return number && value > 0 ? std::string() : "expected a positive number, got " + text;
+      },
+      "POSITIVE");
+}
 
 void add_large_batch_options(CLI::App& command, nn::LrScaling& lr_scaling, int& reference_batch,
                              std::int64_t& warmup_iterations, bool& lars, float& lars_trust) {
@@ -52,9 +83,10 @@ CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorit
 }
 
 void add_checkpoint_options(CLI::App& command, CheckpointOptions& checkpoint) {
-  command.add_option(
-      "--checkpoint", checkpoint.path,
-      "Write a checkpoint to this file after evaluations (docs/checkpoint.md; deterministic algorithms)");
+  command
+      .add_option("--checkpoint", checkpoint.path,
+                  "Write a checkpoint to this file after evaluations (docs/checkpoint.md; deterministic algorithms)")
+      ->check(output_file_check());
   command
       .add_option("--checkpoint-every", checkpoint.every,
                   "Iterations between checkpoints, a multiple of --eval-every (0: after every evaluation)")
@@ -106,13 +138,18 @@ void add_run_options(CLI::App& command, RunCli& cli) {
                           run.hyper.lars, run.hyper.lars_trust);
   add_compression_options(command, run.hyper);
   command.add_option("--seed", run.hyper.seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
-  command.add_option("--iterations", run.budget.iterations, "Stop after this many iterations per worker");
-  command.add_option("--seconds", run.budget.seconds, "Stop after this much training time");
+  command.add_option("--iterations", run.budget.iterations, "Stop after this many iterations per worker")
+      ->check(positive_check());
+  command.add_option("--seconds", run.budget.seconds, "Stop after this much training time")->check(positive_check());
   command.add_option("--target-accuracy", run.budget.target_accuracy, "Stop at this test accuracy (0: none)")
       ->capture_default_str();
   command.add_option("--eval-every", run.budget.eval_every, "Iterations per worker between test evaluations")
       ->capture_default_str();
   command.add_option("--threads", run.threads_per_rank, "CPU threads per rank")->capture_default_str();
+  command
+      .add_option("--memory-limit", cli.memory_limit_bytes,
+                  "Refuse a run whose estimated memory is over this (bytes; 8GB, 512MB; default: what is available)")
+      ->transform(CLI::AsSizeValue(false));
   command.add_option("--test-images", cli.test_images, "Evaluate on at most the first this many test images (0: all)")
       ->capture_default_str();
   add_checkpoint_options(command, run.checkpoint);
@@ -166,8 +203,6 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--compression", std::string(to_string(run.hyper.compression))},
       {"--topk-ratio", significant(run.hyper.topk_ratio, 17)},
       {"--seed", std::to_string(run.hyper.seed)},
-      {"--iterations", std::to_string(run.budget.iterations)},
-      {"--seconds", real(run.budget.seconds)},
       {"--target-accuracy", real(run.budget.target_accuracy)},
       {"--eval-every", std::to_string(run.budget.eval_every)},
       {"--threads", std::to_string(run.threads_per_rank)},
@@ -183,6 +218,11 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
     arguments.insert(arguments.end(), {"--checkpoint", std::filesystem::absolute(run.checkpoint.path).string(),
                                        "--checkpoint-every", std::to_string(run.checkpoint.every)});
   }
+  // Budgets not set (0) are left out: the options take positive values only.
+  if (run.budget.iterations > 0) {
+    arguments.insert(arguments.end(), {"--iterations", std::to_string(run.budget.iterations)});
+  }
+  if (run.budget.seconds > 0) arguments.insert(arguments.end(), {"--seconds", real(run.budget.seconds)});
   if (run.checkpoint.resume) arguments.emplace_back("--resume");
   if (run.hyper.per_layer) arguments.emplace_back("--per-layer");
   if (run.hyper.lars) arguments.emplace_back("--lars");

@@ -18,6 +18,13 @@
 
 namespace dsgd::app {
 
+// CLI11 checks that an output option names a path dsgd may write (check_output_file / check_output_folder,
+// core/atomic_file.hpp), at parse time: an unwritable --results fails before the work, not after it.
+CLI::Validator output_file_check();
+CLI::Validator output_folder_check();
+// A number > 0 ("expected a positive number, got -1"), for budgets and sizes where 0 would mean "no limit".
+CLI::Validator positive_check();
+
 struct RunCli {
   algorithms::RunOptions run;
   std::string dataset = "fashion-mnist";
@@ -25,6 +32,8 @@ struct RunCli {
   // validate) keeps the evaluation between rounds short with it.
   std::int64_t test_images = 0;
   std::string results;  // write the results here when not empty
+  // The memory the run may take on this machine (algorithms/memory_estimate.hpp); 0: what is available now.
+  double memory_limit_bytes = 0;
 };
 
 // An empty results document of this process: provenance (with `command_line`), executable and CPU count.

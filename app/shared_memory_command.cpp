@@ -287,7 +287,7 @@ void register_shared_memory_command(CLI::App& app, Context& context) {
                    "Mesh study, assumed: cycles of HogBatch's dense write loop per model value")
       ->capture_default_str();
   command->add_option("--seed", options->common.seed, "Data generation and shuffling")->capture_default_str();
-  command->add_option("--results", options->results, "Write the results (JSON) here");
+  command->add_option("--results", options->results, "Write the results (JSON) here")->check(output_file_check());
   command->callback([&context, options] { shared_memory(*options, context); });
 }
 

@@ -232,9 +232,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
   add_compression_options(*sim, command->scaling.hyper);
   sim->add_option("--fidelity", command->fidelity, "auto, message, flow or analytic")->capture_default_str();
   sim->add_option("--seed", command->scaling.noise_seed, "Seed of the compute noise")->capture_default_str();
-  sim->add_option("--results", command->results, "Write the results (JSON) here");
+  sim->add_option("--results", command->results, "Write the results (JSON) here")->check(output_file_check());
   sim->add_option("--per-rank-csv", command->per_rank_csv, "Per-rank breakdown CSV, one file per size (-N suffix)");
-  sim->add_option("--trace", command->trace, "Chrome-trace JSON (Perfetto), one file per size (-N suffix)");
+  sim->add_option("--trace", command->trace, "Chrome-trace JSON (Perfetto), one file per size (-N suffix)")
+      ->check(output_file_check());
   sim->add_option("--trace-events", command->scaling.trace_events, "Most events a trace keeps")->default_val(200000);
   std::vector<std::string> study_names;
   for (const auto& study : algorithms::scaling_study_catalog()) study_names.push_back(study.name);

@@ -3,6 +3,7 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "algorithms/memory_estimate.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
 #include "core/data/catalog.hpp"
@@ -69,6 +70,7 @@ void register_train_command(CLI::App& app, Context& context) {
   auto options = std::make_shared<measure::TrainOptions>();
   options->target_accuracy = 0.89;
   auto results_path = std::make_shared<std::string>();
+  auto memory_limit_bytes = std::make_shared<double>(0);
   auto* train = app.add_subcommand("train", "Train one model on one worker (native kernels, real data)");
   train->add_option("--model", options->model, "Model of the zoo (sequential ones train: lenet, cifar10_alexnet, ...)")
       ->capture_default_str();
@@ -82,14 +84,28 @@ void register_train_command(CLI::App& app, Context& context) {
   add_large_batch_options(*train, options->lr_scaling, options->reference_batch, options->sgd.warmup_iterations,
                           options->sgd.lars, options->sgd.lars_trust);
   train->add_option("--seed", options->seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
-  train->add_option("--iterations", options->iterations, "Stop after this many iterations");
-  train->add_option("--seconds", options->seconds, "Stop after this much training time");
+  train->add_option("--iterations", options->iterations, "Stop after this many iterations")->check(positive_check());
+  train->add_option("--seconds", options->seconds, "Stop after this much training time")->check(positive_check());
   train->add_option("--target-accuracy", options->target_accuracy, "Stop at this test accuracy (0: none)")
       ->capture_default_str();
   train->add_option("--eval-every", options->eval_every, "Iterations between test evaluations")->capture_default_str();
-  train->add_option("--results", *results_path, "Write the results (JSON) here");
+  train->add_option("--results", *results_path, "Write the results (JSON) here")->check(output_file_check());
   add_checkpoint_options(*train, options->checkpoint);
-  train->callback([&context, options, results_path] {
+  train
+      ->add_option("--memory-limit", *memory_limit_bytes,
+                   "Refuse a run whose estimated memory is over this (bytes; 8GB, 512MB; default: what is available)")
+      ->transform(CLI::AsSizeValue(false));
+  train->callback([&context, options, results_path, memory_limit_bytes] {
+    // One worker's estimate (algorithms/memory_estimate.hpp), before a batch too big for this machine is allocated.
+    algorithms::RunOptions one;
+    one.workers = 1;
+    one.model = options->model;
+    one.hyper.batch = options->batch;
+    if (options->batch >= 1) {
+      algorithms::check_memory(algorithms::estimate_run_memory(one, 10000), *memory_limit_bytes,
+                               "train: " + options->model + " with batch " + std::to_string(options->batch),
+                               "a smaller batch");
+    }
     note_resume("train", options->checkpoint, measure::check_resume(*options), context.err);
     context.err << "train: " << options->model << " on " << options->dataset << ", " << options->backend
                 << " back end, batch " << options->batch << std::endl;

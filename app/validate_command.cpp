@@ -264,7 +264,7 @@ void register_validate_command(CLI::App& app, Context& context) {
       ->add_option("--test-images", options->cli.test_images,
                    "Evaluate on at most the first this many test images (0: all)")
       ->capture_default_str();
-  command->add_option("--results", options->cli.results, "Write the results (JSON) here");
+  command->add_option("--results", options->cli.results, "Write the results (JSON) here")->check(output_file_check());
   command->callback([&context, options] { validate(context, *options); });
 }
 

@@ -12,7 +12,100 @@
 
 namespace dsgd {
 
+namespace {
+
+std::string kind_of(std::filesystem::file_type type) {
+  switch (type) {
+    case std::filesystem::file_type::directory:
+      return "a folder";
+    case std::filesystem::file_type::symlink:
+      return "a symbolic link";
+    case std::filesystem::file_type::block:
+      return "a block device";
+    case std::filesystem::file_type::character:
+      return "a character device";
+    case std::filesystem::file_type::fifo:
+      return "a FIFO";
+    case std::filesystem::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
+  }
+}
+
+// The nearest folder at or above `folder` that exists must be a folder this process can write into (create
+// the rest below it).
+void check_writable_ancestor(const std::filesystem::path& path, std::filesystem::path folder) {
+  std::error_code ec;
+  if (folder.empty()) folder = ".";
+  while (!std::filesystem::exists(folder, ec)) {
+    const std::filesystem::path parent = folder.parent_path();
+    if (parent.empty()) {
+      folder = ".";  // a relative path's first folder is missing: it goes into the current one
+      break;
+    }
+    if (parent == folder) break;
+    folder = parent;
+  }
+  if (!std::filesystem::is_directory(folder, ec)) {
+    throw InputError(path.string() + ": cannot write here: " + folder.string() + " is not a folder");
+  }
+  if (::access(folder.c_str(), W_OK | X_OK) != 0) {
+    throw InputError(path.string() + ": cannot write here: " + folder.string() + ": " + std::strerror(errno));
+  }
+}
+
+// Why `path` must not be replaced (something there that is not a regular file), or empty.
+std::string not_replaceable(const std::filesystem::path& path) {
+  std::error_code ec;
+  const auto type = std::filesystem::symlink_status(path, ec).type();
+  if (type == std::filesystem::file_type::not_found || type == std::filesystem::file_type::regular) return "";
+  if (ec) return "cannot check the output path: " + ec.message();
+  return "is " + kind_of(type) + "; dsgd writes only to a new path or over a regular file";
+}
+
+}  // namespace
+
+void check_output_file(const std::filesystem::path& path) {
+  if (path.empty()) throw InputError("an output file path is empty");
+  if (const std::string reason = not_replaceable(path); !reason.empty()) {
+    throw InputError(path.string() + ": " + reason);
+  }
+  check_writable_ancestor(path, path.parent_path());
+}
+
+void check_output_folder(const std::filesystem::path& path) {
+  if (path.empty()) throw InputError("an output folder path is empty");
+  std::error_code ec;
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() != std::filesystem::file_type::not_found &&
+      status.type() != std::filesystem::file_type::directory) {
+    throw InputError(path.string() + ": is " + kind_of(status.type()) + ", not a folder to write into");
+  }
+  check_writable_ancestor(path, path);
+}
+
+void move_into_place(const std::filesystem::path& staging, const std::filesystem::path& target) {
+  const std::filesystem::path old = target.string() + ".old-" + std::to_string(::getpid());
+  std::error_code ec;
+  const bool had_old = std::filesystem::exists(std::filesystem::symlink_status(target, ec));
+  if (had_old) {
+    std::filesystem::rename(target, old, ec);
+    if (ec) throw IoError(target.string() + ": cannot move the previous one aside: " + ec.message());
+  }
+  std::filesystem::rename(staging, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    if (had_old) std::filesystem::rename(old, target, ignored);
+    throw IoError(target.string() + ": cannot move the new one into place: " + ec.message());
+  }
+  if (had_old) std::filesystem::remove_all(old, ec);
+}
+
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  // Commands check their output paths when parsing (InputError); this catches what appeared since, or a path the
+  // program chose.
+  if (const std::string reason = not_replaceable(path); !reason.empty()) throw IoError(path.string() + ": " + reason);
   std::error_code ec;
   if (path.has_parent_path()) {
     std::filesystem::create_directories(path.parent_path(), ec);

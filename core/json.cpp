@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -51,22 +52,94 @@ std::string escape_pointer_token(std::string_view key) {
   return out;
 }
 
+std::string position(std::string_view text, std::size_t offset, const std::string& source) {
+  const auto [line, column] = line_column(text, offset + 1);
+  return source + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+// nlohmann reports a number it cannot hold ("number overflow parsing '1e400'") without a position: find the token.
+[[noreturn]] void number_out_of_range(std::string_view text, const std::string& source, const std::string& what) {
+  std::string token;
+  if (const auto open = what.find("parsing '"); open != std::string::npos) {
+    const auto begin = open + 9;
+    if (const auto close = what.find('\'', begin); close != std::string::npos)
+      token = what.substr(begin, close - begin);
+  }
+  const auto at = token.empty() ? std::string_view::npos : text.find(token);
+  const std::string where = at == std::string_view::npos ? source : position(text, at, source);
+  throw InputError(where + ": JSON number out of range" + (token.empty() ? "" : ": " + token) +
+                   " (beyond a 64-bit integer or double)");
+}
+
+// Checks what nlohmann accepts but dsgd's loaders must not: an object that names one key twice (nlohmann keeps the
+// last one silently, so a typo-free duplicate would override a value unseen) and nesting beyond kMaxJsonDepth
+// (no dsgd file nests more than ten levels; deeper input is hostile and recursive code over it could exhaust the
+// stack). Runs on text nlohmann has parsed, so strings are well-formed; keys are compared as spelled.
+void check_structure(std::string_view text, const std::string& source) {
+  struct Frame {
+    bool object = false;
+    bool expect_key = false;
+    std::vector<std::string_view> keys;
+  };
+  std::vector<Frame> frames;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      const std::size_t begin = i + 1;
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      if (!frames.empty() && frames.back().object && frames.back().expect_key) {
+        Frame& frame = frames.back();
+        const std::string_view key = text.substr(begin, i - begin);
+        if (std::find(frame.keys.begin(), frame.keys.end(), key) != frame.keys.end()) {
+          throw InputError(position(text, begin - 1, source) + ": JSON object names '" + std::string(key) +
+                           "' twice (the first value would be ignored)");
+        }
+        frame.keys.push_back(key);
+        frame.expect_key = false;
+      }
+    } else if (c == '{' || c == '[') {
+      if (frames.size() >= kMaxJsonDepth) {
+        throw InputError(position(text, i, source) + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                         " levels");
+      }
+      frames.push_back({c == '{', c == '{', {}});
+    } else if (c == '}' || c == ']') {
+      if (!frames.empty()) frames.pop_back();
+    } else if (c == ',' && !frames.empty() && frames.back().object) {
+      frames.back().expect_key = true;
+    }
+  }
+}
+
 }  // namespace
 
 Json parse_json(std::string_view text, const std::string& source) {
+  Json json;
   try {
-    return Json::parse(text.begin(), text.end());
+    json = Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
     const auto [line, column] = line_column(text, e.byte);
     throw InputError(source + ":" + std::to_string(line) + ":" + std::to_string(column) +
                      ": JSON syntax error: " + strip_nlohmann_prefix(e.what()));
+  } catch (const Json::out_of_range& e) {
+    number_out_of_range(text, source, e.what());
+  } catch (const Json::exception& e) {
+    throw InputError(source + ": JSON error: " + strip_nlohmann_prefix(e.what()));
   }
+  check_structure(text, source);
+  return json;
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
   // A file the user named that is not there is an input error (exit 2); one that is there but unreadable is not.
   std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw InputError(path.string() + ": no such file");
+  const auto status = std::filesystem::status(path, ec);
+  if (status.type() == std::filesystem::file_type::not_found) throw InputError(path.string() + ": no such file");
+  if (status.type() == std::filesystem::file_type::directory) {
+    throw InputError(path.string() + ": is a folder, not a file");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError(path.string() + ": cannot open for reading");
   std::ostringstream buffer;
@@ -83,6 +156,9 @@ JsonView::JsonView(const Json& node, std::string source, std::string path)
 void JsonView::fail(const std::string& what) const { throw InputError(source_ + ": " + path() + ": " + what); }
 
 std::string JsonView::describe() const {
+  // Containers by their size: rendering one would recurse through all of it (and input may nest deep).
+  if (node_->is_array()) return "an array of " + std::to_string(node_->size()) + " elements";
+  if (node_->is_object()) return "an object of " + std::to_string(node_->size()) + " members";
   std::string shown = node_->dump();
   if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
   return std::string(node_->type_name()) + " " + shown;
@@ -149,6 +225,9 @@ double JsonView::nonnegative() const {
 
 std::int64_t JsonView::integer() const {
   if (!node_->is_number_integer()) fail("expected an integer, got " + describe());
+  if (node_->is_number_unsigned() && node_->get<std::uint64_t>() > std::numeric_limits<std::int64_t>::max()) {
+    fail("expected an integer below 2^63, got " + describe());
+  }
   return node_->get<std::int64_t>();
 }
 

@@ -16,11 +16,16 @@ namespace dsgd {
 
 using Json = nlohmann::json;
 
+// Deepest nesting of arrays and objects parse_json accepts.
+inline constexpr std::size_t kMaxJsonDepth = 256;
+
 // Parses `text`; `source` names it in errors (a path, or "embedded:NAME"). Throws InputError with
-// "source:line:column: JSON syntax error: ..." on malformed text.
+// "source:line:column: ..." on malformed text, a number beyond a double or 64-bit integer, an object naming a key
+// twice, or nesting deeper than kMaxJsonDepth.
 Json parse_json(std::string_view text, const std::string& source);
 
-// Reads and parses a file. Throws InputError if it does not exist or is malformed, IoError if it cannot be read.
+// Reads and parses a file. Throws InputError if it does not exist, is a folder or is malformed, IoError if it
+// cannot be read.
 Json read_json_file(const std::filesystem::path& path);
 
 // Reads a whole file into a string. Throws InputError if it does not exist, IoError if it cannot be read.

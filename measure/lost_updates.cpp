@@ -9,6 +9,7 @@
 
 #include "core/enum_names.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 #include "core/stats.hpp"
 #include "measure/waiting_share.hpp"
 
@@ -23,6 +24,15 @@ constexpr EnumNames<3> kVariantNames = {"spread", "hot", "fetch-add"};  // LostU
 void check_run(int threads, std::size_t floats, std::int64_t additions_per_element) {
   if (threads < 1) throw InputError("lost updates: thread counts must be at least 1, got " + std::to_string(threads));
   if (floats < 1) throw InputError("lost updates: vector sizes must be at least 1 float, got 0");
+  if (threads > kMaxLostUpdateThreads) {
+    throw InputError("lost updates: at most " + std::to_string(kMaxLostUpdateThreads) + " threads, got " +
+                     std::to_string(threads));
+  }
+  const double bytes = static_cast<double>(floats) * sizeof(float);
+  if (const double limit = static_cast<double>(available_memory_bytes()); bytes > limit) {
+    throw InputError("lost updates: a vector of " + std::to_string(floats) + " floats needs " + bytes_text(bytes) +
+                     ", more than the " + bytes_text(limit) + " this machine has available");
+  }
   if (additions_per_element < 0) {
     throw InputError("lost updates: additions per element must be at least 1 (or 0 for automatic), got " +
                      std::to_string(additions_per_element));

@@ -42,6 +42,10 @@ inline constexpr std::int64_t kMaxExactFloatSum = std::int64_t{1} << 24;
 // microseconds.
 inline constexpr std::int64_t kAutoAdditionsPerRun = std::int64_t{1} << 26;
 
+// Most threads one run starts: far beyond any machine's hardware threads (oversubscription is allowed), well below
+// what the kernel lets one process create.
+inline constexpr int kMaxLostUpdateThreads = 4096;
+
 struct LostUpdateRun {
   LostUpdateVariant variant = LostUpdateVariant::kSpread;
   int threads = 0;
@@ -57,8 +61,9 @@ struct LostUpdateRun {
 };
 
 // One run: `threads` threads, started together by a barrier, each add 1 to each of `floats` elements
-// `additions_per_element` times (0: chosen as kAutoAdditionsPerRun says). Throws InputError for threads < 1,
-// floats < 1, additions_per_element < 0 or threads * additions_per_element >= kMaxExactFloatSum.
+// `additions_per_element` times (0: chosen as kAutoAdditionsPerRun says). Throws InputError for threads < 1 or
+// above kMaxLostUpdateThreads, floats < 1 or more than the available memory holds, additions_per_element < 0 or
+// threads * additions_per_element >= kMaxExactFloatSum.
 LostUpdateRun run_lost_updates(LostUpdateVariant variant, int threads, std::size_t floats,
                                std::int64_t additions_per_element);
 

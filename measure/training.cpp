@@ -168,6 +168,11 @@ TrainResult train(const TrainOptions& options, const std::function<void(const Ev
                      std::to_string(input.width) + " images of " + std::to_string(data.train.classes) + " classes");
   }
 
+  if (static_cast<std::size_t>(options.batch) > data.train.size()) {
+    throw InputError("train: --batch " + std::to_string(options.batch) + " is more than the " +
+                     std::to_string(data.train.size()) + " training images of " + data.train.name);
+  }
+
   nn::BackendOptions backend_options;
   backend_options.threads = options.threads;
   backend_options.seed = options.seed;

@@ -17,6 +17,28 @@ namespace {
 // them (a missing factor 2 for FMA, GHz written as MHz) then shows up as an error rather than a wrong prediction.
 constexpr double kPeakTolerance = 0.01;
 
+// Bounds on every latency and bandwidth: far outside any real machine (a WAN hop is under 1 s, a link between 1 kB/s
+// and 1 PB/s), so a value beyond them is a typo or hostile input, which would otherwise overflow the simulation's
+// arithmetic or stall it for simulated years.
+constexpr double kMaxLatency_s = 1.0;
+constexpr double kMinBandwidth_Bps = 1e3;
+constexpr double kMaxBandwidth_Bps = 1e15;
+
+// A latency in [0, kMaxLatency_s] (0 only where `zero_allowed`: a fitted segment, an on-node fabric).
+double latency(const JsonView& view, bool zero_allowed) {
+  const double value = zero_allowed ? view.nonnegative() : view.positive();
+  if (value > kMaxLatency_s) view.fail("expected a latency of at most 1 s, got " + significant(value) + " s");
+  return value;
+}
+
+double bandwidth(const JsonView& view) {
+  const double value = view.positive();
+  if (value < kMinBandwidth_Bps || value > kMaxBandwidth_Bps) {
+    view.fail("expected a bandwidth between 1e3 and 1e15 bytes/s, got " + significant(value));
+  }
+  return value;
+}
+
 std::string show(double value) { return significant(value); }
 
 // --- sources --------------------------------------------------------------------------------------------------
@@ -134,7 +156,7 @@ Memory parse_memory(const JsonView& view) {
   Memory memory;
   memory.name = nonempty_string(view.at("name"));
   if (const auto size = view.find("size_bytes")) memory.size_bytes = size->positive();
-  memory.bandwidth_Bps = view.at("bandwidth_Bps").positive();
+  memory.bandwidth_Bps = bandwidth(view.at("bandwidth_Bps"));
   memory.sources = take_sources(view);
   return memory;
 }
@@ -207,8 +229,8 @@ KnlMesh parse_knl_mesh(const JsonView& view, const Cpu& cpu) {
   view.allow_only({"kind", "columns", "rows", "physical_tiles", "active_tiles", "cores_per_tile", "controllers",
                    "cluster_mode", "mcdram_mode", "link_bandwidth_Bps", "hop_latency_s", "sources"});
   KnlMesh mesh;
-  if (const auto bandwidth = view.find("link_bandwidth_Bps")) mesh.link_bandwidth_Bps = bandwidth->positive();
-  if (const auto latency = view.find("hop_latency_s")) mesh.hop_latency_s = latency->positive();
+  if (const auto value = view.find("link_bandwidth_Bps")) mesh.link_bandwidth_Bps = bandwidth(*value);
+  if (const auto value = view.find("hop_latency_s")) mesh.hop_latency_s = latency(*value, false);
   mesh.columns = positive_int(view.at("columns"));
   mesh.rows = positive_int(view.at("rows"));
 
@@ -259,7 +281,7 @@ PcieLink parse_pcie_link(const JsonView& view) {
   view.allow_only({"lanes", "bandwidth_Bps", "sources"});
   PcieLink link;
   link.lanes = positive_int(view.at("lanes"));
-  link.bandwidth_Bps = view.at("bandwidth_Bps").positive();
+  link.bandwidth_Bps = bandwidth(view.at("bandwidth_Bps"));
   link.sources = take_sources(view);
   return link;
 }
@@ -386,7 +408,7 @@ NvLinkPair parse_nvlink_pair(const JsonView& item, const NvLinkMesh& mesh, int d
   pair.links = positive_int(item.at("links"));
   // The pair's own numbers, else the list's.
   const auto resolve = [&](std::string_view field, const std::optional<double>& fallback, bool positive) {
-    if (const auto own = item.find(field)) return positive ? own->positive() : own->nonnegative();
+    if (const auto own = item.find(field)) return positive ? bandwidth(*own) : latency(*own, true);
     if (!fallback) {
       item.fail("missing required field '" + std::string(field) + "' (give it here or beside 'pairs' in " +
                 item.path().substr(0, item.path().rfind("/pairs")) + ")");
@@ -404,8 +426,8 @@ NvLinkMesh parse_nvlink(const JsonView& view, const Nodes& nodes) {
   expect_devices(view, nodes, "NVLink");
   const int devices = nodes.devices_per_node();
   NvLinkMesh mesh;
-  if (const auto bandwidth = view.find("bandwidth_Bps")) mesh.bandwidth_Bps = bandwidth->positive();
-  if (const auto latency = view.find("latency_s")) mesh.latency_s = latency->nonnegative();
+  if (const auto value = view.find("bandwidth_Bps")) mesh.bandwidth_Bps = bandwidth(*value);
+  if (const auto value = view.find("latency_s")) mesh.latency_s = latency(*value, true);
   if (const auto ports = view.find("links_per_device")) mesh.links_per_device = positive_int(*ports);
   if (const auto route = view.find("route_through_devices")) mesh.route_through_devices = route->boolean();
 
@@ -445,8 +467,8 @@ NvSwitch parse_nvswitch(const JsonView& view, const Nodes& nodes) {
   view.allow_only({"bandwidth_Bps", "latency_s", "sources"});
   expect_devices(view, nodes, "an NVSwitch");
   NvSwitch fabric;
-  fabric.bandwidth_Bps = view.at("bandwidth_Bps").positive();
-  fabric.latency_s = view.at("latency_s").nonnegative();
+  fabric.bandwidth_Bps = bandwidth(view.at("bandwidth_Bps"));
+  fabric.latency_s = latency(view.at("latency_s"), true);
   fabric.sources = take_sources(view);
   return fabric;
 }
@@ -487,7 +509,7 @@ Nics parse_nics(const JsonView& view, const Nodes& nodes) {
   if (devices == 0) view.fail("NICs serve a node's devices, but these nodes have none (/nodes/devices)");
   Nics nics;
   nics.count = positive_int(view.at("count"));
-  if (const auto bandwidth = view.find("bandwidth_Bps")) nics.bandwidth_Bps = bandwidth->positive();
+  if (const auto value = view.find("bandwidth_Bps")) nics.bandwidth_Bps = bandwidth(*value);
 
   const JsonView served = view.at("devices");
   if (static_cast<int>(served.size()) != nics.count) {
@@ -623,8 +645,8 @@ std::vector<LinkSegment> parse_link_segments(const JsonView& view) {
       min_bytes.fail("segments must be in strictly ascending order of min_bytes; " + show(segment.min_bytes) +
                      " follows " + show(segments.back().min_bytes));
     }
-    segment.latency_s = item.at("latency_s").nonnegative();
-    segment.bandwidth_Bps = item.at("bandwidth_Bps").positive();
+    segment.latency_s = latency(item.at("latency_s"), true);
+    segment.bandwidth_Bps = bandwidth(item.at("bandwidth_Bps"));
     segment.sources = take_sources(item);
     segments.push_back(std::move(segment));
   }
@@ -639,8 +661,8 @@ Link parse_link_fields(const JsonView& view, bool require_description) {
   } else if (const auto description = view.find("description")) {
     link.description = description->string();
   }
-  link.latency_s = view.at("latency_s").positive();
-  link.bandwidth_Bps = view.at("bandwidth_Bps").positive();
+  link.latency_s = latency(view.at("latency_s"), false);
+  link.bandwidth_Bps = bandwidth(view.at("bandwidth_Bps"));
   if (const auto segments = view.find("segments")) link.segments = parse_link_segments(*segments);
   return link;
 }
@@ -684,8 +706,8 @@ Topology parse_topology(const JsonView& view, int node_count) {
     view.allow_only({"kind", "dimensions", "link_bandwidth_Bps", "link_latency_s", "sources"});
     topology.shape = TorusTopology{positive_int_array(view.at("dimensions"))};
   }
-  if (const auto bandwidth = view.find("link_bandwidth_Bps")) topology.link_bandwidth_Bps = bandwidth->positive();
-  if (const auto latency = view.find("link_latency_s")) topology.link_latency_s = latency->positive();
+  if (const auto value = view.find("link_bandwidth_Bps")) topology.link_bandwidth_Bps = bandwidth(*value);
+  if (const auto value = view.find("link_latency_s")) topology.link_latency_s = latency(*value, false);
   topology.sources = take_sources(view);
 
   if (const auto capacity = topology_capacity(topology); capacity && *capacity < node_count) {

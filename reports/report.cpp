@@ -1,5 +1,7 @@
 #include "reports/report.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <sstream>
@@ -9,8 +11,12 @@
 
 namespace dsgd::reports {
 
-void render_report(const Manifest& manifest, const std::filesystem::path& results_dir,
-                   const std::filesystem::path& out_dir, const ReportProgress& progress) {
+namespace {
+
+// Writes the report's files into `write_dir`, with links as seen from `out_dir` (where they will be moved).
+void render_into(const Manifest& manifest, const std::filesystem::path& results_dir,
+                 const std::filesystem::path& out_dir, const std::filesystem::path& write_dir,
+                 const ReportProgress& progress) {
   std::ostringstream index;
   index << "# " << manifest.title << "\n\n";
   std::ostringstream body;
@@ -42,9 +48,9 @@ void render_report(const Manifest& manifest, const std::filesystem::path& result
     for (const auto& spec : experiment.tables) {
       const Table table = build_table(spec, results);
       const std::string stem = "tables/" + experiment.id + "-" + spec.id;
-      write_file_atomically(out_dir / (stem + ".md"), to_markdown(table));
-      write_file_atomically(out_dir / (stem + ".csv"), to_csv(table));
-      write_file_atomically(out_dir / (stem + ".tex"), to_latex(table));
+      write_file_atomically(write_dir / (stem + ".md"), to_markdown(table));
+      write_file_atomically(write_dir / (stem + ".csv"), to_csv(table));
+      write_file_atomically(write_dir / (stem + ".tex"), to_latex(table));
       body << to_markdown(table) << "\n("
            << "[CSV](" << stem << ".csv), [LaTeX](" << stem << ".tex))\n\n";
     }
@@ -62,7 +68,7 @@ void render_report(const Manifest& manifest, const std::filesystem::path& result
       // machine): the report says so rather than failing after every experiment has run.
       const bool drawn = has_data(figure);
       if (drawn) {
-        render_figure(figure, out_dir / stem);
+        render_figure(figure, write_dir / stem);
         body << "![" << spec.title << "](" << stem << ".png)\n\n";
       } else {
         body << "Figure not drawn, as these results give it no point: " << spec.title << ".\n\n";
@@ -79,7 +85,33 @@ void render_report(const Manifest& manifest, const std::filesystem::path& result
     index << (i ? ", " : "") << manifest.experiments[i].title;
   }
   index << ".\n\n" << body.str() << "## Provenance\n\n" << provenance.str();
-  write_file_atomically(out_dir / "index.md", index.str());
+  write_file_atomically(write_dir / "index.md", index.str());
+}
+
+}  // namespace
+
+void render_report(const Manifest& manifest, const std::filesystem::path& results_dir,
+                   const std::filesystem::path& out_dir, const ReportProgress& progress) {
+  check_output_folder(out_dir);
+  // Rendered beside the target and moved in at the end: a failed render leaves the old report as it was. ("out/"
+  // names the folder "out": the staging folder goes beside it, not into it.)
+  const std::filesystem::path target = out_dir.has_filename() ? out_dir : out_dir.parent_path();
+  const std::filesystem::path staging = target.string() + ".rendering-" + std::to_string(::getpid());
+  std::error_code ignored;
+  std::filesystem::remove_all(staging, ignored);
+  try {
+    std::filesystem::create_directories(staging);
+    render_into(manifest, results_dir, out_dir, staging, progress);
+    std::filesystem::create_directories(out_dir);
+    for (const char* part : {"tables", "figures"}) {
+      if (std::filesystem::exists(staging / part)) move_into_place(staging / part, out_dir / part);
+    }
+    move_into_place(staging / "index.md", out_dir / "index.md");
+  } catch (...) {
+    std::filesystem::remove_all(staging, ignored);
+    throw;
+  }
+  std::filesystem::remove_all(staging, ignored);
 }
 
 }  // namespace dsgd::reports

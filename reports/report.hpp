@@ -17,8 +17,8 @@ using ReportProgress = std::function<void(const Experiment&)>;
 // index.md, tables/<experiment>-<table>.{md,csv,tex}, figures/<experiment>-<figure>.{dat,gp,png,pdf}.
 // A figure's series `from` another experiment read that experiment's results file too; an experiment missing from
 // `manifest` (left out by `dsgd reproduce --only`) leaves its series out, with a note under the figure.
-// Throws InputError naming a missing or malformed results file; index.md is written last, so a failed render
-// leaves no index.
+// Throws InputError naming a missing or malformed results file. Everything is rendered in a folder beside `out_dir`
+// and moved in at the end (tables/, figures/, then index.md), so a failed render changes nothing at `out_dir`.
 void render_report(const Manifest& manifest, const std::filesystem::path& results_dir,
                    const std::filesystem::path& out_dir, const ReportProgress& progress = {});
 

@@ -23,6 +23,7 @@
 #include "core/format.hpp"
 #include "core/stopwatch.hpp"
 #include "simulate/forked.hpp"
+#include "simulate/simgrid/engine_settings.hpp"
 
 namespace dsgd::simulate {
 
@@ -62,6 +63,7 @@ void start_engine(double link_Bps, TransferModel model) {
       arguments.emplace_back(setting);
     }
   }
+  add_sanitizer_settings(arguments);
   std::vector<char*> argv;
   argv.reserve(arguments.size() + 1);
   for (auto& argument : arguments) argv.push_back(argument.data());

@@ -16,8 +16,6 @@ namespace dsgd::simulate {
 
 namespace {
 
-constexpr double kFloat = sizeof(float);
-
 // RunResult through the simulation process's pipe (SimulationOptions::collect), as JSON.
 Json to_json(const algorithms::RunResult& result) {
   Json curve = Json::array();
@@ -80,33 +78,7 @@ void from_json(const Json& json, algorithms::RunResult& result) {
 }  // namespace
 
 MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images) {
-  const ModelSpec model = build_model(run.model);
-  const double parameters = static_cast<double>(model.parameters());
-  const double per_image = static_cast<double>(model.activation_bytes()) +
-                           kFloat * static_cast<double>(model.input.elements());  // outputs and the input
-  const double vectors = kModelVectors * kFloat * parameters;
-  MemoryEstimate estimate;
-  // Forward outputs and their gradients: twice the activations of the batch.
-  estimate.per_worker_bytes = vectors + 2.0 * run.hyper.batch * per_image + kRankOverheadBytes;
-  const bool master = algorithms::find_algorithm(run.algorithm).info.has_master;
-  estimate.per_master_bytes = master ? vectors + kRankOverheadBytes : 0;
-  estimate.evaluator_bytes =
-      kFloat * parameters + 2.0 * nn::evaluation_batch(std::max<std::size_t>(test_images, 1)) * per_image;
-  // A sharded parameter server's every server holds a whole replica (it updates only its shard).
-  const int masters = master ? run.hyper.servers : 0;
-  estimate.total_bytes =
-      run.workers * estimate.per_worker_bytes + masters * estimate.per_master_bytes + estimate.evaluator_bytes;
-  char text[400];
-  std::snprintf(
-      text, sizeof text,
-      "%d workers x (%d model vectors of %.0f parameters + 2 x batch %d x %.0f bytes of activations + %s) "
-      "%s+ evaluator %s",
-      run.workers, kModelVectors, parameters, run.hyper.batch, per_image, bytes_text(kRankOverheadBytes).c_str(),
-      master ? ("+ " + std::to_string(masters) + " x master " + bytes_text(estimate.per_master_bytes) + " ").c_str()
-             : "",
-      bytes_text(estimate.evaluator_bytes).c_str());
-  estimate.formula = text;
-  return estimate;
+  return algorithms::estimate_run_memory(run, test_images);
 }
 
 NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOptions& options,
@@ -118,15 +90,9 @@ NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOp
 
   NumericRun out;
   out.memory = estimate_numeric_memory(run, data.test->size());
-  const double limit =
-      options.memory_limit_bytes > 0 ? options.memory_limit_bytes : static_cast<double>(available_memory_bytes());
-  if (out.memory.total_bytes > limit) {
-    throw InputError("simulate: " + std::to_string(run.workers) + " numeric workers of " + run.model +
-                     " need an estimated " + bytes_text(out.memory.total_bytes) + " (" + out.memory.formula +
-                     "), more than the " + bytes_text(limit) +
-                     (options.memory_limit_bytes > 0 ? " allowed" : " this machine has available") +
-                     ": fewer workers or a smaller batch, or a size-only simulation (`dsgd simulate`)");
-  }
+  algorithms::check_memory(out.memory, options.memory_limit_bytes,
+                           "simulate: " + std::to_string(run.workers) + " numeric workers of " + run.model,
+                           "fewer workers or a smaller batch, or a size-only simulation (`dsgd simulate`)");
 
   WorldOptions world;
   world.size = algorithms::world_size(run);

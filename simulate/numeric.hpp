@@ -16,30 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/memory_estimate.hpp"
 #include "algorithms/runner.hpp"
 #include "platforms/platform.hpp"
 #include "simulate/simgrid/executor.hpp"
 
 namespace dsgd::simulate {
 
-// The memory a numeric simulation takes beyond the data already loaded, by the formula of docs/time-to-accuracy.md
-// "Memory": per worker, the model-sized vectors an algorithm keeps (kModelVectors of them) and its batch's
-// activations (forward and backward); per master, the model-sized vectors; on rank 0, the evaluator; per rank, a
-// fixed overhead for its actor and back end.
-struct MemoryEstimate {
-  double per_worker_bytes = 0;
-  double per_master_bytes = 0;
-  double evaluator_bytes = 0;
-  double total_bytes = 0;  // all ranks, evaluator included
-  std::string formula;     // the terms, for messages and results
-};
-// Model-sized float vectors per rank: weights, gradients, velocity, two algorithm buffers (an accumulated gradient,
-// an elastic centre), a collective's scratch buffer and a message in flight.
-inline constexpr int kModelVectors = 7;
-// Per rank, besides its vectors: the actor's stack pages and the back end's scratch (measured: docs/
-// time-to-accuracy.md "Memory").
-inline constexpr double kRankOverheadBytes = 8e6;
-
+// The memory a numeric simulation takes beyond the data already loaded (algorithms/memory_estimate.hpp: the same
+// as a native run's, every rank's replica in this one process).
+using algorithms::kModelVectors;
+using algorithms::kRankOverheadBytes;
+using algorithms::MemoryEstimate;
 MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images);
 
 struct NumericOptions {

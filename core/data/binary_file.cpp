@@ -11,6 +11,7 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace dsgd::data {
 namespace {
@@ -38,7 +39,12 @@ std::vector<std::uint8_t> read_raw(const std::filesystem::path& path) {
 
 // Decompresses every gzip member of `compressed`. The gzip trailer's ISIZE (size mod 2^32 of the last member) is a
 // good first guess for the output size, so a single member is inflated without reallocating.
-std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& compressed, const std::filesystem::path& path) {
+std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& compressed, const std::filesystem::path& path,
+                                 const ExpectedSize& expected_size) {
+  // Output beyond `limit` is refused: the format's declared size once known, else the memory available.
+  const std::size_t memory = static_cast<std::size_t>(available_memory_bytes());
+  std::size_t limit = memory;
+  bool limit_known = false;
   // A truncated file's last four bytes are not a trailer, so the guess is capped: it only sizes the first buffer.
   std::size_t guess = std::size_t{1} << 16;
   if (compressed.size() >= 18) {
@@ -47,6 +53,7 @@ std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& compressed, co
                                 std::uint32_t{compressed[n - 2]} << 16 | std::uint32_t{compressed[n - 1]} << 24;
     guess = std::clamp<std::size_t>(isize, 1, compressed.size() * 32 + guess);
   }
+  guess = std::min(guess, limit + 1);
   std::vector<std::uint8_t> out(guess);
 
   z_stream stream{};
@@ -58,8 +65,25 @@ std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& compressed, co
   std::size_t out_pos = 0;
   // zlib counts in uInt (32 bits): feed and drain at most this much per call.
   constexpr std::size_t kChunk = std::numeric_limits<uInt>::max();
+  const auto check_limit = [&] {
+    if (!limit_known && expected_size) {
+      if (const auto size = expected_size(std::span<const std::uint8_t>(out.data(), out_pos))) {
+        limit = std::min(limit, *size);
+        limit_known = true;
+      }
+    }
+    if (out_pos <= limit) return;
+    if (limit_known) {
+      throw InputError(path.string() + ": offset " + std::to_string(limit) + ": the data goes on after the " +
+                       std::to_string(limit) + " bytes its header declares (expected end of file)");
+    }
+    throw InputError(path.string() + ": decompresses to more than " + bytes_text(static_cast<double>(limit)) +
+                     ", the memory this machine has available");
+  };
   for (;;) {
-    if (out_pos == out.size()) out.resize(out.size() * 2);
+    check_limit();
+    // One byte past the limit is enough to tell that the data goes on.
+    if (out_pos == out.size()) out.resize(std::min(out.size() * 2, limit + 1));
     stream.next_in = const_cast<Bytef*>(compressed.data() + in_pos);
     stream.avail_in = static_cast<uInt>(std::min(compressed.size() - in_pos, kChunk));
     stream.next_out = out.data() + out_pos;
@@ -90,6 +114,7 @@ std::vector<std::uint8_t> gunzip(const std::vector<std::uint8_t>& compressed, co
                        std::to_string(out_pos) + " decompressed bytes");
     }
   }
+  check_limit();
   out.resize(out_pos);
   return out;
 }
@@ -100,10 +125,14 @@ bool is_gzip(const std::vector<std::uint8_t>& bytes) {
   return bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
 }
 
-std::vector<std::uint8_t> read_binary_file(const std::filesystem::path& path) {
-  std::vector<std::uint8_t> bytes = read_raw(path);
+std::vector<std::uint8_t> read_binary_file(const std::filesystem::path& path, const ExpectedSize& expected_size) {
+  return decompress_if_gzip(read_raw(path), path, expected_size);
+}
+
+std::vector<std::uint8_t> decompress_if_gzip(std::vector<std::uint8_t> bytes, const std::filesystem::path& path,
+                                             const ExpectedSize& expected_size) {
   if (!is_gzip(bytes)) return bytes;
-  return gunzip(bytes, path);
+  return gunzip(bytes, path, expected_size);
 }
 
 std::vector<std::uint8_t> gzip_bytes(std::span<const std::uint8_t> bytes) {

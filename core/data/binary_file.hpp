@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -14,7 +16,18 @@ namespace dsgd::data {
 // the returned (decompressed) bytes.
 // Throws InputError "PATH: no such file" when it does not exist, InputError naming the compressed offset when the
 // gzip data is truncated or corrupt, IoError when it exists but cannot be read.
-std::vector<std::uint8_t> read_binary_file(const std::filesystem::path& path);
+// `expected_size`, when given, is the format's size rule: from the first bytes of the (decompressed) file, the size
+// the whole file must have, or nullopt while the prefix is too short to tell. A gzip file is then decompressed no
+// further than that: data beyond it is an InputError at once, so a small file that inflates to gigabytes behind an
+// honest header (a "gzip bomb") never takes that memory. Without it, decompression stops with an InputError at the
+// memory this machine has available.
+using ExpectedSize = std::function<std::optional<std::size_t>(std::span<const std::uint8_t> prefix)>;
+std::vector<std::uint8_t> read_binary_file(const std::filesystem::path& path, const ExpectedSize& expected_size = {});
+
+// What read_binary_file does with a file's bytes: gzip data decompressed, anything else as is. `path` names it in
+// errors.
+std::vector<std::uint8_t> decompress_if_gzip(std::vector<std::uint8_t> bytes, const std::filesystem::path& path,
+                                             const ExpectedSize& expected_size = {});
 
 // True when `bytes` starts with the gzip magic number.
 bool is_gzip(const std::vector<std::uint8_t>& bytes);

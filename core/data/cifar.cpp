@@ -4,6 +4,7 @@
 
 #include "core/data/binary_file.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace dsgd::data {
 
@@ -15,41 +16,48 @@ Dataset read_cifar10(const std::vector<std::filesystem::path>& files, std::strin
   data.height = kCifarSide;
   data.width = kCifarSide;
   data.classes = kCifarClasses;
-  constexpr std::size_t kPixels = kCifarRecordBytes - 1;
-
-  for (const std::filesystem::path& path : files) {
-    const std::vector<std::uint8_t> bytes = read_binary_file(path);
-    // There is no header: the size is the only check on the framing, so a partial record is an error rather than
-    // silently shifting every later label into pixel data.
-    if (bytes.empty()) {
-      throw InputError(path.string() + ": offset 0: empty file (expected records of " +
-                       std::to_string(kCifarRecordBytes) + " bytes)");
-    }
-    const std::size_t records = bytes.size() / kCifarRecordBytes;
-    if (bytes.size() % kCifarRecordBytes != 0) {
-      throw InputError(path.string() + ": offset " + std::to_string(records * kCifarRecordBytes) + ": file size " +
-                       std::to_string(bytes.size()) + " is not a multiple of " + std::to_string(kCifarRecordBytes) +
-                       " (1 label byte + 3072 pixel bytes); the last record has only " +
-                       std::to_string(bytes.size() % kCifarRecordBytes) + " bytes");
-    }
-    const std::size_t first = data.labels.size();
-    data.labels.resize(first + records);
-    data.images.resize((first + records) * kPixels);
-    for (std::size_t r = 0; r < records; ++r) {
-      const std::uint8_t* record = bytes.data() + r * kCifarRecordBytes;
-      if (record[0] >= kCifarClasses) {
-        throw InputError(path.string() + ": offset " + std::to_string(r * kCifarRecordBytes) + ": label " +
-                         std::to_string(record[0]) + " is not a CIFAR-10 class (expected 0.." +
-                         std::to_string(kCifarClasses - 1) + ")");
-      }
-      data.labels[first + r] = record[0];
-      // The file's pixel order is already CHW, the order Dataset keeps: a straight scaled copy.
-      float* out = data.images.data() + (first + r) * kPixels;
-#pragma omp simd
-      for (std::size_t k = 0; k < kPixels; ++k) out[k] = static_cast<float>(record[1 + k]) / 255.0f;
-    }
-  }
+  for (const std::filesystem::path& path : files) append_cifar10_records(data, read_binary_file(path), path);
   return data;
+}
+
+void append_cifar10_records(Dataset& data, std::span<const std::uint8_t> bytes, const std::filesystem::path& path) {
+  constexpr std::size_t kPixels = kCifarRecordBytes - 1;
+  // There is no header: the size is the only check on the framing, so a partial record is an error rather than
+  // silently shifting every later label into pixel data.
+  if (bytes.empty()) {
+    throw InputError(path.string() + ": offset 0: empty file (expected records of " +
+                     std::to_string(kCifarRecordBytes) + " bytes)");
+  }
+  const std::size_t records = bytes.size() / kCifarRecordBytes;
+  if (bytes.size() % kCifarRecordBytes != 0) {
+    throw InputError(path.string() + ": offset " + std::to_string(records * kCifarRecordBytes) + ": file size " +
+                     std::to_string(bytes.size()) + " is not a multiple of " + std::to_string(kCifarRecordBytes) +
+                     " (1 label byte + 3072 pixel bytes); the last record has only " +
+                     std::to_string(bytes.size() % kCifarRecordBytes) + " bytes");
+  }
+  const std::size_t first = data.labels.size();
+  // Pixels become floats: four times the file's bytes.
+  const double float_bytes = static_cast<double>(first + records) * kPixels * sizeof(float);
+  if (const double available = static_cast<double>(available_memory_bytes()); float_bytes > available) {
+    throw InputError(path.string() + ": " + std::to_string(first + records) + " CIFAR-10 images need " +
+                     bytes_text(float_bytes) + " as floats, more than the " + bytes_text(available) +
+                     " this machine has available");
+  }
+  data.labels.resize(first + records);
+  data.images.resize((first + records) * kPixels);
+  for (std::size_t r = 0; r < records; ++r) {
+    const std::uint8_t* record = bytes.data() + r * kCifarRecordBytes;
+    if (record[0] >= kCifarClasses) {
+      throw InputError(path.string() + ": offset " + std::to_string(r * kCifarRecordBytes) + ": label " +
+                       std::to_string(record[0]) + " is not a CIFAR-10 class (expected 0.." +
+                       std::to_string(kCifarClasses - 1) + ")");
+    }
+    data.labels[first + r] = record[0];
+    // The file's pixel order is already CHW, the order Dataset keeps: a straight scaled copy.
+    float* out = data.images.data() + (first + r) * kPixels;
+#pragma omp simd
+    for (std::size_t k = 0; k < kPixels; ++k) out[k] = static_cast<float>(record[1 + k]) / 255.0f;
+  }
 }
 
 std::vector<std::filesystem::path> cifar10_files(const std::filesystem::path& folder, bool train) {

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,9 @@ inline constexpr std::size_t kCifarRecordBytes = 1 + 3 * 32 * 32;  // 3073
 // Throws InputError naming the file and offset for a missing file, an empty one, one whose size is not a multiple
 // of 3073 (a truncated last record) and a label > 9; InputError when `files` is empty.
 Dataset read_cifar10(const std::vector<std::filesystem::path>& files, std::string name);
+
+// Appends the records of one file's (decompressed) bytes to `data` (a CIFAR-10 Dataset); `path` names it in errors.
+void append_cifar10_records(Dataset& data, std::span<const std::uint8_t> bytes, const std::filesystem::path& path);
 
 // The files of one split of the CIFAR-10 binary distribution in `folder` (or in its cifar-10-batches-bin/
 // subfolder, as the archive unpacks): data_batch_1.bin, data_batch_2.bin, ... (consecutive, at least one) for

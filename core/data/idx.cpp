@@ -32,7 +32,7 @@ void append_big_endian32(std::vector<std::uint8_t>& out, std::uint32_t value) {
 }
 
 // Checks the magic number and reads the dimensions; returns them (the data starts after them).
-std::vector<std::uint32_t> read_header(const std::vector<std::uint8_t>& bytes, const std::filesystem::path& path,
+std::vector<std::uint32_t> read_header(std::span<const std::uint8_t> bytes, const std::filesystem::path& path,
                                        std::uint32_t magic, const char* kind) {
   if (bytes.size() < kMagicBytes) {
     fail(path, 0, "file ends after " + std::to_string(bytes.size()) + " bytes, expected a 4-byte IDX magic number");
@@ -56,6 +56,21 @@ std::vector<std::uint32_t> read_header(const std::vector<std::uint8_t>& bytes, c
   return sizes;
 }
 
+// The file size an IDX header declares (header and data; saturating at the largest size_t), once the prefix holds
+// the header: a gzip file is decompressed no further (core/data/binary_file.hpp).
+ExpectedSize declared_size(const std::filesystem::path& path, std::uint32_t magic, const char* kind) {
+  return [path, magic, kind](std::span<const std::uint8_t> prefix) -> std::optional<std::size_t> {
+    const std::size_t header_bytes = kMagicBytes + (magic & 0xffu) * kDimensionBytes;
+    if (prefix.size() < header_bytes) return std::nullopt;
+    constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+    std::size_t total = 1;
+    for (const std::uint32_t size : read_header(prefix, path, magic, kind)) {
+      total = size != 0 && total > kMax / size ? kMax : total * size;
+    }
+    return total > kMax - header_bytes ? kMax : total + header_bytes;
+  };
+}
+
 // Checks that exactly `expected` data bytes follow the header at `offset`.
 void check_data_size(const std::vector<std::uint8_t>& bytes, const std::filesystem::path& path, std::size_t offset,
                      std::size_t expected, const char* what) {
@@ -74,7 +89,10 @@ void check_data_size(const std::vector<std::uint8_t>& bytes, const std::filesyst
 }  // namespace
 
 IdxImages read_idx_images(const std::filesystem::path& path) {
-  std::vector<std::uint8_t> bytes = read_binary_file(path);
+  return parse_idx_images(read_binary_file(path, declared_size(path, kIdxImagesMagic, "image")), path);
+}
+
+IdxImages parse_idx_images(std::vector<std::uint8_t> bytes, const std::filesystem::path& path) {
   const std::vector<std::uint32_t> sizes = read_header(bytes, path, kIdxImagesMagic, "image");
   const std::size_t offset = kMagicBytes + sizes.size() * kDimensionBytes;
   if (sizes[0] == 0) fail(path, kMagicBytes, "the file holds 0 images");
@@ -105,7 +123,10 @@ IdxImages read_idx_images(const std::filesystem::path& path) {
 }
 
 std::vector<std::uint8_t> read_idx_labels(const std::filesystem::path& path) {
-  std::vector<std::uint8_t> bytes = read_binary_file(path);
+  return parse_idx_labels(read_binary_file(path, declared_size(path, kIdxLabelsMagic, "label")), path);
+}
+
+std::vector<std::uint8_t> parse_idx_labels(std::vector<std::uint8_t> bytes, const std::filesystem::path& path) {
   const std::vector<std::uint32_t> sizes = read_header(bytes, path, kIdxLabelsMagic, "label");
   const std::size_t offset = kMagicBytes + sizes.size() * kDimensionBytes;
   if (sizes[0] == 0) fail(path, kMagicBytes, "the file holds 0 labels");

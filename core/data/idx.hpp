@@ -33,6 +33,10 @@ IdxImages read_idx_images(const std::filesystem::path& path);
 // Reads an idx1-ubyte label file (plain or gzip), one byte per label. Same errors, with magic 0x00000801.
 std::vector<std::uint8_t> read_idx_labels(const std::filesystem::path& path);
 
+// The same from the file's (decompressed) bytes; `path` names it in errors.
+IdxImages parse_idx_images(std::vector<std::uint8_t> bytes, const std::filesystem::path& path);
+std::vector<std::uint8_t> parse_idx_labels(std::vector<std::uint8_t> bytes, const std::filesystem::path& path);
+
 // Reads an image file and its label file into a Dataset of 1 x rows x cols images scaled to [0, 1].
 // Throws InputError "LABELS: 60000 labels but IMAGES has 59999 images" when the counts differ and
 // "LABELS: offset N: label L is not a class (expected 0..classes-1)" for a label >= classes.

@@ -4,12 +4,14 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <system_error>
 #include <vector>
 
 #include "core/data/binary_file.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace dsgd::data {
 namespace {
@@ -22,6 +24,25 @@ std::string_view next_token(std::string_view line, std::size_t& at) {
   const std::size_t begin = at;
   while (at < line.size() && !is_blank(line[at])) ++at;
   return line.substr(begin, at - begin);
+}
+
+// `text` for an error message: printable ASCII as is, any other byte as \xNN (a binary file must not put raw bytes
+// on the terminal), at most 40 characters.
+std::string shown(std::string_view text) {
+  constexpr std::size_t kMostShown = 40;
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < kMostShown; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += static_cast<char>(byte);
+    } else {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    }
+  }
+  if (text.size() > kMostShown) out += "...";
+  return out;
 }
 
 // A finite number filling all of `text`; from_chars takes no leading '+', which LIBSVM files do write ("+1").
@@ -48,7 +69,7 @@ class Parser {
     std::uint64_t previous = 0;
     for (std::string_view pair = next_token(text, at); !pair.empty(); pair = next_token(text, at)) {
       const std::size_t colon = pair.find(':');
-      if (colon == std::string_view::npos) fail("'" + std::string(pair) + "' is not INDEX:VALUE (missing ':')");
+      if (colon == std::string_view::npos) fail("'" + shown(pair) + "' is not INDEX:VALUE (missing ':')");
       const std::uint64_t index = parse_index(pair.substr(0, colon));
       if (index <= previous) {
         fail("feature index " + std::to_string(index) + " after " + std::to_string(previous) +
@@ -57,7 +78,7 @@ class Parser {
       // Parsed as double so that tiny values underflow to 0 instead of failing, then checked against float's range.
       double value = 0;
       if (!parse_number(pair.substr(colon + 1), value) || std::abs(value) > std::numeric_limits<float>::max()) {
-        fail("value '" + std::string(pair.substr(colon + 1)) + "' of feature " + std::to_string(index) +
+        fail("value '" + shown(pair.substr(colon + 1)) + "' of feature " + std::to_string(index) +
              " is not a finite float");
       }
       data_.index.push_back(static_cast<std::uint32_t>(index - 1));
@@ -83,14 +104,14 @@ class Parser {
   }
 
   [[noreturn]] void fail_mixed(std::string_view label, std::size_t other_line, const char* other_label) const {
-    fail("label '" + std::string(label) + "' mixes the -1/+1 and 0/1 conventions (line " + std::to_string(other_line) +
+    fail("label '" + shown(label) + "' mixes the -1/+1 and 0/1 conventions (line " + std::to_string(other_line) +
          " has " + other_label + ")");
   }
 
   float parse_label(std::string_view text) {
     double label = 0;
     if (!parse_number(text, label) || (label != 1.0 && label != -1.0 && label != 0.0)) {
-      fail("label '" + std::string(text) + "' is not one of -1, +1, 0, 1 (binary classification only)");
+      fail("label '" + shown(text) + "' is not one of -1, +1, 0, 1 (binary classification only)");
     }
     // 0/1 files read 0 as -1; a file that uses both -1 and 0 has three classes, not two.
     if (label == -1.0) {
@@ -107,11 +128,12 @@ class Parser {
     std::uint64_t index = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), index);
     if (text.empty() || error != std::errc{} || end != text.data() + text.size()) {
-      fail("feature index '" + std::string(text) + "' is not a positive integer");
+      fail("feature index '" + shown(text) + "' is not a positive integer");
     }
     if (index == 0) fail("feature index 0: feature indices are 1-based");
-    if (index > std::numeric_limits<std::uint32_t>::max()) {
-      fail("feature index " + std::to_string(index) + " is beyond the 32-bit indices dsgd stores");
+    if (index > kMaxLibsvmFeatures) {
+      fail("feature index " + std::to_string(index) + " is beyond the " + std::to_string(kMaxLibsvmFeatures) +
+           " features dsgd's solvers index (liblinear counts features in an int)");
     }
     if (options_.features > 0 && index > options_.features) {
       fail("feature index " + std::to_string(index) + " is beyond the declared " + std::to_string(options_.features) +
@@ -144,8 +166,17 @@ SparseDataset parse_libsvm(std::string_view text, const std::string& source_name
 
 SparseDataset read_libsvm(const std::filesystem::path& path, const LibsvmOptions& options) {
   const std::vector<std::uint8_t> bytes = read_binary_file(path);
-  return parse_libsvm(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path.string(),
-                      options);
+  SparseDataset data =
+      parse_libsvm(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path.string(), options);
+  // The models trained on it are dense over every feature: one index of 1e9 would mean tens of gigabytes.
+  const double dense_bytes = static_cast<double>(data.features) * kDenseBytesPerFeature;
+  if (const double available = static_cast<double>(available_memory_bytes()); dense_bytes > available) {
+    throw InputError(path.string() + ": " + std::to_string(data.features) +
+                     " features: its dense models need an estimated " + bytes_text(dense_bytes) + " (" +
+                     std::to_string(static_cast<int>(kDenseBytesPerFeature)) + " bytes per feature), more than the " +
+                     bytes_text(available) + " this machine has available");
+  }
+  return data;
 }
 
 std::string to_libsvm(const SparseDataset& data) {

@@ -5,6 +5,7 @@
 // lines are skipped and '#' starts a comment (SVMlight's convention). Files may be gzip-compressed.
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -13,6 +14,13 @@
 
 namespace dsgd::data {
 
+// The largest feature index read: liblinear (core/linear/optimum.cpp) counts features in an int.
+inline constexpr std::uint64_t kMaxLibsvmFeatures = 2147483647;
+// Bytes per feature of the dense vectors trained over a data set: liblinear's trust-region Newton solver keeps about
+// eight double vectors of the dimension (w, g, s, r, d, Hs and two temporaries) and dsgd's methods float vectors
+// (weights, gradients, a Hogwild copy per thread): read_libsvm refuses a dimension whose vectors would not fit.
+inline constexpr double kDenseBytesPerFeature = 8 * 8 + 4 * 4;
+
 struct LibsvmOptions {
   // The model's dimension. 0: the largest index in the file. Otherwise a declared count (a test set read with its
   // training set's dimension): an index beyond it is an error.
@@ -20,7 +28,8 @@ struct LibsvmOptions {
 };
 
 // Reads a LIBSVM file, gzip or plain (core/data/binary_file.hpp). The result is named after `path` and has 0-based
-// indices. Throws InputError "PATH: no such file" when it is missing, and the errors of parse_libsvm.
+// indices. Throws InputError "PATH: no such file" when it is missing, the errors of parse_libsvm, and InputError
+// when features x kDenseBytesPerFeature is more than this machine has available.
 SparseDataset read_libsvm(const std::filesystem::path& path, const LibsvmOptions& options = {});
 
 // Parses LIBSVM text; `source_name` names it in the result and in errors. Throws InputError with one line

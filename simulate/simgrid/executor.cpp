@@ -20,6 +20,7 @@
 #include "simulate/analytic/executor.hpp"
 #include "simulate/forked.hpp"
 #include "simulate/simgrid/comm.hpp"
+#include "simulate/simgrid/engine_settings.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 
 namespace dsgd::simulate {
@@ -40,6 +41,7 @@ std::vector<std::string> engine_arguments(const SimulationOptions& options) {
       std::string("--cfg=network/crosstraffic:") + (options.cross_traffic ? "1" : "0"),
   };
   if (!options.tcp_gamma) arguments.emplace_back("--cfg=network/TCP-gamma:0");
+  add_sanitizer_settings(arguments);
   if (options.log.empty()) {
     // SimGrid prints even at its highest threshold (e.g. its deadlock report, which we turn into an error).
     arguments.emplace_back("--log=root.thres:critical");

@@ -173,6 +173,24 @@ TEST_F(CoreDataIdx, TruncatedOrCorruptGzipIsAnInputError) {
   EXPECT_NE(bad_message.find("corrupt gzip data"), std::string::npos) << bad_message;
 }
 
+// Issue 26: a 1 MB gzip whose header declares 128 images inflated to 1 GB before the size check. Decompression now
+// stops one byte past what the header declares, so the error names the declared size, not the inflated one.
+TEST_F(CoreDataIdx, AGzipBombStopsAtTheDeclaredSize) {
+  std::vector<std::uint8_t> bomb = header(0x00000803, {2, 28, 28});
+  bomb.resize(bomb.size() + (std::size_t{64} << 20), 0);  // 64 MiB of zeros: about 64 KiB compressed
+  const auto compressed = gzip_bytes(bomb);
+  ASSERT_LT(compressed.size(), std::size_t{1} << 20);
+  const fs::path path = write("bomb.gz", compressed);
+  EXPECT_EQ(input_error([&] { read_idx_images(path); }),
+            path.string() +
+                ": offset 1584: the data goes on after the 1584 bytes its header declares (expected end "
+                "of file)");
+  // The same bytes with the size the header declares read as before.
+  bomb.resize(16 + 2 * 28 * 28);
+  const fs::path exact = write("exact.gz", gzip_bytes(bomb));
+  EXPECT_EQ(read_idx_images(exact).count, 2U);
+}
+
 TEST_F(CoreDataIdx, LabelsThatDoNotMatchImages) {
   const fs::path images = write("IMAGES", encode_idx_images(small_images()));
   const fs::path four = write("LABELS", encode_idx_labels(std::vector<std::uint8_t>{1, 2, 3, 4}));

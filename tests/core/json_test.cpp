@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <functional>
+
 #include "core/error.hpp"
 
 namespace dsgd {
@@ -44,6 +47,39 @@ TEST(CoreJson, ViewErrorsNameTheJsonPath) {
             "p.json: /net/links/0/name: expected a number, got string \"x\"");
   EXPECT_EQ(message_of([&] { root.at("net").at("links").integer(); }).find("p.json: /net/links: expected an integer"),
             0U);
+}
+
+// Hostile input (issue 26): each of these crashed dsgd or gave an internal error before.
+TEST(CoreJson, DeepNestingIsRefusedWithItsPosition) {
+  const std::string deep = "{\"schema\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string message = message_of([&] { parse_json(deep, "d.json"); });
+  EXPECT_EQ(message, "d.json:1:" + std::to_string(11 + kMaxJsonDepth) + ": JSON nested deeper than " +
+                         std::to_string(kMaxJsonDepth) + " levels");
+  // At the limit it parses, and a type error describes the container without rendering it.
+  const std::string ok = std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']');
+  const Json json = parse_json(ok, "ok.json");
+  EXPECT_EQ(message_of([&] { JsonView(json, "ok.json").string(); }),
+            "ok.json: /: expected a string, got an array of 1 elements");
+}
+
+TEST(CoreJson, NumberOverflowIsAnInputErrorWithItsPosition) {
+  EXPECT_EQ(message_of([] { parse_json("{\n  \"latency_s\": 1e400\n}", "n.json"); }),
+            "n.json:2:16: JSON number out of range: 1e400 (beyond a 64-bit integer or double)");
+  const Json big = parse_json(R"({"n": 18446744073709551615})", "u.json");
+  EXPECT_EQ(message_of([&] { JsonView(big, "u.json").at("n").integer(); }),
+            "u.json: /n: expected an integer below 2^63, got number 18446744073709551615");
+}
+
+TEST(CoreJson, DuplicateKeysAreRefused) {
+  EXPECT_EQ(message_of([] { parse_json(R"({"a": {"b": 1, "c": [{"b": 2}], "b": 3}})", "k.json"); }),
+            "k.json:1:33: JSON object names 'b' twice (the first value would be ignored)");
+  // The same key in sibling objects, and a key spelled inside a string value, are fine.
+  EXPECT_NO_THROW(parse_json(R"({"x": {"b": 1}, "y": {"b": 2}, "z": "\"x\": 1"})", "s.json"));
+}
+
+TEST(CoreJson, AFolderIsNotAJsonFile) {
+  const auto folder = std::filesystem::temp_directory_path();
+  EXPECT_EQ(message_of([&] { read_json_file(folder); }), folder.string() + ": is a folder, not a file");
 }
 
 TEST(CoreJson, PointerTokensAreEscaped) {

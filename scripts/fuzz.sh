@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# libFuzzer over every reader of user files: IDX, CIFAR-10, LIBSVM, platform, manifest and results JSON
+# (tests/fuzz/, docs/testing.md "Fuzzing"). Builds the targets with clang++-14, AddressSanitizer and UBSan into
+# build-fuzz/, then runs each for SECONDS from the seed corpora in the tree (tests/fuzz/corpus/<target>, the platform
+# catalog, the manifests). Inputs a run discovers go to build-fuzz/corpus/, crashes to build-fuzz/artifacts/; any
+# crash, sanitizer report or escaping exception fails the script.
+#   scripts/fuzz.sh [SECONDS [TARGET...]]   default 600 s each, every target; the test command runs 10 s each
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${DSGD_FUZZ_BUILD_DIR:-"$repo/build-fuzz"}
+seconds=${1:-600}
+[[ $# -gt 0 ]] && shift
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(idx cifar libsvm platform manifest results)
+
+cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDSGD_WITH_CUDA=OFF -DDSGD_BUILD_TESTS=OFF \
+  -DDSGD_FUZZ=ON -DDSGD_SANITIZE=address,undefined -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
+cmake --build "$build" --target fuzz_targets
+
+export ASAN_OPTIONS="detect_leaks=1 abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1"
+mkdir -p "$build/artifacts"
+for target in "${targets[@]}"; do
+  seeds=("$repo/tests/fuzz/corpus/$target")
+  options=()
+  case "$target" in
+    platform) seeds+=("$repo/platforms/catalog") ;;
+    manifest) seeds+=("$repo/reports/manifests") ;;
+  esac
+  case "$target" in platform | manifest | results) options+=("-dict=$repo/tests/fuzz/json.dict") ;; esac
+  corpus="$build/corpus/$target"
+  mkdir -p "$corpus"
+  log="$build/$target.log"
+  # -rss_limit_mb: a reader that allocates what the input claims (not what it holds) is a finding too.
+  if ! "$build/tests/fuzz/${target}_fuzz" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+      -max_len=65536 -print_final_stats=1 -artifact_prefix="$build/artifacts/$target-" "${options[@]}" \
+      "$corpus" "${seeds[@]}" >"$log" 2>&1; then
+    tail -n 40 "$log" >&2
+    echo "fuzz: $target failed; the input is in $build/artifacts/ (log: $log)" >&2
+    exit 1
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  echo "fuzz: $target: ${runs:-?} inputs in ${seconds} s, no crash (corpus $(ls "$corpus" | wc -l) inputs)"
+done

@@ -1,0 +1,187 @@
+// The defects of issue 26 that a hostile user found, each through the command line that showed it: every one must
+// now end with exit code 2 and a one-line error that names what is wrong, and leave what was there untouched.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/cli.hpp"
+#include "core/atomic_file.hpp"
+#include "core/data/binary_file.hpp"
+#include "core/json.hpp"
+#include "tests/support/cli_run.hpp"
+#include "tests/support/synthetic_images.hpp"
+
+namespace dsgd::app {
+namespace {
+
+namespace fs = std::filesystem;
+using dsgd::testing::contains;
+
+class AppHostileInput : public dsgd::testing::CliScratchTest {
+ protected:
+  // Exit code 2 and one error line ("dsgd: ...", after whatever progress the command printed) with `part` in it.
+  static void expect_input_error(const dsgd::testing::CliOutcome& outcome, const std::string& part) {
+    EXPECT_EQ(outcome.code, kExitUsage) << outcome.err;
+    std::istringstream lines(outcome.err);
+    std::vector<std::string> errors;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("dsgd: ", 0) == 0) errors.push_back(line);
+    }
+    ASSERT_EQ(errors.size(), 1U) << outcome.err;
+    EXPECT_TRUE(contains(errors.front(), part)) << outcome.err;
+  }
+
+  static std::vector<std::string> simulate_to(const std::string& results) {
+    return {"simulate",  "--platform", "m40-cluster",  "--model", "lenet",     "--algo", "sync-sgd",
+            "--workers", "2",          "--iterations", "1",       "--results", results};
+  }
+
+  // The m40-cluster platform file with `from` replaced by `to` in its text.
+  fs::path edited_platform(const std::string& name, const std::string& from, const std::string& to) const {
+    auto shown = dsgd({"platforms", "show", "m40-cluster"});
+    EXPECT_EQ(shown.code, 0) << shown.err;
+    const auto at = shown.out.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) shown.out.replace(at, from.size(), to);
+    write_file_atomically(dir_ / name, shown.out);
+    return dir_ / name;
+  }
+};
+
+// Item 1: results never replace a FIFO, a symlink, a device or a folder, and an unwritable path fails before the
+// work is done.
+TEST_F(AppHostileInput, ResultsNeverReplaceWhatIsNotARegularFile) {
+  const fs::path fifo = dir_ / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  expect_input_error(dsgd(simulate_to(fifo.string())), fifo.string() + ": is a FIFO");
+  EXPECT_TRUE(fs::is_fifo(fifo));
+
+  const fs::path target = dir_ / "target.txt";
+  write_file_atomically(target, "keep me\n");
+  const fs::path link = dir_ / "link.json";
+  fs::create_symlink(target, link);
+  expect_input_error(dsgd(simulate_to(link.string())), link.string() + ": is a symbolic link");
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(read_text_file(target), "keep me\n");
+
+  expect_input_error(dsgd(simulate_to("/dev/null")), "/dev/null: is a character device");
+  expect_input_error(dsgd(simulate_to(dir_.string())), ": is a folder");
+
+  // Under a regular file nothing can be created: refused at parse time, so nothing ran (no "simulate:" header).
+  const auto under_file = dsgd(simulate_to((target / "results.json").string()));
+  expect_input_error(under_file, "cannot write here: " + target.string() + " is not a folder");
+  EXPECT_FALSE(contains(under_file.err, "sync-sgd, lenet")) << under_file.err;
+
+  // A regular file is replaced, as always.
+  const fs::path results = dir_ / "results.json";
+  write_file_atomically(results, "old\n");
+  EXPECT_EQ(dsgd(simulate_to(results.string())).code, 0);
+  EXPECT_NE(read_text_file(results), "old\n");
+}
+
+// Items 5, 6 and 12: hostile platform files.
+TEST_F(AppHostileInput, HostilePlatformFilesAreInputErrors) {
+  const fs::path deep = dir_ / "deep.json";
+  write_file_atomically(deep, "{\"schema\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  expect_input_error(dsgd({"platforms", "show", deep.string()}), "JSON nested deeper than 256 levels");
+
+  expect_input_error(dsgd({"platforms", "show", edited_platform("big.json", "0.7e-6", "1e400").string()}),
+                     "JSON number out of range: 1e400");
+  expect_input_error(
+      dsgd({"platforms", "show", edited_platform("dup.json", "\"count\": 4", "\"count\": 4, \"count\": 8").string()}),
+      "JSON object names 'count' twice");
+  expect_input_error(dsgd({"platforms", "show", edited_platform("slow.json", "0.7e-6", "1e308").string()}),
+                     "/latency_s: expected a latency of at most 1 s, got 1e+308 s");
+  const fs::path folder = dir_ / "folder.json";
+  fs::create_directories(folder);
+  expect_input_error(dsgd({"platforms", "show", folder.string()}), folder.string() + ": is a folder, not a file");
+}
+
+// Item 4 and 12: LIBSVM indices beyond liblinear's int, dense spaces beyond memory, binary bytes in messages.
+TEST_F(AppHostileInput, HostileLibsvmFilesAreInputErrors) {
+  const auto study = [&](const fs::path& file) {
+    return dsgd({"shared-memory", "--datasets", "libsvm:" + file.string(), "--threads", "1"});
+  };
+  write_file_atomically(dir_ / "int.svm", "1 1:0.5 2147483648:1\n-1 2:1\n");
+  expect_input_error(study(dir_ / "int.svm"), "int.svm:1: feature index 2147483648 is beyond the 2147483647");
+  write_file_atomically(dir_ / "dense.svm", "1 1:0.5 1000000000:1\n-1 2:1\n");
+  expect_input_error(study(dir_ / "dense.svm"), "1000000000 features: its dense models need an estimated 80 GB");
+  write_file_atomically(dir_ / "binary.svm", std::string("1 \x01\xff\x1b[2J:1\n", 13));
+  const auto binary = study(dir_ / "binary.svm");
+  expect_input_error(binary, "feature index '\\x01\\xff\\x1b[2J' is not a positive integer");
+  EXPECT_FALSE(contains(binary.err, "\x1b")) << binary.err;
+}
+
+// Item 7: a failed report changes nothing, neither in a new folder nor over an existing report.
+TEST_F(AppHostileInput, AFailedReportLeavesNothingHalfWritten) {
+  const fs::path results = dir_ / "results";
+  fs::create_directories(results);
+  // The first experiment's results exist, the second's do not: rendering fails halfway.
+  ASSERT_EQ(dsgd({"models", "--results", (results / "models.json").string()}).code, 0);
+  const std::string manifest = R"({"name": "t", "title": "t", "experiments": [
+    {"id": "models", "title": "Models", "description": "d", "command": ["models", "--results", "{results}"],
+     "tables": [{"id": "zoo", "title": "Zoo", "columns": [{"header": "model", "field": "name"}]}]},
+    {"id": "platforms", "title": "Platforms", "description": "d", "command": ["platforms", "--results", "{results}"],
+     "tables": [{"id": "catalog", "title": "Catalog", "columns": [{"header": "platform", "field": "name"}]}]}]})";
+  write_file_atomically(dir_ / "manifest.json", manifest);
+  const fs::path fresh = dir_ / "fresh-report";
+  const auto failed = dsgd({"report", "--manifest", (dir_ / "manifest.json").string(), "--results", results.string(),
+                            "--out", fresh.string()});
+  expect_input_error(failed, "missing results file for experiment 'platforms'");
+  EXPECT_FALSE(fs::exists(fresh));
+
+  // Over an existing report: index.md and the tables stay as they were.
+  const fs::path existing = dir_ / "report";
+  write_file_atomically(existing / "index.md", "old index\n");
+  write_file_atomically(existing / "tables" / "models-zoo.md", "old table\n");
+  expect_input_error(dsgd({"report", "--manifest", (dir_ / "manifest.json").string(), "--results", results.string(),
+                           "--out", existing.string()}),
+                     "missing results file");
+  EXPECT_EQ(read_text_file(existing / "index.md"), "old index\n");
+  EXPECT_EQ(read_text_file(existing / "tables" / "models-zoo.md"), "old table\n");
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    EXPECT_EQ(entry.path().filename().string().find("rendering"), std::string::npos) << entry.path();
+  }
+}
+
+// Items 8 and 10: budgets and batches a run cannot honour.
+TEST_F(AppHostileInput, ImpossibleBudgetsAndBatchesAreRefused) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 160, 50);
+  const std::string data = "idx:" + dir_.string();
+  const auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"run", "--data", data, "--workers", "2", "--model", "lenet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return dsgd(args);
+  };
+  expect_input_error(run({"--iterations", "0"}), "--iterations");
+  expect_input_error(run({"--iterations", "-1"}), "--iterations");
+  expect_input_error(run({"--seconds", "-1"}), "--seconds");
+  expect_input_error(dsgd({"train", "--data", data, "--iterations", "-1"}), "--iterations");
+  // Beyond the memory limit: refused with the estimate, before anything is allocated.
+  expect_input_error(run({"--iterations", "1", "--batch", "100000", "--memory-limit", "1GB"}),
+                     "run: 2 workers of lenet with batch 100000 (threads): an estimated ");
+  expect_input_error(
+      dsgd({"train", "--data", data, "--iterations", "1", "--batch", "1000000", "--memory-limit", "1GB"}),
+      "train: lenet with batch 1000000: an estimated ");
+  // Within memory but beyond the data set.
+  expect_input_error(run({"--iterations", "1", "--batch", "1000"}),
+                     "--batch 1000 is more than the 160 training images");
+  expect_input_error(dsgd({"train", "--data", data, "--iterations", "1", "--batch", "1000"}),
+                     "--batch 1000 is more than the 160 training images");
+}
+
+// Item 11: sizes the lost-updates experiment cannot hold.
+TEST_F(AppHostileInput, LostUpdatesRefusesImpossibleSizes) {
+  expect_input_error(dsgd({"lost-updates", "--floats", "-4"}), "--floats");
+  expect_input_error(dsgd({"lost-updates", "--floats", "100000000000", "--threads", "1"}),
+                     "a vector of 100000000000 floats needs 400 GB");
+  expect_input_error(dsgd({"lost-updates", "--threads", "100000", "--floats", "16"}), "at most 4096 threads");
+}
+
+}  // namespace
+}  // namespace dsgd::app
