@@ -210,8 +210,9 @@ Checkpoint read_checkpoint(const std::filesystem::path& path) {
 
 void check_identity(const std::filesystem::path& path, const Identity& stored, const Identity& expected) {
   for (const auto& [name, value] : expected) {
+    const std::string& key = name;  // clang 14 cannot capture a structured binding
     const auto found =
-        std::find_if(stored.begin(), stored.end(), [&](const auto& field) { return field.first == name; });
+        std::find_if(stored.begin(), stored.end(), [&](const auto& field) { return field.first == key; });
     if (found == stored.end()) {
       throw InputError("checkpoint " + path.string() + " does not match this run: it has no " + name +
                        " (this run: " + value + ")");
