@@ -1,5 +1,7 @@
 #include "core/memory.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <fstream>
 #include <optional>
@@ -36,6 +38,25 @@ std::optional<std::uint64_t> cgroup_headroom() {
   return std::nullopt;
 }
 
+// What an address-space limit (ulimit -v, RLIMIT_AS) leaves: every allocation also takes address space, and past
+// the limit a library deep inside a run fails instead of dsgd refusing it up front.
+std::optional<std::uint64_t> address_space_headroom() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    std::uint64_t kib = 0;
+    if (fields >> key >> kib && key == "VmSize:") {
+      const std::uint64_t used = kib * 1024;
+      return limit.rlim_cur > used ? limit.rlim_cur - used : 0;
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::uint64_t available_memory_bytes() {
@@ -50,8 +71,10 @@ std::uint64_t available_memory_bytes() {
     if (fields >> key >> kib && key == "MemAvailable:") available = kib * 1024;
   }
   if (!available) throw IoError("/proc/meminfo: no MemAvailable line");
-  if (const auto headroom = cgroup_headroom()) return std::min(*available, *headroom);
-  return *available;
+  std::uint64_t bytes = *available;
+  if (const auto headroom = cgroup_headroom()) bytes = std::min(bytes, *headroom);
+  if (const auto headroom = address_space_headroom()) bytes = std::min(bytes, *headroom);
+  return bytes;
 }
 
 std::string bytes_text(double bytes) {

@@ -8,7 +8,8 @@
 namespace dsgd {
 
 // Bytes this process may allocate now: the kernel's MemAvailable (/proc/meminfo), lowered to what the cgroup's
-// limit leaves (cgroup v2 memory.max - memory.current, or v1's limit_in_bytes - usage_in_bytes) where one is set.
+// limit leaves (cgroup v2 memory.max - memory.current, or v1's limit_in_bytes - usage_in_bytes) and to what an
+// address-space limit leaves (RLIMIT_AS - VmSize), where either is set.
 // Throws IoError when /proc/meminfo cannot be read.
 std::uint64_t available_memory_bytes();
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "core/atomic_file.hpp"
 #include "core/data/binary_file.hpp"
 #include "core/json.hpp"
+#include "core/subprocess.hpp"
 #include "tests/support/cli_run.hpp"
 #include "tests/support/synthetic_images.hpp"
 
@@ -173,6 +175,18 @@ TEST_F(AppHostileInput, ImpossibleBudgetsAndBatchesAreRefused) {
                      "--batch 1000 is more than the 160 training images");
   expect_input_error(dsgd({"train", "--data", data, "--iterations", "1", "--batch", "1000"}),
                      "--batch 1000 is more than the 160 training images");
+}
+
+// Item 3: under an address-space limit (ulimit -v) a world that would not fit is refused up front, in the real
+// executable, rather than dying in a library (std::terminate, a segfault in oneDNN) halfway through.
+TEST_F(AppHostileInput, AnAddressSpaceLimitBoundsTheWorld) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 160, 50);
+  const std::string command = "ulimit -v 1500000; exec " + std::string(DSGD_BINARY_DIR) +
+                              "/app/dsgd run --workers 64 --iterations 1 --data idx:" + dir_.string();
+  const auto result = run_process({"sh", "-c", command}, std::chrono::seconds(120));
+  EXPECT_EQ(result.exit_code, kExitUsage) << result.output;
+  EXPECT_TRUE(contains(result.output, "run: 64 workers of lenet with batch 64 (threads): an estimated 1.99 GB"))
+      << result.output;
 }
 
 // Item 11: sizes the lost-updates experiment cannot hold.
