@@ -14,6 +14,18 @@ namespace dsgd {
 
 namespace {
 
+// The value of a "Key:   1234 kB" line of a /proc file, in bytes.
+std::optional<std::uint64_t> read_kib_field(std::istream& in, const std::string& wanted) {
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string key;
+    std::uint64_t kib = 0;
+    if (fields >> key >> kib && key == wanted) return kib * 1024;
+  }
+  return std::nullopt;
+}
+
 std::optional<std::uint64_t> read_number(const char* path) {
   std::ifstream in(path);
   std::string text;
@@ -44,17 +56,9 @@ std::optional<std::uint64_t> address_space_headroom() {
   rlimit limit{};
   if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return std::nullopt;
   std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string key;
-    std::uint64_t kib = 0;
-    if (fields >> key >> kib && key == "VmSize:") {
-      const std::uint64_t used = kib * 1024;
-      return limit.rlim_cur > used ? limit.rlim_cur - used : 0;
-    }
-  }
-  return std::nullopt;
+  const auto used = read_kib_field(in, "VmSize:");
+  if (!used) return std::nullopt;
+  return limit.rlim_cur > *used ? limit.rlim_cur - *used : 0;
 }
 
 }  // namespace
@@ -62,19 +66,19 @@ std::optional<std::uint64_t> address_space_headroom() {
 std::uint64_t available_memory_bytes() {
   std::ifstream in("/proc/meminfo");
   if (!in) throw IoError("/proc/meminfo: cannot read the memory this machine has available");
-  std::string line;
-  std::optional<std::uint64_t> available;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string key;
-    std::uint64_t kib = 0;
-    if (fields >> key >> kib && key == "MemAvailable:") available = kib * 1024;
-  }
+  const auto available = read_kib_field(in, "MemAvailable:");
   if (!available) throw IoError("/proc/meminfo: no MemAvailable line");
   std::uint64_t bytes = *available;
   if (const auto headroom = cgroup_headroom()) bytes = std::min(bytes, *headroom);
   if (const auto headroom = address_space_headroom()) bytes = std::min(bytes, *headroom);
   return bytes;
+}
+
+void check_available_memory(double bytes, const std::string& needs, const std::string& detail) {
+  const double available = static_cast<double>(available_memory_bytes());
+  if (bytes <= available) return;
+  throw InputError(needs + bytes_text(bytes) + detail + ", more than the " + bytes_text(available) +
+                   " this machine has available");
 }
 
 std::string bytes_text(double bytes) {

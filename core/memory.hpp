@@ -13,6 +13,10 @@ namespace dsgd {
 // Throws IoError when /proc/meminfo cannot be read.
 std::uint64_t available_memory_bytes();
 
+// Throws InputError "NEEDS<bytes as text>DETAIL, more than the <available> this machine has available" when `bytes`
+// is over available_memory_bytes(): the one check of readers and experiments that allocate what their input asks.
+void check_available_memory(double bytes, const std::string& needs, const std::string& detail = "");
+
 // "1.25 GB" (decimal units, three significant digits), for messages.
 std::string bytes_text(double bytes);
 

@@ -28,11 +28,8 @@ void check_run(int threads, std::size_t floats, std::int64_t additions_per_eleme
     throw InputError("lost updates: at most " + std::to_string(kMaxLostUpdateThreads) + " threads, got " +
                      std::to_string(threads));
   }
-  const double bytes = static_cast<double>(floats) * sizeof(float);
-  if (const double limit = static_cast<double>(available_memory_bytes()); bytes > limit) {
-    throw InputError("lost updates: a vector of " + std::to_string(floats) + " floats needs " + bytes_text(bytes) +
-                     ", more than the " + bytes_text(limit) + " this machine has available");
-  }
+  check_available_memory(static_cast<double>(floats) * sizeof(float),
+                         "lost updates: a vector of " + std::to_string(floats) + " floats needs ");
   if (additions_per_element < 0) {
     throw InputError("lost updates: additions per element must be at least 1 (or 0 for automatic), got " +
                      std::to_string(additions_per_element));

@@ -37,12 +37,9 @@ void append_cifar10_records(Dataset& data, std::span<const std::uint8_t> bytes, 
   }
   const std::size_t first = data.labels.size();
   // Pixels become floats: four times the file's bytes.
-  const double float_bytes = static_cast<double>(first + records) * kPixels * sizeof(float);
-  if (const double available = static_cast<double>(available_memory_bytes()); float_bytes > available) {
-    throw InputError(path.string() + ": " + std::to_string(first + records) + " CIFAR-10 images need " +
-                     bytes_text(float_bytes) + " as floats, more than the " + bytes_text(available) +
-                     " this machine has available");
-  }
+  check_available_memory(static_cast<double>(first + records) * kPixels * sizeof(float),
+                         path.string() + ": " + std::to_string(first + records) + " CIFAR-10 images need ",
+                         " as floats");
   data.labels.resize(first + records);
   data.images.resize((first + records) * kPixels);
   for (std::size_t r = 0; r < records; ++r) {

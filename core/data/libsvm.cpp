@@ -169,13 +169,10 @@ SparseDataset read_libsvm(const std::filesystem::path& path, const LibsvmOptions
   SparseDataset data =
       parse_libsvm(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path.string(), options);
   // The models trained on it are dense over every feature: one index of 1e9 would mean tens of gigabytes.
-  const double dense_bytes = static_cast<double>(data.features) * kDenseBytesPerFeature;
-  if (const double available = static_cast<double>(available_memory_bytes()); dense_bytes > available) {
-    throw InputError(path.string() + ": " + std::to_string(data.features) +
-                     " features: its dense models need an estimated " + bytes_text(dense_bytes) + " (" +
-                     std::to_string(static_cast<int>(kDenseBytesPerFeature)) + " bytes per feature), more than the " +
-                     bytes_text(available) + " this machine has available");
-  }
+  check_available_memory(
+      static_cast<double>(data.features) * kDenseBytesPerFeature,
+      path.string() + ": " + std::to_string(data.features) + " features: its dense models need an estimated ",
+      " (" + std::to_string(static_cast<int>(kDenseBytesPerFeature)) + " bytes per feature)");
   return data;
 }
 
