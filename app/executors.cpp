@@ -14,10 +14,11 @@ namespace dsgd::app {
 namespace {
 
 // An interrupted run whose caller does not keep it (TrainingJob::keep_interrupted) ends here.
-void throw_if_interrupted(const TrainingJob& job, const Context& context, const algorithms::RunResult& result) {
-  if (job.keep_interrupted || result.stop_reason != "interrupted" || context.interrupt == nullptr) return;
+void throw_if_interrupted(const TrainingJob& job, const Context& context, const std::string& stop_reason,
+                          std::int64_t iterations) {
+  if (job.keep_interrupted || stop_reason != "interrupted" || context.interrupt == nullptr) return;
   throw InterruptedError(context.interrupt->signal(), "stopped " + job.command + "'s run after " +
-                                                          std::to_string(result.iterations) + " iterations per worker");
+                                                          std::to_string(iterations) + " iterations per worker");
 }
 
 // Every rank's replica lives on this machine (threads in this process, MPI ranks beside it): refuse a world or a
@@ -55,7 +56,7 @@ reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
   } catch (const TimeoutError& error) {
     throw TimeoutError(std::string(error.what()) + " (--timeout)");
   }
-  throw_if_interrupted(job, context, result);
+  throw_if_interrupted(job, context, result.stop_reason, result.iterations);
   return run_entry(job.cli, result, "threads");
 }
 
@@ -71,10 +72,14 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
   for (const auto& argument : run_arguments(job.cli)) launch.program.push_back(argument);
   launch.timeout_s = job.wall_timeout_s;
   launch.timeout_option = job.wall_timeout_option;
+  launch.stops_on_sigusr1 = true;
   const auto outcome = run_worker(launch, context);
   if (job.progress) context.err << outcome.output;  // rank 0's progress lines
   if (outcome.results.benchmarks.size() != 1) throw InternalError(job.command + ": dsgd-mpi wrote no run result");
-  return outcome.results.benchmarks.front();
+  const auto& entry = outcome.results.benchmarks.front();
+  const auto stop_reason = entry.labels.find("stop_reason");
+  throw_if_interrupted(job, context, stop_reason == entry.labels.end() ? "" : stop_reason->second, entry.iterations);
+  return entry;
 }
 
 reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
@@ -107,6 +112,8 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
   simulate::NumericRun numeric;
   try {
     numeric = simulate::simulate_numeric(platform, options, *job.data);
+  } catch (const TimeoutError& error) {
+    throw TimeoutError(std::string(error.what()) + " (" + job.wall_timeout_option + ")");
   } catch (const DivergedError& error) {
     if (!job.record_divergence) throw;
     context.err << job.command << ": " << error.what() << std::endl;
@@ -114,7 +121,7 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
     numeric.result.ranks = algorithms::world_size(job.cli.run);
     numeric.result.stop_reason = "diverged";
   }
-  throw_if_interrupted(job, context, numeric.result);
+  throw_if_interrupted(job, context, numeric.result.stop_reason, numeric.result.iterations);
   auto entry = run_entry(job.cli, numeric.result, "simgrid");
   entry.name += "/" + platform.name;
   entry.fidelity = "message";

@@ -137,7 +137,12 @@ void validate(Context& context, const ValidateOptions& options) {
       context.err << "validate: " << name << " on " << executor.name << ", " << cli.run.workers << " workers"
                   << std::endl;
       Row row{name, std::string(executor.name), algorithms::world_size(cli.run), {}, {}};
-      TrainingJob job{cli, &data, options.timeout_s, 10 * options.timeout_s, "validate"};
+      TrainingJob job;
+      job.cli = cli;
+      job.data = &data;
+      job.timeout_s = options.timeout_s;
+      job.wall_timeout_s = 10 * options.timeout_s;
+      job.command = "validate";
       job.wall_timeout_option = "10 x --timeout";
       reports::Entry entry;
       std::string prediction;

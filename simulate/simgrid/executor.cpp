@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "core/enum_names.hpp"
+#include "core/format.hpp"
 #include "core/stopwatch.hpp"
 #include "simulate/analytic/executor.hpp"
 #include "simulate/forked.hpp"
@@ -312,7 +313,7 @@ SimulationResult simulate_forked(const platforms::Platform& platform, const Worl
   const std::string& report = outcome.report;
   if (timed_out) {
     throw TimeoutError("the simulation of " + std::to_string(world.size) + " ranks on '" + platform.name +
-                       "' ran past its wall-time limit of " + std::to_string(options.wall_timeout_s) + " s");
+                       "' ran past its wall-time limit of " + significant(options.wall_timeout_s) + " s");
   }
   if (WIFSIGNALED(status)) {
     throw InternalError("the simulation process of " + std::to_string(world.size) + " ranks on '" + platform.name +

@@ -262,7 +262,20 @@ class AppShutdown : public dsgd::testing::ScratchDirTest {
     return args;
   }
 
+  static bool two_ranks(const std::vector<Process>& found) { return named(found, "dsgd-mpi").size() == 2; }
   static bool three_ranks(const std::vector<Process>& found) { return named(found, "dsgd-mpi").size() == 3; }
+
+  // A long_run with --eval-every 10, interrupted: its results say so and end at a round.
+  static void expect_stopped_at_a_round_boundary(const fs::path& results) {
+    const auto written = reports::read_results(results);
+    EXPECT_TRUE(written.interrupted);
+    ASSERT_EQ(written.benchmarks.size(), 1U);
+    const auto& entry = written.benchmarks.front();
+    EXPECT_EQ(entry.labels.at("stop_reason"), "interrupted");
+    EXPECT_GE(entry.iterations, 10);
+    EXPECT_LT(entry.iterations, 1000000);
+    EXPECT_EQ(entry.iterations % 10, 0) << "expectation: stopped at a round boundary (--eval-every 10)";
+  }
 };
 
 TEST_F(AppShutdown, SigintToAnMpiRunStopsMpirunAndEveryRank) {
@@ -286,14 +299,22 @@ TEST_F(AppShutdown, SigtermToAThreadsRunKeepsTheResultsMarkedInterrupted) {
   EXPECT_EQ(dsgd.wait(std::chrono::seconds(30)), 128 + SIGTERM) << dsgd.output();
   EXPECT_TRUE(contains(dsgd.output(), "dsgd: interrupted by SIGTERM; stopped training after")) << dsgd.output();
   ASSERT_TRUE(fs::exists(results)) << dsgd.output();
-  const auto written = reports::read_results(results);
-  EXPECT_TRUE(written.interrupted);
-  ASSERT_EQ(written.benchmarks.size(), 1U);
-  const auto& entry = written.benchmarks.front();
-  EXPECT_EQ(entry.labels.at("stop_reason"), "interrupted");
-  EXPECT_GE(entry.iterations, 10);
-  EXPECT_LT(entry.iterations, 1000000);
-  EXPECT_EQ(entry.iterations % 10, 0) << "expectation: stopped at a round boundary (--eval-every 10)";
+  expect_stopped_at_a_round_boundary(results);
+}
+
+TEST_F(AppShutdown, SigintToAnMpiRunKeepsTheResultsMarkedInterrupted) {
+  // dsgd passes SIGUSR1 to mpirun, which forwards it to the ranks; rank 0 stops at the end of the round.
+  const auto results = dir_ / "results.json";
+  Dsgd dsgd(long_run("mpi", 2, "10", {"--results", results.string()}), dir_ / "output.txt");
+  ASSERT_TRUE(dsgd.wait_for_descendants(two_ranks, std::chrono::seconds(30))) << dsgd.output();
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // loading the data, then a few rounds
+  ASSERT_EQ(::kill(dsgd.pid(), SIGINT), 0);
+  EXPECT_EQ(dsgd.wait(std::chrono::seconds(30)), 128 + SIGINT) << dsgd.output();
+  EXPECT_TRUE(contains(dsgd.output(), "dsgd: interrupted by SIGINT; stopped training after")) << dsgd.output();
+  const auto left = left_after(dsgd.seen(), std::chrono::seconds(10));
+  EXPECT_TRUE(left.empty()) << "still running: " << names_of(left);
+  ASSERT_TRUE(fs::exists(results)) << dsgd.output();
+  expect_stopped_at_a_round_boundary(results);
 }
 
 TEST_F(AppShutdown, ARankKilledBySigkillIsNamedWithItsSignal) {
@@ -314,10 +335,20 @@ TEST_F(AppShutdown, ARankKilledBySigkillIsNamedWithItsSignal) {
 
 TEST_F(AppShutdown, AnMpiRunPastItsWallTimeoutNamesTheOption) {
   Dsgd dsgd(long_run("mpi", 2, "100000", {"--wall-timeout", "5"}), dir_ / "output.txt");
-  const auto two_ranks = [](const std::vector<Process>& found) { return named(found, "dsgd-mpi").size() == 2; };
   ASSERT_TRUE(dsgd.wait_for_descendants(two_ranks, std::chrono::seconds(30))) << dsgd.output();
   EXPECT_EQ(dsgd.wait(std::chrono::seconds(60)), 1) << dsgd.output();
   EXPECT_TRUE(contains(dsgd.output(), "dsgd-mpi run did not finish within 5 s (--wall-timeout)")) << dsgd.output();
+  const auto left = left_after(dsgd.seen(), std::chrono::seconds(10));
+  EXPECT_TRUE(left.empty()) << "still running: " << names_of(left);
+}
+
+TEST_F(AppShutdown, ASimulationPastItsWallTimeoutNamesTheOption) {
+  Dsgd dsgd(long_run("simgrid", 2, "100000", {"--platform", "m40-cluster", "--wall-timeout", "2"}),
+            dir_ / "output.txt");
+  EXPECT_EQ(dsgd.wait(std::chrono::seconds(60)), 1) << dsgd.output();
+  EXPECT_TRUE(contains(dsgd.output(), "ran past its wall-time limit of 2") &&
+              contains(dsgd.output(), "(--wall-timeout)"))
+      << dsgd.output();
   const auto left = left_after(dsgd.seen(), std::chrono::seconds(10));
   EXPECT_TRUE(left.empty()) << "still running: " << names_of(left);
 }

@@ -81,7 +81,7 @@ INSTANTIATE_TEST_SUITE_P(RanksAndSizes, SimgridCollectives,
 
 // Emulated nodes (WorldOptions::ranks_per_node), uneven ones included, under every collective.
 TEST(SimgridCollectives, EmulatedNodesAreExact) {
-  for (const auto [ranks, per_node] : {std::pair{7, 3}, std::pair{16, 4}, std::pair{16, 5}}) {
+  for (const auto& [ranks, per_node] : {std::pair{7, 3}, std::pair{16, 4}, std::pair{16, 5}}) {
     WorldOptions world = world_of(ranks);
     world.ranks_per_node = per_node;
     EXPECT_NO_THROW(simgrid::run(flat_platform(ranks, kLatency, kBandwidth, kFlops), world,
@@ -797,8 +797,8 @@ std::string stream_times(double message_bytes) {
         ComputeStep step;
         step.flops = 1e9;  // 1 s at 1 GFLOP/s
         comm.compute(step);
-        const StreamResult result = stream->join(Category::kGpuGpuPara);
-        if (comm.rank() == 0) joined = result;
+        const StreamResult stream_result = stream->join(Category::kGpuGpuPara);
+        if (comm.rank() == 0) joined = stream_result;
       },
       options);
   return result.collected + " " + std::to_string(result.time_s);
