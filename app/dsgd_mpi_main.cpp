@@ -21,6 +21,7 @@
 #include "app/dsgd_mpi_sweeps.hpp"
 #include "app/run_common.hpp"
 #include "measure/mpi/executor.hpp"
+#include "measure/mpi/leak_check.hpp"
 
 namespace {
 

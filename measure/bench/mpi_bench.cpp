@@ -23,6 +23,7 @@
 #include "core/collectives.hpp"
 #include "measure/mpi/comm.hpp"
 #include "measure/mpi/executor.hpp"
+#include "measure/mpi/leak_check.hpp"
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "measure/mpi/executor.hpp"
+#include "measure/mpi/leak_check.hpp"
 #include "tests/core/collective_checks.hpp"
 #include "tests/support/error_message.hpp"
 
