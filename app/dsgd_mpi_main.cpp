@@ -41,15 +41,8 @@ std::string command_line(int argc, char** argv) {
 
 // --- run ------------------------------------------------------------------------------------------------------
 
-// Every rank loads the data and trains; rank 0 prints progress and writes the results. SIGUSR1 (what dsgd sends
-// mpirun when it is interrupted, and mpirun passes on to every rank) makes rank 0 stop at the end of the round, so
-// the results so far are written, marked interrupted (docs/errors.md "Interrupts").
-void train(const dsgd::app::RunCli& given, const dsgd::WorldOptions& world, const std::string& command) {
-  dsgd::Interrupt stop;
-  const dsgd::InterruptHandlers handlers(stop, {SIGUSR1});
-  const dsgd::Interrupt::Watch watch(&stop);  // until the results are written: a late SIGUSR1 changes nothing
-  dsgd::app::RunCli cli = given;
-  cli.run.interrupt = &stop;
+// Every rank loads the data and trains; rank 0 prints progress and writes the results.
+void train(const dsgd::app::RunCli& cli, const dsgd::WorldOptions& world, const std::string& command) {
   dsgd::algorithms::check_run_options(cli.run);
   const auto data = dsgd::app::load_run_data(cli);
   dsgd::algorithms::RunResult result;
@@ -67,7 +60,6 @@ void train(const dsgd::app::RunCli& given, const dsgd::WorldOptions& world, cons
   });
   if (rank != 0 || cli.results.empty()) return;
   auto results = dsgd::app::new_results(command);
-  results.interrupted = result.stop_reason == "interrupted";
   results.benchmarks.push_back(dsgd::app::run_entry(cli, result, "mpi"));
   dsgd::reports::write_results(cli.results, results);
 }

@@ -72,14 +72,10 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
   for (const auto& argument : run_arguments(job.cli)) launch.program.push_back(argument);
   launch.timeout_s = job.wall_timeout_s;
   launch.timeout_option = job.wall_timeout_option;
-  launch.stops_on_sigusr1 = true;
   const auto outcome = run_worker(launch, context);
   if (job.progress) context.err << outcome.output;  // rank 0's progress lines
   if (outcome.results.benchmarks.size() != 1) throw InternalError(job.command + ": dsgd-mpi wrote no run result");
-  const auto& entry = outcome.results.benchmarks.front();
-  const auto stop_reason = entry.labels.find("stop_reason");
-  throw_if_interrupted(job, context, stop_reason == entry.labels.end() ? "" : stop_reason->second, entry.iterations);
-  return entry;
+  return outcome.results.benchmarks.front();
 }
 
 reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {

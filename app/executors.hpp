@@ -25,7 +25,7 @@ struct TrainingJob {
   // algorithm with the same settings reports it). Executors whose ranks live in other processes report it as the
   // run's error.
   bool record_divergence = false;
-  // An interrupt stops a run at its next round (threads, mpi, simgrid): true returns its entry (stop_reason
+  // An interrupt stops a run at its next round (threads, simgrid): true returns its entry (stop_reason
   // "interrupted") for the caller to keep; false throws InterruptedError.
   bool keep_interrupted = false;
   // simgrid: the platform (a catalog name or a file). Ranks per node: simgrid's placement (0: one per compute

@@ -1,6 +1,5 @@
 #include "app/mpi_worker.hpp"
 
-#include <signal.h>  // SIGUSR1
 #include <unistd.h>
 
 #include <algorithm>
@@ -68,14 +67,12 @@ WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context) {
   program.insert(program.end(), {"--results", results.string()});
   const auto command = measure::mpi::mpirun_command(launch.ranks, program);
   context.err << launch.command << ": running " << joined(command) << std::endl;
-  const auto run = run_process(command, std::chrono::seconds(static_cast<long>(launch.timeout_s)), {},
-                               context.interrupt, launch.stops_on_sigusr1 ? SIGUSR1 : 0);
-  const bool stopped_by_itself = run.interrupted_by != 0 && run.stopped_processes.empty() && run.exit_code == 0;
-  if (run.interrupted_by != 0 && !stopped_by_itself) {
+  const auto run =
+      run_process(command, std::chrono::seconds(static_cast<long>(launch.timeout_s)), {}, context.interrupt);
+  if (run.interrupted_by != 0) {
     const auto ranks = std::count(run.stopped_processes.begin(), run.stopped_processes.end(), "dsgd-mpi");
-    const std::string stopped = ranks > 0 ? "stopped mpirun and its " + std::to_string(ranks) + " ranks"
-                                          : "mpirun ended with exit code " + std::to_string(run.exit_code);
-    throw InterruptedError(run.interrupted_by, stopped + " (" + launch.what + ")");
+    throw InterruptedError(run.interrupted_by,
+                           "stopped mpirun and its " + std::to_string(ranks) + " ranks (" + launch.what + ")");
   }
   if (run.timed_out) {
     throw Error(launch.command + ": " + launch.what + " did not finish within " +

@@ -19,8 +19,6 @@ struct WorkerLaunch {
   std::filesystem::path results;             // where dsgd-mpi writes them; empty: a temporary file, removed afterwards
   double timeout_s = 600;                    // for the whole mpirun
   std::string timeout_option = "--timeout";  // what sets timeout_s, for messages: "--wall-timeout", ...
-  // Whether dsgd-mpi stops by itself at the end of a round on SIGUSR1 and writes what it has (`dsgd-mpi run`).
-  bool stops_on_sigusr1 = false;
 };
 
 struct WorkerOutcome {
@@ -32,9 +30,7 @@ struct WorkerOutcome {
 // Prints "<command>: running <mpirun command line>", runs it and reads the results. Throws Error "<command>:
 // <what> did not finish within N s (<timeout_option>): <command line>" or "<command>: <what> failed (mpirun exit
 // code N): <failure_summary>"; InputError for an unreadable results file. When context.interrupt is requested,
-// stops mpirun and its ranks (run_process) and throws InterruptedError "... stopped mpirun and its N ranks"; with
-// stops_on_sigusr1, mpirun first gets SIGUSR1 and, if the ranks stop by themselves within kStopGrace, the results
-// they wrote come back (marked interrupted) and the caller decides.
+// stops mpirun and its ranks (run_process) and throws InterruptedError "... stopped mpirun and its N ranks".
 WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context);
 
 // What a failed mpirun's `output` says about the failure: "dsgd-mpi rank R was killed by SIGKILL" where mpirun

@@ -11,10 +11,7 @@
 // Static state: a signal handler cannot be handed a context, so interrupt.cpp keeps the one pointer to the
 // Interrupt the handlers serve (set and cleared by InterruptHandlers). Nothing else here is global.
 
-#include <signal.h>
-
 #include <atomic>
-#include <initializer_list>
 #include <string>
 
 #include "core/error.hpp"
@@ -49,12 +46,13 @@ class Interrupt {
   mutable std::atomic<int> watchers_{0};  // watching does not change what was requested
 };
 
-// While alive, `signals` (SIGINT and SIGTERM unless told; at most four) request `interrupt` when it is watched, and
-// end the process (default action) when it is not or when it was requested already. Restores the previous
-// handlers when destroyed. One at a time per process: a second throws InternalError.
+// While alive, SIGINT and SIGTERM request `interrupt` when it is watched, and end the process (default action)
+// when it is not or when it was requested already. The handler runs on an alternate signal stack of the thread that
+// constructs this (the main thread; docs/errors.md "Interrupts"). Restores the previous handlers when destroyed. One
+// at a time per process: a second throws InternalError.
 class InterruptHandlers {
  public:
-  explicit InterruptHandlers(Interrupt& interrupt, std::initializer_list<int> signals = {SIGINT, SIGTERM});
+  explicit InterruptHandlers(Interrupt& interrupt);
   ~InterruptHandlers();
   InterruptHandlers(const InterruptHandlers&) = delete;
   InterruptHandlers& operator=(const InterruptHandlers&) = delete;

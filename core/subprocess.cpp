@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <optional>
 #include <sstream>
 #include <thread>
 
@@ -128,7 +127,7 @@ bool program_exists(const std::string& program) {
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::seconds timeout,
-                          const std::filesystem::path& working_dir, const Interrupt* interrupt, int polite_signal) {
+                          const std::filesystem::path& working_dir, const Interrupt* interrupt) {
   DSGD_ENFORCE(!argv.empty(), "run_process needs a program");
   const auto program = find_in_path(argv[0]);
   if (program.empty() || ::access(program.c_str(), X_OK) != 0) {
@@ -169,21 +168,13 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool open = true;
   bool reaped = false;
-  // Set once the polite signal went out: past it, the session is stopped.
-  std::optional<std::chrono::steady_clock::time_point> polite_deadline;
   // Until the output is closed and the child has exited (either may come first), in short slices: an interrupt is
   // noticed within 100 ms.
   while (open || !reaped) {
     if (interrupt != nullptr && interrupt->requested()) {
       result.interrupted_by = interrupt->signal();
-      if (polite_signal != 0 && !polite_deadline) {
-        polite_deadline = std::chrono::steady_clock::now() + kStopGrace;
-        ::kill(pid, polite_signal);
-      }
-      if (!polite_deadline || std::chrono::steady_clock::now() >= *polite_deadline) {
-        result.stopped_processes = stop_session(pid, SIGTERM, kStopGrace, out_pipe[0], open, result.output, status);
-        break;
-      }
+      result.stopped_processes = stop_session(pid, SIGTERM, kStopGrace, out_pipe[0], open, result.output, status);
+      break;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       result.timed_out = true;

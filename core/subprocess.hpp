@@ -25,16 +25,12 @@ struct ProcessResult {
 // input from /dev/null, in a session (and process group) of its own: a signal meant for dsgd alone does not reach
 // it, and all it starts can be found and stopped. Past `timeout` it and every process of its session are killed
 // (SIGKILL). When `interrupt` (watched meanwhile) is requested, they get SIGTERM, then SIGKILL after kStopGrace;
-// the result says so (interrupted_by). With a `polite_signal`, the program alone gets that one first and kStopGrace
-// to exit by itself (mpirun passes SIGUSR1 on to its ranks, which stop at the end of a round and write what they
-// have); only then its session gets SIGTERM. Should dsgd die first, the program gets SIGTERM (PR_SET_PDEATHSIG).
-// Throws UnavailableError if the program cannot be started (e.g. not installed), naming it.
+// the result says so (interrupted_by). Should dsgd die first, the program gets SIGTERM (PR_SET_PDEATHSIG). Throws
+// UnavailableError if the program cannot be started (e.g. not installed), naming it.
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::seconds timeout,
-                          const std::filesystem::path& working_dir = {}, const Interrupt* interrupt = nullptr,
-                          int polite_signal = 0);
+                          const std::filesystem::path& working_dir = {}, const Interrupt* interrupt = nullptr);
 
-// How long an interrupted program has to exit after its polite signal, and its processes between SIGTERM and
-// SIGKILL.
+// How long an interrupted program and its processes have between SIGTERM and SIGKILL.
 inline constexpr std::chrono::seconds kStopGrace{5};
 
 // The processes of session `session` (not zombies), as (pid, name) from /proc: what a run_process child started.

@@ -302,21 +302,6 @@ TEST_F(AppShutdown, SigtermToAThreadsRunKeepsTheResultsMarkedInterrupted) {
   expect_stopped_at_a_round_boundary(results);
 }
 
-TEST_F(AppShutdown, SigintToAnMpiRunKeepsTheResultsMarkedInterrupted) {
-  // dsgd passes SIGUSR1 to mpirun, which forwards it to the ranks; rank 0 stops at the end of the round.
-  const auto results = dir_ / "results.json";
-  Dsgd dsgd(long_run("mpi", 2, "10", {"--results", results.string()}), dir_ / "output.txt");
-  ASSERT_TRUE(dsgd.wait_for_descendants(two_ranks, std::chrono::seconds(30))) << dsgd.output();
-  std::this_thread::sleep_for(std::chrono::seconds(3));  // loading the data, then a few rounds
-  ASSERT_EQ(::kill(dsgd.pid(), SIGINT), 0);
-  EXPECT_EQ(dsgd.wait(std::chrono::seconds(30)), 128 + SIGINT) << dsgd.output();
-  EXPECT_TRUE(contains(dsgd.output(), "dsgd: interrupted by SIGINT; stopped training after")) << dsgd.output();
-  const auto left = left_after(dsgd.seen(), std::chrono::seconds(10));
-  EXPECT_TRUE(left.empty()) << "still running: " << names_of(left);
-  ASSERT_TRUE(fs::exists(results)) << dsgd.output();
-  expect_stopped_at_a_round_boundary(results);
-}
-
 TEST_F(AppShutdown, ARankKilledBySigkillIsNamedWithItsSignal) {
   Dsgd dsgd(long_run("mpi", 3, "100000", {}), dir_ / "output.txt");
   ASSERT_TRUE(dsgd.wait_for_descendants(three_ranks, std::chrono::seconds(90))) << dsgd.output();

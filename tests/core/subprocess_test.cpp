@@ -118,41 +118,6 @@ TEST(CoreSubprocess, AnInterruptedProgramThatIgnoresSigtermIsKilledAfterTheGrace
   EXPECT_LT(seconds, grace_s + 5);
 }
 
-TEST(CoreSubprocess, AProgramThatStopsOnItsPoliteSignalExitsByItself) {
-  Interrupt interrupt;
-  std::thread requester([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the shell has set its trap by then
-    interrupt.request(SIGINT);
-  });
-  // The trap runs between two sleeps: the program stops by itself, as dsgd-mpi's ranks do at the end of a round.
-  const auto result = run_process({"sh", "-c", "trap 'echo stopping; exit 0' USR1; while :; do sleep 0.1; done"},
-                                  std::chrono::seconds(60), {}, &interrupt, SIGUSR1);
-  requester.join();
-  EXPECT_EQ(result.interrupted_by, SIGINT);
-  EXPECT_EQ(result.exit_code, 0) << result.output;
-  EXPECT_TRUE(result.stopped_processes.empty());
-  EXPECT_NE(result.output.find("stopping"), std::string::npos) << result.output;
-}
-
-TEST(CoreSubprocess, AProgramThatIgnoresItsPoliteSignalIsStoppedAfterTheGrace) {
-  Interrupt interrupt;
-  std::chrono::steady_clock::time_point requested;
-  std::thread requester([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    requested = std::chrono::steady_clock::now();
-    interrupt.request(SIGINT);
-  });
-  const auto result = run_process({"sh", "-c", "trap '' USR1; while :; do sleep 0.1; done"}, std::chrono::seconds(60),
-                                  {}, &interrupt, SIGUSR1);
-  requester.join();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - requested).count();
-  EXPECT_EQ(result.interrupted_by, SIGINT);
-  EXPECT_EQ(result.exit_code, 128 + SIGTERM) << result.output;
-  const double grace_s = std::chrono::duration<double>(kStopGrace).count();
-  EXPECT_GE(seconds, grace_s - 0.5) << "expectation: SIGTERM only after the grace of " << grace_s << " s";
-  EXPECT_LT(seconds, 2 * grace_s + 5);
-}
-
 TEST(CoreSubprocess, TheProgramRunsInASessionOfItsOwn) {
   // The shell's session id (field 6 of /proc/PID/stat) must be its own pid (setsid), not ours.
   const auto result = run_process({"sh", "-c", "echo $$; cut -d ' ' -f 6 /proc/$$/stat"}, std::chrono::seconds(30));
@@ -182,11 +147,11 @@ TEST(CoreInterrupt, TheFirstSignalWins) {
 TEST(CoreInterrupt, TheHandlerRunsOnAStackOfItsOwn) {
   // Never on the interrupted code's stack, below its stack pointer (docs/errors.md "Interrupts").
   Interrupt interrupt;
-  const InterruptHandlers handlers(interrupt, {SIGINT, SIGUSR1});
+  const InterruptHandlers handlers(interrupt);
   stack_t stack{};
   ASSERT_EQ(::sigaltstack(nullptr, &stack), 0);
   EXPECT_EQ(stack.ss_flags & SS_DISABLE, 0);
-  for (const int signal : {SIGINT, SIGUSR1}) {
+  for (const int signal : {SIGINT, SIGTERM}) {
     struct sigaction action {};
     ASSERT_EQ(::sigaction(signal, nullptr, &action), 0);
     EXPECT_NE(action.sa_flags & SA_ONSTACK, 0) << signal_name(signal);
