@@ -211,7 +211,9 @@ TEST(MeasureMpiLaunch, WaitingWritesTheShareOfACoreRankZeroTook) {
   ASSERT_EQ(results.benchmarks.size(), 1U);
   const auto& entry = results.benchmarks.front();
   EXPECT_EQ(entry.ranks, 3);
-  EXPECT_GE(entry.real_time, 0.3);
+  // Rank 0's clock starts when it leaves the barrier, which may be a scheduling slice after the others started
+  // computing (0.2965 s under ASan on 2 cores): most of the 0.3 s, not all of it.
+  EXPECT_GE(entry.real_time, 0.25);
   EXPECT_GE(entry.counters.at("waiting_share"), 0.0);
   // CPU time over wall time of one process: its polling thread and Open MPI's progress threads may exceed one core
   // only by what they overlap, never by whole cores on this 2-core machine.
