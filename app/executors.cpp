@@ -14,11 +14,10 @@ namespace dsgd::app {
 namespace {
 
 // An interrupted run whose caller does not keep it (TrainingJob::keep_interrupted) ends here.
-void throw_if_interrupted(const TrainingJob& job, const Context& context, const std::string& stop_reason,
-                          std::int64_t iterations) {
-  if (job.keep_interrupted || stop_reason != "interrupted" || context.interrupt == nullptr) return;
+void throw_if_interrupted(const TrainingJob& job, const Context& context, const algorithms::RunResult& result) {
+  if (job.keep_interrupted || result.stop_reason != "interrupted" || context.interrupt == nullptr) return;
   throw InterruptedError(context.interrupt->signal(), "stopped " + job.command + "'s run after " +
-                                                          std::to_string(iterations) + " iterations per worker");
+                                                          std::to_string(result.iterations) + " iterations per worker");
 }
 
 // Every rank's replica lives on this machine (threads in this process, MPI ranks beside it): refuse a world or a
@@ -56,7 +55,7 @@ reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
   } catch (const TimeoutError& error) {
     throw TimeoutError(std::string(error.what()) + " (--timeout)");
   }
-  throw_if_interrupted(job, context, result.stop_reason, result.iterations);
+  throw_if_interrupted(job, context, result);
   return run_entry(job.cli, result, "threads");
 }
 
@@ -117,7 +116,7 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
     numeric.result.ranks = algorithms::world_size(job.cli.run);
     numeric.result.stop_reason = "diverged";
   }
-  throw_if_interrupted(job, context, numeric.result.stop_reason, numeric.result.iterations);
+  throw_if_interrupted(job, context, numeric.result);
   auto entry = run_entry(job.cli, numeric.result, "simgrid");
   entry.name += "/" + platform.name;
   entry.fidelity = "message";
