@@ -258,6 +258,7 @@ void register_bench_command(CLI::App& app, Context& context) {
   allreduce_command->add_option("--timeout", options->timeout_s, "Seconds before a wait or a run gives up")
       ->capture_default_str();
   allreduce_command->callback([&context, options] { bench_allreduce(context, *options); });
+  register_bench_gemm_command(*bench, context);
 }
 
 }  // namespace dsgd::app

@@ -6,6 +6,7 @@
 //   waiting    the share of a core rank 0 takes while it waits and the other ranks compute (dsgd calibrate)
 //   selftest   a quick end-to-end check of the MPI executor (used by the tests), optionally with a failing rank
 //   run        training with an algorithm of the catalog (what `dsgd run --executor mpi` starts)
+//   gemm       the distributed GEMM benchmark (algorithms/dmath/gemm_bench.hpp; what `dsgd bench gemm` starts)
 // The measurements are measure/mpi/sweeps.hpp's; this file parses, prints and writes the results file (rank 0,
 // reports/results.hpp schema). A rank that fails prints one line "dsgd-mpi: rank R: <what>" and ends the whole world
 // with MPI_Abort, so no other rank waits for it.
@@ -19,6 +20,7 @@
 
 #include "algorithms/runner.hpp"
 #include "app/dsgd_mpi_sweeps.hpp"
+#include "app/gemm_bench_cli.hpp"
 #include "app/run_common.hpp"
 #include "measure/mpi/executor.hpp"
 #include "measure/mpi/leak_check.hpp"
@@ -62,6 +64,33 @@ void train(const dsgd::app::RunCli& cli, const dsgd::WorldOptions& world, const 
   auto results = dsgd::app::new_results(command);
   results.benchmarks.push_back(dsgd::app::run_entry(cli, result, "mpi"));
   dsgd::reports::write_results(cli.results, results);
+}
+
+// --- gemm -----------------------------------------------------------------------------------------------------
+
+// Every rank runs each size; rank 0 gathers the ranks' results, prints a line per size and writes the results.
+void gemm(dsgd::app::GemmCli cli, const std::string& results_path, const dsgd::WorldOptions& world,
+          const std::string& command) {
+  dsgd::app::resolve_gemm_cli(cli);
+  auto results = dsgd::app::new_results(command);
+  mpi::run(world, [&](dsgd::Comm& comm) {
+    for (const auto size : cli.sizes) {
+      auto options = cli.bench;
+      options.size = size;
+      const auto mine = dsgd::algorithms::dmath::run_gemm_bench(comm, options);
+      const auto all = dsgd::algorithms::dmath::gather_gemm_results(comm, mine);
+      if (comm.rank() != 0) continue;
+      const auto entry =
+          dsgd::app::gemm_entry(options, all, "mpi", "measured",
+                                dsgd::algorithms::dmath::make_blas_gemm(options.threads_per_rank)->description() +
+                                    ", " + mpi::mpi_library_version());
+      std::printf("gemm %s %lld on %d ranks: %.6g s, %.3f GFLOP/s\n", cli.algorithm.c_str(),
+                  static_cast<long long>(size), comm.size(), entry.real_time, entry.counters.at("gflops"));
+      std::fflush(stdout);
+      results.benchmarks.push_back(entry);
+    }
+    if (comm.rank() == 0 && !results_path.empty()) dsgd::reports::write_results(results_path, results);
+  });
 }
 
 // --- command line ---------------------------------------------------------------------------------------------
@@ -140,6 +169,12 @@ int run(int argc, char** argv, int world_rank) {
   auto* selftest_command = app.add_subcommand("selftest", "Quick end-to-end check of the MPI executor");
   selftest_command->add_option("--fail-rank", fail_rank, "This rank fails on purpose (tests the abort path)");
 
+  dsgd::app::GemmCli gemm_cli;
+  std::string gemm_results;
+  auto* gemm_command = app.add_subcommand("gemm", "The distributed GEMM benchmark (as `dsgd bench gemm`)");
+  dsgd::app::add_gemm_options(*gemm_command, gemm_cli);
+  gemm_command->add_option("--results", gemm_results, "Write the results (JSON) here");
+
   dsgd::app::RunCli run_cli;
   auto* run_command = app.add_subcommand("run", "Training with an algorithm of the catalog (as `dsgd run`)");
   dsgd::app::add_run_options(*run_command, run_cli);
@@ -173,6 +208,10 @@ int run(int argc, char** argv, int world_rank) {
   const std::string command = command_line(argc, argv);
   if (*run_command) {
     train(run_cli, world, command);
+    return kExitOk;
+  }
+  if (*gemm_command) {
+    gemm(gemm_cli, gemm_results, world, command);
     return kExitOk;
   }
   mpi::run(world, [&](dsgd::Comm& base) {

@@ -106,6 +106,13 @@ void note_resume(const std::string& command, const CheckpointOptions& checkpoint
   }
 }
 
+CLI::Option* add_memory_limit_option(CLI::App& command, double& limit_bytes) {
+  return command
+      .add_option("--memory-limit", limit_bytes,
+                  "Refuse a run whose estimated memory is over this (bytes; 8GB, 512MB; default: what is available)")
+      ->transform(CLI::AsSizeValue(false));
+}
+
 void add_run_options(CLI::App& command, RunCli& cli) {
   auto& run = cli.run;
   command.add_option("--algo", run.algorithm, "Algorithm (`dsgd algorithms` lists them)")->capture_default_str();
@@ -146,10 +153,7 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--eval-every", run.budget.eval_every, "Iterations per worker between test evaluations")
       ->capture_default_str();
   command.add_option("--threads", run.threads_per_rank, "CPU threads per rank")->capture_default_str();
-  command
-      .add_option("--memory-limit", cli.memory_limit_bytes,
-                  "Refuse a run whose estimated memory is over this (bytes; 8GB, 512MB; default: what is available)")
-      ->transform(CLI::AsSizeValue(false));
+  add_memory_limit_option(command, cli.memory_limit_bytes);
   command.add_option("--test-images", cli.test_images, "Evaluate on at most the first this many test images (0: all)")
       ->capture_default_str();
   add_checkpoint_options(command, run.checkpoint);

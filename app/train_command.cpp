@@ -91,10 +91,7 @@ void register_train_command(CLI::App& app, Context& context) {
   train->add_option("--eval-every", options->eval_every, "Iterations between test evaluations")->capture_default_str();
   train->add_option("--results", *results_path, "Write the results (JSON) here")->check(output_file_check());
   add_checkpoint_options(*train, options->checkpoint);
-  train
-      ->add_option("--memory-limit", *memory_limit_bytes,
-                   "Refuse a run whose estimated memory is over this (bytes; 8GB, 512MB; default: what is available)")
-      ->transform(CLI::AsSizeValue(false));
+  add_memory_limit_option(*train, *memory_limit_bytes);
   train->callback([&context, options, results_path, memory_limit_bytes] {
     // One worker's estimate (algorithms/memory_estimate.hpp), before a batch too big for this machine is allocated.
     algorithms::RunOptions one;

@@ -1,0 +1,283 @@
+// `dsgd bench gemm`: seed 001's distributed GEMM (algorithms/dmath/) measured on threads or under mpirun, or
+// predicted in SimGrid on a platform, beside OpenBLAS sgemm of the whole product in one process (docs/dmath.md).
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <set>
+
+#include "app/commands.hpp"
+#include "app/executors.hpp"
+#include "app/gemm_bench_cli.hpp"
+#include "app/mpi_worker.hpp"
+#include "core/format.hpp"
+#include "core/stats.hpp"
+#include "measure/mpi/launch.hpp"
+#include "measure/threads/executor.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/simgrid/executor.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+namespace dmath = algorithms::dmath;
+
+struct GemmBenchCli {
+  GemmCli gemm;
+  std::string executor = "threads";
+  std::vector<int> ranks = {2};
+  std::string platform;  // simgrid: where to simulate
+  std::string predict;   // threads, mpi: also simulate every point on this platform
+  int ranks_per_node = 0;
+  bool baseline = true;  // OpenBLAS sgemm of the whole product on 1 and R threads
+  std::string results;
+  double timeout_s = 600;
+  double memory_limit_bytes = 0;
+};
+
+dmath::GemmBenchOptions point_options(const GemmBenchCli& cli, std::int64_t size) {
+  auto options = cli.gemm.bench;
+  options.size = size;
+  return options;
+}
+
+reports::Entry measure_on_threads(const GemmBenchCli& cli, const dmath::GemmBenchOptions& options, int ranks) {
+  std::vector<dmath::GemmRankResult> all(static_cast<std::size_t>(ranks));
+  WorldOptions world;
+  world.size = ranks;
+  world.timeout_s = cli.timeout_s;
+  measure::threads::run(
+      world, [&](Comm& comm) { all[static_cast<std::size_t>(comm.rank())] = dmath::run_gemm_bench(comm, options); });
+  return gemm_entry(options, all, "threads", "measured",
+                    dmath::make_blas_gemm(options.threads_per_rank)->description());
+}
+
+// Size-only: every block product a compute step of class "gemm" at the platform's rate, every panel a message.
+reports::Entry simulate_point(const platforms::Platform& platform, const simulate::PlacementOptions& placement,
+                              const GemmBenchCli& cli, const dmath::GemmBenchOptions& options, int ranks) {
+  WorldOptions world;
+  world.size = ranks;
+  world.payload = false;
+  world.timeout_s = cli.timeout_s;
+  simulate::SimulationOptions simulation;
+  simulation.placement = placement;
+  std::vector<dmath::GemmRankResult> all(static_cast<std::size_t>(ranks));
+  simulation.collect = [&] { return dmath::encode(all); };
+  const auto simulated = simulate::simgrid::run(
+      platform, world,
+      [&](Comm& comm) { all[static_cast<std::size_t>(comm.rank())] = dmath::run_gemm_bench(comm, options); },
+      simulation);
+  auto entry = gemm_entry(options, dmath::decode_gemm_results(simulated.collected), "simgrid",
+                          std::string(simulate::to_string(simulated.fidelity)),
+                          "predicted: kernel class 'gemm' of platform " + platform.name);
+  entry.platform = platform.name;
+  entry.counters["wall_s"] = simulated.wall_s;
+  return entry;
+}
+
+// One dsgd-mpi launch per rank count, every size in it; rank 0's results file comes back.
+std::vector<reports::Entry> measure_under_mpirun(const GemmBenchCli& cli, int ranks, Context& context) {
+  WorkerLaunch launch;
+  launch.command = "bench";
+  launch.what = "dsgd-mpi gemm";
+  launch.ranks = ranks;
+  launch.program = {measure::mpi::worker_executable().string(), "--timeout", std::to_string(cli.timeout_s), "gemm"};
+  const auto arguments = gemm_arguments(cli.gemm);
+  launch.program.insert(launch.program.end(), arguments.begin(), arguments.end());
+  launch.timeout_s = cli.timeout_s * static_cast<double>(cli.gemm.sizes.size());
+  return run_worker(launch, context).results.benchmarks;
+}
+
+// OpenBLAS sgemm of the whole product on `threads` threads of this process: the one-node reference.
+reports::Entry sgemm_baseline(const dmath::GemmBenchOptions& options, int threads) {
+  const auto n = options.size;
+  std::vector<float> a(static_cast<std::size_t>(n * n));
+  std::vector<float> b(a.size());
+  std::vector<float> c(a.size());
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      a[static_cast<std::size_t>(i * n + j)] = dmath::gemm_element(options.seed, 'A', i, j);
+      b[static_cast<std::size_t>(i * n + j)] = dmath::gemm_element(options.seed, 'B', i, j);
+    }
+  }
+  const auto gemm = dmath::make_blas_gemm(threads);
+  std::vector<double> seconds;
+  for (int round = 0; round <= options.rounds; ++round) {  // round 0: the warm-up
+    std::fill(c.begin(), c.end(), 0.0F);
+    const auto start = std::chrono::steady_clock::now();
+    gemm->multiply_add(false, n, n, n, a.data(), n, b.data(), n, c.data(), n);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    if (round > 0) seconds.push_back(took.count());
+  }
+  const double time = median(seconds);
+  const double flops = dmath::GemmShape{n, n, n}.flops();
+  auto entry = timed_entry("gemm/sgemm/" + std::to_string(n) + "/" + std::to_string(threads), "threads", "measured",
+                           "sgemm", 1, time);
+  entry.iterations = options.rounds;
+  entry.counters = {{"size", static_cast<double>(n)},
+                    {"flops", flops},
+                    {"seconds", time},
+                    {"gflops", flops / time / 1e9},
+                    {"threads_per_rank", static_cast<double>(threads)}};
+  entry.labels["local_gemm"] = gemm->description();
+  return entry;
+}
+
+// Refuses, before anything runs, a point whose world (all ranks on this machine) or baseline will not fit.
+void check_points(const GemmBenchCli& cli, bool measured) {
+  for (const int ranks : cli.ranks) {
+    for (const auto size : cli.gemm.sizes) {
+      const auto options = point_options(cli, size);
+      dmath::check_gemm_bench(options, ranks);
+      if (!measured) continue;
+      auto estimate = dmath::estimate_gemm_bench_memory(options, ranks);
+      if (cli.baseline) {
+        const double whole = 3.0 * sizeof(float) * static_cast<double>(size) * static_cast<double>(size);
+        estimate.total_bytes = std::max(estimate.total_bytes, whole);
+      }
+      algorithms::check_memory(estimate, cli.memory_limit_bytes,
+                               "bench gemm: size " + std::to_string(size) + " on " + std::to_string(ranks) + " ranks",
+                               "smaller --sizes or fewer --ranks");
+    }
+  }
+}
+
+const reports::Entry* find_entry(const reports::Results& results, const std::string& executor,
+                                 const std::string& algorithm, double size, std::int64_t ranks, double threads = 0) {
+  for (const auto& entry : results.benchmarks) {
+    if (entry.executor == executor && entry.algorithm == algorithm && entry.counters.at("size") == size &&
+        (threads > 0 ? entry.counters.at("threads_per_rank") == threads : entry.ranks == ranks))
+      return &entry;
+  }
+  return nullptr;
+}
+
+// Measured: each point beside OpenBLAS on the whole product and, with --predict, its prediction. Simulated: each
+// point's speed-up over the same size on one rank, where --ranks has 1.
+void print_table(const GemmBenchCli& cli, const reports::Results& results, bool measured, Context& context) {
+  char line[320];
+  std::snprintf(line, sizeof line, "gemm (%s), %s executor%s: median of %d products, slowest rank\n",
+                cli.gemm.algorithm.c_str(), cli.executor.c_str(),
+                measured ? "" : (", predicted on " + cli.platform).c_str(), cli.gemm.bench.rounds);
+  context.out << line;
+  if (measured) {
+    std::snprintf(line, sizeof line, "%7s %6s %11s %9s %9s %10s %10s %10s %11s %12s %8s\n", "size", "ranks", "time (s)",
+                  "GFLOP/s", "speed-up", "sgemm 1T", "sgemm RT", "MiB/rank", "rel. error", "predicted s", "error");
+  } else {
+    std::snprintf(line, sizeof line, "%7s %6s %11s %9s %9s %11s %10s %8s\n", "size", "ranks", "time (s)", "GFLOP/s",
+                  "speed-up", "efficiency", "MiB/rank", "level");
+  }
+  context.out << line;
+  const std::string executor = measured ? cli.executor : "simgrid";
+  for (const int ranks : cli.ranks) {
+    for (const auto size : cli.gemm.sizes) {
+      const auto extent = static_cast<double>(size);
+      const auto* point = find_entry(results, executor, cli.gemm.algorithm, extent, ranks);
+      if (point == nullptr) continue;
+      const double mib = point->counters.at("bytes_sent_per_rank") / (1024.0 * 1024.0);
+      const double gflops = point->counters.at("gflops");
+      if (!measured) {
+        const auto* one = find_entry(results, "simgrid", cli.gemm.algorithm, extent, 1);
+        const double speedup = one == nullptr ? 0 : one->real_time / point->real_time;
+        std::snprintf(line, sizeof line, "%7lld %6d %11.5g %9.1f %9s %11s %10.1f %8s\n", static_cast<long long>(size),
+                      ranks, point->real_time, gflops, one == nullptr ? "-" : fixed(speedup, 2).c_str(),
+                      one == nullptr ? "-" : (fixed(100.0 * speedup / ranks, 1) + "%").c_str(), mib,
+                      point->fidelity.c_str());
+        context.out << line;
+        continue;
+      }
+      const auto* one = find_entry(results, "threads", "sgemm", extent, 1, 1);
+      const auto* all = find_entry(results, "threads", "sgemm", extent, 1, ranks);
+      const auto* predicted = find_entry(results, "simgrid", cli.gemm.algorithm, extent, ranks);
+      const auto rate = [](const reports::Entry* entry) {
+        return entry == nullptr ? std::string("-") : fixed(entry->counters.at("gflops"), 1);
+      };
+      const auto error = point->counters.find("relative_error");
+      std::snprintf(
+          line, sizeof line, "%7lld %6d %11.5g %9.1f %9s %10s %10s %10.1f %11s %12s %8s\n",
+          static_cast<long long>(size), ranks, point->real_time, gflops,
+          one == nullptr ? "-" : fixed(one->real_time / point->real_time, 2).c_str(), rate(one).c_str(),
+          rate(all).c_str(), mib, error == point->counters.end() ? "-" : significant(error->second, 2).c_str(),
+          predicted == nullptr ? "-" : significant(predicted->real_time, 4).c_str(),
+          predicted == nullptr
+              ? "-"
+              : (fixed(100.0 * (predicted->real_time - point->real_time) / point->real_time, 1) + "%").c_str());
+      context.out << line;
+    }
+  }
+  if (measured) {
+    context.out << "speed-up: sgemm on 1 thread over this; sgemm 1T / RT: OpenBLAS on the whole product, 1 and R "
+                   "threads (GFLOP/s); rel. error: max |C - R| / (k max|A| max|B|), bound "
+                << significant(dmath::kGemmErrorBound, 3) << "\n";
+  } else {
+    context.out << "speed-up and efficiency: over the same size on 1 rank; level: the simulation's fidelity\n";
+  }
+}
+
+void bench_gemm(Context& context, GemmBenchCli cli) {
+  static const std::vector<std::string> accepted = {"threads", "simgrid", "mpi"};
+  const Executor& executor = find_executor(cli.executor, accepted);
+  resolve_gemm_cli(cli.gemm);
+  if (cli.ranks.empty()) throw InputError("bench gemm: --ranks names no rank count");
+  const bool measured = executor.kind != ExecutorKind::kSimgrid;
+  if (!measured && cli.platform.empty()) {
+    throw InputError("bench gemm: --executor simgrid needs --platform (a catalog name or a platform file)");
+  }
+  check_points(cli, measured);
+  const std::string platform_name = measured ? cli.predict : cli.platform;
+  std::optional<platforms::Platform> platform;
+  simulate::PlacementOptions placement;
+  placement.ranks_per_node = cli.ranks_per_node > 0 ? cli.ranks_per_node : 1;
+  if (!platform_name.empty()) {
+    platform = platforms::load_platform(platform_name);
+    for (const int ranks : cli.ranks) simulate::place_ranks(*platform, ranks, placement);  // too many: InputError
+  }
+
+  auto results = new_results(context);
+  for (const int ranks : cli.ranks) {
+    if (executor.kind == ExecutorKind::kMpi) {
+      for (auto& entry : measure_under_mpirun(cli, ranks, context)) results.benchmarks.push_back(std::move(entry));
+    }
+    for (const auto size : cli.gemm.sizes) {
+      const auto options = point_options(cli, size);
+      if (executor.kind == ExecutorKind::kThreads)
+        results.benchmarks.push_back(measure_on_threads(cli, options, ranks));
+      if (platform) results.benchmarks.push_back(simulate_point(*platform, placement, cli, options, ranks));
+      context.err << "bench: gemm " << size << " on " << ranks << " ranks done" << std::endl;
+    }
+  }
+  if (measured && cli.baseline) {
+    std::set<int> threads = {1};
+    threads.insert(cli.ranks.begin(), cli.ranks.end());
+    for (const auto size : cli.gemm.sizes) {
+      for (const int count : threads) results.benchmarks.push_back(sgemm_baseline(point_options(cli, size), count));
+    }
+  }
+  if (!cli.results.empty()) reports::write_results(cli.results, results);
+  print_table(cli, results, measured, context);
+}
+
+}  // namespace
+
+void register_bench_gemm_command(CLI::App& bench, Context& context) {
+  auto cli = std::make_shared<GemmBenchCli>();
+  auto* command = bench.add_subcommand(
+      "gemm", "Distributed GEMM of seed 001 (dMath's cyclic, SUMMA): GFLOP/s beside OpenBLAS sgemm, checked");
+  command->add_option("--executor", cli->executor, "threads, mpi or simgrid")->capture_default_str();
+  command->add_option("--ranks", cli->ranks, "Rank counts, e.g. 1,2")->delimiter(',')->capture_default_str();
+  add_gemm_options(*command, cli->gemm);
+  command->add_option("--platform", cli->platform, "simgrid: catalog name or platform file");
+  command->add_option("--predict", cli->predict,
+                      "threads, mpi: also predict every point in SimGrid on this platform (e.g. this-machine)");
+  command->add_option("--ranks-per-node", cli->ranks_per_node, "simulation: ranks per node of the platform (0: one)")
+      ->capture_default_str();
+  command->add_flag("--no-baseline{false}", cli->baseline, "Skip OpenBLAS sgemm of the whole product");
+  command->add_option("--results", cli->results, "Write the results (JSON) here")->check(output_file_check());
+  command->add_option("--timeout", cli->timeout_s, "Seconds before a wait gives up")->capture_default_str();
+  add_memory_limit_option(*command, cli->memory_limit_bytes);
+  command->callback([&context, cli] { bench_gemm(context, *cli); });
+}
+
+}  // namespace dsgd::app

@@ -1,0 +1,96 @@
+// `dsgd bench gemm` end to end: the distributed product under real mpirun (dsgd-mpi gemm) and on threads, checked
+// against single-rank sgemm, with OpenBLAS's whole product beside it and a SimGrid prediction of the same points;
+// and the inputs it refuses with exit code 2 and one line, before anything runs.
+#include <gtest/gtest.h>
+
+#include "algorithms/dmath/gemm_bench.hpp"
+#include "core/subprocess.hpp"
+#include "reports/results.hpp"
+#include "tests/support/cli_run.hpp"
+
+namespace dsgd::app {
+namespace {
+
+using dsgd::testing::contains;
+
+using AppBenchGemm = dsgd::testing::CliScratchTest;  // a fresh folder per test, and dsgd(args)
+
+// The product's entries: one per point, checked within the bound; sgemm's on 1 and R threads beside them.
+void expect_checked_points(const reports::Results& results, const std::string& executor, int ranks) {
+  int points = 0;
+  int baselines = 0;
+  int predictions = 0;
+  for (const auto& entry : results.benchmarks) {
+    if (entry.algorithm == "sgemm") {
+      ++baselines;
+      EXPECT_GT(entry.counters.at("gflops"), 0) << entry.name;
+      continue;
+    }
+    if (entry.executor == "simgrid") {
+      ++predictions;
+      EXPECT_EQ(entry.counters.count("relative_error"), 0U) << "a prediction checks nothing: " << entry.name;
+      EXPECT_GT(entry.real_time, 0) << entry.name;
+      continue;
+    }
+    ++points;
+    EXPECT_EQ(entry.executor, executor);
+    EXPECT_EQ(entry.fidelity, "measured");
+    EXPECT_EQ(entry.ranks, ranks);
+    EXPECT_LE(entry.counters.at("relative_error"), algorithms::dmath::kGemmErrorBound) << entry.name;
+    EXPECT_GT(entry.counters.at("bytes_sent_per_rank"), 0) << entry.name;
+    EXPECT_TRUE(contains(entry.labels.at("local_gemm"), "OpenBLAS")) << entry.name;
+  }
+  EXPECT_EQ(points, 2);
+  EXPECT_EQ(baselines, 4);  // two sizes, 1 and `ranks` threads
+  EXPECT_EQ(predictions, 2);
+}
+
+// The real executable (dsgd-mpi is found beside it), as a user runs it.
+TEST_F(AppBenchGemm, MeasuresTheProductUnderMpirunBesideSgemmAndItsPrediction) {
+  const auto file = dir_ / "gemm.json";
+  const auto outcome =
+      run_process({std::string(DSGD_BINARY_DIR) + "/app/dsgd", "bench", "gemm", "--executor", "mpi", "--ranks", "2",
+                   "--sizes", "96,160", "--rounds", "2", "--predict", "m40-cluster", "--results", file.string()},
+                  std::chrono::seconds(120));
+  ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "gemm (cyclic), mpi executor")) << outcome.output;
+  EXPECT_TRUE(contains(outcome.output, "predicted s")) << outcome.output;
+  expect_checked_points(reports::read_results(file), "mpi", 2);
+}
+
+TEST_F(AppBenchGemm, RunsSummaOnThreads) {
+  const auto file = dir_ / "summa.json";
+  const auto outcome = dsgd({"bench", "gemm", "--algorithm", "summa", "--ranks", "4", "--sizes", "64,100",
+                             "--panel-width", "16", "--predict", "m40-cluster", "--results", file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err << outcome.out;
+  expect_checked_points(reports::read_results(file), "threads", 4);
+}
+
+TEST_F(AppBenchGemm, PredictsInSimgridAlone) {
+  const auto outcome = dsgd({"bench", "gemm", "--executor", "simgrid", "--platform", "k80-cluster", "--ranks", "1,8",
+                             "--sizes", "4096", "--transposed"});
+  ASSERT_EQ(outcome.code, 0) << outcome.err << outcome.out;
+  EXPECT_TRUE(contains(outcome.out, "predicted on k80-cluster")) << outcome.out;
+}
+
+TEST_F(AppBenchGemm, RefusesImpossibleSizesAndNamesWithOneLine) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--sizes", "3", "--ranks", "4"}, "gemm bench: a 3 x 3 product cannot be split over 4 ranks (cyclic)"},
+      {{"--algorithm", "fox"}, "unknown distributed gemm algorithm 'fox'"},
+      {{"--ranks", "0"}, "gemm bench: at least 1 rank, got 0"},
+      {{"--rounds", "0"}, "gemm bench: at least 1 round, got 0"},
+      {{"--sizes", "200000", "--memory-limit", "1GB"}, "bench gemm: size 200000 on 2 ranks: an estimated"},
+      {{"--executor", "simgrid"}, "bench gemm: --executor simgrid needs --platform"},
+  };
+  for (const auto& [options, message] : cases) {
+    std::vector<std::string> args = {"bench", "gemm"};
+    args.insert(args.end(), options.begin(), options.end());
+    const auto outcome = dsgd(args);
+    EXPECT_EQ(outcome.code, 2) << message;
+    EXPECT_TRUE(contains(outcome.err, message)) << outcome.err;
+    EXPECT_EQ(std::count(outcome.err.begin(), outcome.err.end(), '\n'), 1) << outcome.err;
+  }
+}
+
+}  // namespace
+}  // namespace dsgd::app
