@@ -4,14 +4,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <optional>
 #include <set>
 
+#include "algorithms/dmath/table5.hpp"
 #include "app/commands.hpp"
 #include "app/executors.hpp"
 #include "app/gemm_bench_cli.hpp"
 #include "app/mpi_worker.hpp"
 #include "core/format.hpp"
+#include "core/memory.hpp"
 #include "core/stats.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
@@ -32,6 +35,7 @@ struct GemmBenchCli {
   std::string predict;   // threads, mpi: also simulate every point on this platform
   int ranks_per_node = 0;
   bool baseline = true;  // OpenBLAS sgemm of the whole product on 1 and R threads
+  std::string study;     // "table5": seed 001 Table V predicted on k80-dmath
   std::string results;
   double timeout_s = 600;
   double memory_limit_bytes = 0;
@@ -216,7 +220,139 @@ void print_table(const GemmBenchCli& cli, const reports::Results& results, bool 
   }
 }
 
+// --- seed 001 Table V -------------------------------------------------------------------------------------------
+
+void set_gemm_efficiency(platforms::Platform& platform, double value, const std::string& source) {
+  for (auto& group : platform.nodes.devices) {
+    group.efficiency.by_class["gemm"] = value;
+    group.efficiency.sources["gemm"] = source;
+  }
+}
+
+// Table V's set-up: cyclic with kept blocks, one product per point (the simulation has no noise), GPUs filling one
+// server (16) before the next.
+dmath::GemmBenchOptions table5_options(std::int64_t size) {
+  dmath::GemmBenchOptions options;
+  options.size = size;
+  options.rounds = 1;
+  options.verify = false;
+  return options;
+}
+
+// Every cell of Table V predicted on `platform` (k80-dmath) beside the published one. One value is fitted: the GPU's
+// gemm efficiency, so that one GPU takes cuBLAS's published time at kTable5FitSize. The simulated time is T = C / e
+// + R in the efficiency e, so two runs give C and R and the fit is exact (as for seed 000's conv efficiency).
+void table5_study(Context& context, GemmBenchCli cli) {
+  if (cli.platform.empty()) cli.platform = "k80-dmath";
+  auto platform = platforms::load_platform(cli.platform);
+  if (platform.nodes.devices.empty()) {
+    throw InputError("bench gemm --study table5: platform '" + platform.name + "' has no GPUs (try k80-dmath)");
+  }
+  simulate::PlacementOptions placement;
+  placement.ranks_per_node = cli.ranks_per_node > 0 ? cli.ranks_per_node : platform.nodes.devices.front().count;
+  for (const int gpus : dmath::kTable5Gpus) simulate::place_ranks(platform, gpus, placement);
+  const auto& rows = dmath::table5();
+  const auto fit_row =
+      std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.size == dmath::kTable5FitSize; });
+  const double target_s = *fit_row->cublas_1;
+  const auto one_gpu_s = [&](double efficiency) {
+    auto trial = platform;
+    set_gemm_efficiency(trial, efficiency, "trial");
+    return simulate_point(trial, placement, cli, table5_options(dmath::kTable5FitSize), 1).real_time;
+  };
+  const double at_one = one_gpu_s(1.0);
+  const double compute_s = one_gpu_s(0.5) - at_one;  // C at e = 1
+  const double rest_s = at_one - compute_s;
+  if (target_s <= rest_s)
+    throw InputError("bench gemm --study table5: the published time is below what any rate gives");
+  const double efficiency = compute_s / (target_s - rest_s);
+  const std::string fitted_on = "seed 001 Table V, cuBLAS 7.5 on one GPU at " + std::to_string(dmath::kTable5FitSize) +
+                                ": " + significant(target_s, 4) + " s";
+  set_gemm_efficiency(platform, efficiency, "FITTED: " + fitted_on);
+
+  auto results = new_results(context);
+  reports::Entry fitted = timed_entry("gemm-table5/fitted/gemm_efficiency", "simgrid", "static", "cyclic", 1, 0);
+  fitted.platform = platform.name;
+  fitted.labels = {{"study", "table5"},
+                   {"kind", "fitted"},
+                   {"parameter", "FITTED gemm efficiency of a K80 GPU (GK210 at 758 MHz)"},
+                   {"fitted_on", fitted_on},
+                   {"applies_to", "every cell"}};
+  fitted.counters["value"] = efficiency;
+  results.benchmarks.push_back(fitted);
+
+  const double device_bytes = platform.nodes.devices.front().memory.size_bytes.value_or(0);
+  std::map<std::int64_t, double> one_gpu;  // predicted, for speed-ups
+  char line[320];
+  context.out << "seed 001 Table V on " << platform.name << " (" << placement.ranks_per_node
+              << " GPUs per server), cyclic with kept blocks, seconds per product (kept: the rotated blocks kept, "
+                 "where they fit)\n";
+  std::snprintf(line, sizeof line, "%7s %5s %12s %12s %8s %12s %10s %5s  %s\n", "size", "GPUs", "predicted s",
+                "published s", "diff", "cuBLAS-XT s", "row", "kept", "note");
+  context.out << line;
+  for (const auto& row : rows) {
+    for (const int gpus : dmath::kTable5Gpus) {
+      // dMath keeps the rotated blocks where they fit and otherwise disables replication (seed 001 sec. III).
+      auto options = table5_options(row.size);
+      const auto per_gpu_bytes = [&] {
+        return dmath::estimate_gemm_bench_memory(options, gpus).per_worker_bytes - algorithms::kRankOverheadBytes;
+      };
+      if (device_bytes > 0 && per_gpu_bytes() > device_bytes) options.cache = false;
+      const double per_gpu = per_gpu_bytes();
+      const bool fits = device_bytes <= 0 || per_gpu <= device_bytes;
+      const auto published = dmath::table5_published(row, gpus);
+      const auto cublasxt = dmath::table5_cublasxt(row, gpus);
+      reports::Entry entry;
+      if (fits) {
+        entry = simulate_point(platform, placement, cli, options, gpus);
+        if (gpus == 1) one_gpu[row.size] = entry.real_time;
+      } else {
+        entry = timed_entry("gemm/cyclic/" + std::to_string(row.size), "simgrid", "static", "cyclic", gpus, 0);
+        entry.platform = platform.name;
+        entry.counters = {{"size", static_cast<double>(row.size)}};
+        entry.labels["note"] = "does not fit: " + bytes_text(per_gpu) + " per GPU over " + bytes_text(device_bytes);
+      }
+      const bool fitted_cell = gpus == 1 && row.size == dmath::kTable5FitSize;
+      entry.name = "gemm-table5/" + std::to_string(row.size) + "/" + std::to_string(gpus);
+      entry.labels["study"] = "table5";
+      entry.labels["kind"] = "point";
+      entry.labels["size"] = std::to_string(row.size);
+      entry.labels["role"] = !fits ? "does not fit" : fitted_cell ? "fitted" : "predicted";
+      entry.labels["published_by"] = gpus == 1 ? "cuBLAS 7.5" : "dMath";
+      entry.labels["kept_blocks"] = !fits ? "-" : options.cache ? "yes" : "no";
+      if (row.size == 8192 || row.size == 16384 || row.size == 24576) entry.labels["figure"] = "yes";
+      entry.counters["gpus"] = gpus;
+      const double flops = dmath::GemmShape{row.size, row.size, row.size}.flops();
+      if (fits) {
+        entry.counters["predicted_seconds"] = entry.real_time;
+        entry.counters["predicted_gflops"] = flops / entry.real_time / 1e9;
+        if (one_gpu.count(row.size) != 0) entry.counters["predicted_speedup"] = one_gpu[row.size] / entry.real_time;
+      }
+      if (published) {
+        entry.counters["published_seconds"] = *published;
+        entry.counters["published_gflops"] = flops / *published / 1e9;
+        if (row.cublas_1) entry.counters["published_speedup"] = *row.cublas_1 / *published;
+        if (fits) entry.counters["diff_percent"] = 100.0 * (entry.real_time - *published) / *published;
+      }
+      if (cublasxt) entry.counters["cublasxt_seconds"] = *cublasxt;
+      const auto text = [](std::optional<double> value) { return value ? significant(*value, 4) : std::string("-"); };
+      std::snprintf(line, sizeof line, "%7lld %5d %12s %12s %8s %12s %10s %5s  %s\n", static_cast<long long>(row.size),
+                    gpus, fits ? significant(entry.real_time, 4).c_str() : "-", text(published).c_str(),
+                    fits && published ? (fixed(entry.counters.at("diff_percent"), 1) + "%").c_str() : "-",
+                    text(cublasxt).c_str(), entry.labels.at("role").c_str(), entry.labels.at("kept_blocks").c_str(),
+                    fits ? "" : entry.labels.at("note").c_str());
+      context.out << line;
+      results.benchmarks.push_back(std::move(entry));
+    }
+  }
+  context.out << "FITTED gemm efficiency of a K80 GPU = " << significant(efficiency, 4) << ", on " << fitted_on
+              << "; every other cell is predicted. published: cuBLAS on 1 GPU, dMath on 2-32\n";
+  if (!cli.results.empty()) reports::write_results(cli.results, results);
+}
+
 void bench_gemm(Context& context, GemmBenchCli cli) {
+  if (cli.study == "table5") return table5_study(context, std::move(cli));
+  if (!cli.study.empty()) throw UnknownNameError("gemm study", cli.study, {"table5"});
   static const std::vector<std::string> accepted = {"threads", "simgrid", "mpi"};
   const Executor& executor = find_executor(cli.executor, accepted);
   resolve_gemm_cli(cli.gemm);
@@ -274,6 +410,8 @@ void register_bench_gemm_command(CLI::App& bench, Context& context) {
   command->add_option("--ranks-per-node", cli->ranks_per_node, "simulation: ranks per node of the platform (0: one)")
       ->capture_default_str();
   command->add_flag("--no-baseline{false}", cli->baseline, "Skip OpenBLAS sgemm of the whole product");
+  command->add_option("--study", cli->study,
+                      "table5: seed 001 Table V predicted on k80-dmath beside the published times (one FITTED rate)");
   command->add_option("--results", cli->results, "Write the results (JSON) here")->check(output_file_check());
   command->add_option("--timeout", cli->timeout_s, "Seconds before a wait gives up")->capture_default_str();
   add_memory_limit_option(*command, cli->memory_limit_bytes);

@@ -1,6 +1,6 @@
 // `dsgd bench gemm` end to end: the distributed product under real mpirun (dsgd-mpi gemm) and on threads, checked
 // against single-rank sgemm, with OpenBLAS's whole product beside it and a SimGrid prediction of the same points;
-// and the inputs it refuses with exit code 2 and one line, before anything runs.
+// seed 001 Table V's study; and the inputs it refuses with exit code 2 and one line, before anything runs.
 #include <gtest/gtest.h>
 
 #include "algorithms/dmath/gemm_bench.hpp"
@@ -73,6 +73,39 @@ TEST_F(AppBenchGemm, PredictsInSimgridAlone) {
   EXPECT_TRUE(contains(outcome.out, "predicted on k80-cluster")) << outcome.out;
 }
 
+// Seed 001 Table V: one value fitted (on one cell), every other cell predicted or refused for memory, nothing else.
+TEST_F(AppBenchGemm, PredictsTableVWithOneFittedCell) {
+  const auto file = dir_ / "table5.json";
+  const auto outcome = dsgd({"bench", "gemm", "--study", "table5", "--results", file.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err << outcome.out;
+  EXPECT_TRUE(contains(outcome.out, "FITTED gemm efficiency of a K80 GPU")) << outcome.out;
+  int fitted = 0;
+  int points = 0;
+  for (const auto& entry : reports::read_results(file).benchmarks) {
+    if (entry.labels.at("kind") == "fitted") {
+      ++fitted;
+      EXPECT_GT(entry.counters.at("value"), 0.3) << "a K80's sgemm runs well above a third of its peak";
+      EXPECT_LE(entry.counters.at("value"), 1.0);
+      continue;
+    }
+    ++points;
+    const std::string role = entry.labels.at("role");
+    const double gpus = entry.counters.at("gpus");
+    if (role == "fitted") {
+      EXPECT_EQ(entry.counters.at("size"), 16384);
+      EXPECT_EQ(gpus, 1);
+      EXPECT_NEAR(entry.counters.at("predicted_seconds"), 3.340, 3.340 * 1e-3);
+    } else if (role == "does not fit") {
+      EXPECT_EQ(entry.counters.count("predicted_seconds"), 0U) << entry.name;
+    } else {
+      EXPECT_EQ(role, "predicted") << entry.name;
+      EXPECT_GT(entry.counters.at("predicted_seconds"), 0) << entry.name;
+    }
+  }
+  EXPECT_EQ(fitted, 1);
+  EXPECT_EQ(points, 9 * 4);
+}
+
 TEST_F(AppBenchGemm, RefusesImpossibleSizesAndNamesWithOneLine) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--sizes", "3", "--ranks", "4"}, "gemm bench: a 3 x 3 product cannot be split over 4 ranks (cyclic)"},
@@ -81,6 +114,7 @@ TEST_F(AppBenchGemm, RefusesImpossibleSizesAndNamesWithOneLine) {
       {{"--rounds", "0"}, "gemm bench: at least 1 round, got 0"},
       {{"--sizes", "200000", "--memory-limit", "1GB"}, "bench gemm: size 200000 on 2 ranks: an estimated"},
       {{"--executor", "simgrid"}, "bench gemm: --executor simgrid needs --platform"},
+      {{"--study", "table6"}, "unknown gemm study 'table6'"},
   };
   for (const auto& [options, message] : cases) {
     std::vector<std::string> args = {"bench", "gemm"};
