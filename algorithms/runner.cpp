@@ -10,6 +10,7 @@
 #include "core/collectives.hpp"
 #include "core/format.hpp"
 #include "core/hash.hpp"
+#include "core/nn/backend.hpp"
 #include "core/nn/evaluation.hpp"
 
 namespace dsgd::algorithms {
@@ -41,6 +42,7 @@ class Recorder {
     if (trainer.has_data()) {
       evaluator_ = std::make_unique<nn::Network>(trainer.network().model(), trainer.backend(),
                                                  nn::evaluation_batch(data.test->size()));
+      record_.resize(evaluator_->parameter_count());
     }
   }
 
@@ -50,7 +52,10 @@ class Recorder {
     result_.iterations += iterations;
     result_.train_seconds += seconds;
     if (!evaluator_) return result_.iterations >= options_.budget.iterations;  // size-only: nothing to evaluate
-    algorithm.model_of_record(trainer, {evaluator_->parameters(), evaluator_->parameter_count()});
+    // The model of record in host memory, then where the evaluator computes (the GPU on the cuda back end).
+    algorithm.model_of_record(trainer, record_);
+    trainer.backend().copy_to_device(evaluator_->parameters(), record_.data(), record_.size());
+    trainer.backend().synchronize();
     const auto evaluation = nn::evaluate(*evaluator_, *data_.test);
     RunPoint point;
     point.iterations = result_.iterations;
@@ -91,8 +96,8 @@ class Recorder {
     const double images = static_cast<double>(result_.iterations) * options_.hyper.batch * options_.workers;
     result_.images_per_second = images / std::max(result_.train_seconds, 1e-12);
     if (!evaluator_) return;
-    // The evaluator holds the model of record of the last round (host memory on the CPU back end).
-    result_.parameters_hash = fnv1a(evaluator_->parameters(), evaluator_->parameter_count() * sizeof(float));
+    // The model of record of the last round.
+    result_.parameters_hash = fnv1a(record_.data(), record_.size() * sizeof(float));
   }
 
  private:
@@ -100,6 +105,7 @@ class Recorder {
   const RunData& data_;
   RunResult& result_;
   std::unique_ptr<nn::Network> evaluator_;  // null in a size-only world
+  std::vector<float> record_;               // the model of record, host memory
 };
 
 }  // namespace
@@ -127,6 +133,7 @@ void check_run_options(const RunOptions& options) {
   if (!(hyper.learning_rate > 0)) throw InputError("run: --lr must be > 0");
   if (hyper.elastic_rho < 0) throw InputError("run: --rho must be >= 0 (0: alpha = 0.9 / workers)");
   if (options.threads_per_rank < 1) throw InputError("run: --threads must be at least 1");
+  nn::backend_device_count(options.backend);  // UnknownNameError lists the back ends
   if (hyper.reference_batch < 1) {
     throw InputError("run: --reference-batch must be at least 1, got " + std::to_string(hyper.reference_batch));
   }
@@ -215,6 +222,7 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
     setup.model = build_model(options.model);
     setup.train = data.train;
     setup.threads_per_rank = options.threads_per_rank;
+    setup.backend = options.backend;
     Trainer trainer(comm, entry.info, options.hyper, setup);
     const auto algorithm = entry.make(trainer);
     std::unique_ptr<Recorder> recorder;

@@ -38,6 +38,9 @@ struct RunOptions {
   Hyperparameters hyper;
   Budget budget;
   int threads_per_rank = 1;
+  // Where each rank's forward and backward passes run: "cpu", or "cuda" (one GPU per rank, round robin over the
+  // visible devices; algorithms/trainer.hpp "Memory").
+  std::string backend = "cpu";
   CheckpointOptions checkpoint;  // --checkpoint, --checkpoint-every, --resume (algorithms/run_checkpoint.hpp)
   // Once requested, rank 0 stops the run after the current round, with stop_reason "interrupted" (the caller holds
   // an Interrupt::Watch). Null: nothing interrupts.

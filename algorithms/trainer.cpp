@@ -36,11 +36,22 @@ Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& h
   nn::BackendOptions options;
   options.threads = setup_.threads_per_rank;
   options.seed = hyper_.seed;
-  backend_ = nn::make_backend("cpu", options);
+  if (setup_.backend != "cpu") {
+    const int devices = nn::backend_device_count(setup_.backend);
+    options.device = devices > 0 ? comm_.rank() % devices : 0;  // none: make_backend says so
+    host_backend_ = nn::make_backend("cpu", options);
+  }
+  backend_ = nn::make_backend(setup_.backend, options);
   network_ = std::make_unique<nn::Network>(setup_.model, *backend_, hyper_.batch);
   network_->initialize(hyper_.seed);  // the same weights on every rank
   parameter_count_ = network_->parameter_count();
   layout_ = network_->layout();
+  if (host_backend_) {
+    host_parameters_.resize(parameter_count_);
+    host_gradients_.resize(parameter_count_);
+    backend_->copy_to_host(host_parameters_.data(), network_->parameters(), parameter_count_);
+    backend_->synchronize();
+  }
   if (!is_master()) {
     DSGD_ENFORCE(setup_.train != nullptr, "a worker needs training data");
     sampler_ = std::make_unique<data::BatchSampler>(setup_.train->size(), static_cast<std::size_t>(hyper_.batch),
@@ -99,18 +110,47 @@ void Trainer::copy_batch() {
 
 double Trainer::compute_gradient() {
   copy_batch();
+  upload_parameters();
   double loss = 0;
   // Backward costs about twice the forward pass.
   forward_backward(3.0 * setup_.model.forward_flops() * hyper_.batch, [this, &loss] {
     loss = network_->train_step(images_, labels_);
     backend_->synchronize();
   });
+  download_gradients(0, parameter_count_);
   finish_gradient(loss);
   return loss;
 }
 
+void Trainer::upload_parameters() {
+  if (!host_backend_ || !has_data()) return;
+  ComputeStep copy;
+  copy.kernel_class = "copy";
+  copy.category = Category::kCpuGpuPara;
+  copy.bytes = static_cast<double>(parameter_count_) * sizeof(float);
+  copy.kernel = [this] {
+    backend_->copy_to_device(network_->parameters(), host_parameters_.data(), parameter_count_);
+    backend_->synchronize();
+  };
+  comm_.compute(copy);
+}
+
+void Trainer::download_gradients(std::size_t offset, std::size_t count) {
+  if (!host_backend_ || !has_data() || count == 0) return;
+  ComputeStep copy;
+  copy.kernel_class = "copy";
+  copy.category = Category::kCpuGpuPara;
+  copy.bytes = static_cast<double>(count) * sizeof(float);
+  copy.kernel = [this, offset, count] {
+    backend_->copy_to_host(host_gradients_.data() + offset, network_->gradients() + offset, count);
+    backend_->synchronize();
+  };
+  comm_.compute(copy);
+}
+
 double Trainer::compute_gradient(const LayerReady& on_layer_ready) {
   copy_batch();
+  upload_parameters();
   const ModelSpec& model = setup_.model;
   const double batch = hyper_.batch;
   // nn::Network's layers: every layer but a final softmax, whose place the loss takes (its forward and backward
@@ -128,6 +168,7 @@ double Trainer::compute_gradient(const LayerReady& on_layer_ready) {
       network_->backward_layer(layer);
       backend_->synchronize();
     });
+    if (has_data()) download_gradients(layout_[layer].offset, layout_[layer].count);
     if (on_layer_ready) on_layer_ready(layer);
   }
   finish_gradient(loss);
@@ -209,7 +250,7 @@ std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum, Shard shard) {
   }
   if (shard.offset == 0 && shard.count == parameter_count()) {
     options.layout = layout_;  // LARS's layers
-    return std::make_unique<nn::Sgd>(*backend_, shard.count, options);
+    return std::make_unique<nn::Sgd>(optimiser_backend(), shard.count, options);
   }
   // LARS's layers, cut to the shard and counted from its start.
   const std::size_t shard_end = shard.offset + shard.count;
@@ -218,7 +259,7 @@ std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum, Shard shard) {
     const std::size_t end = std::min(layer.offset + layer.count, shard_end);
     if (begin < end) options.layout.push_back({layer.layer, begin - shard.offset, end - begin});
   }
-  return std::make_unique<nn::Sgd>(*backend_, shard.count, options);
+  return std::make_unique<nn::Sgd>(optimiser_backend(), shard.count, options);
 }
 
 void Trainer::sgd_step(nn::Sgd& sgd, Category category) { sgd_step(sgd, category, {0, parameter_count()}); }
@@ -231,7 +272,7 @@ void Trainer::sgd_step(nn::Sgd& sgd, Category category, Shard shard) {
   const bool lars = sgd.options().lars;
   elementwise((lars ? 8.0 : 4.0) * n, (lars ? 28.0 : 20.0) * n, category, [this, &sgd, shard] {
     sgd.step(parameters() + shard.offset, gradients() + shard.offset);
-    backend_->synchronize();
+    optimiser_backend().synchronize();
   });
 }
 

@@ -4,8 +4,11 @@
 // weights), this worker's batches, and timed steps that charge seed 000's categories. Every step goes through
 // Comm::compute, so natively it runs and is timed, and in simulation it costs its FLOPs.
 //
-// Memory: the CPU back end keeps parameters in host memory, which is what the algorithms read and write; the
-// CUDA back end is not offered to distributed runs yet (runner.cpp refuses it).
+// Memory: the algorithms read and write parameters() and gradients() in host memory. On the CPU back end these are
+// the network's own; on the CUDA back end (TrainerSetup::backend) the network lives on the rank's GPU and these
+// are host copies: compute_gradient() uploads the parameters before the forward pass and downloads the gradients
+// after the backward pass, both charged to cpu-gpu para (seed 000's GPU workers with host-side exchanges;
+// docs/nn-cuda.md "Distributed runs"). Optimisers run on the host copies.
 //
 // Size-only worlds (Comm::has_payload() false: a simulation at scale) hold no data at all: no network, no batches,
 // parameters() and gradients() are null, model_vector() is empty, and on_data() skips its bookkeeping. What is
@@ -40,6 +43,8 @@ struct TrainerSetup {
   ModelSpec model;
   std::shared_ptr<const data::Dataset> train;
   int threads_per_rank = 1;  // CPU threads of each rank's back end
+  // Where forward and backward run: "cpu", or "cuda" on device rank mod (visible devices) of this machine.
+  std::string backend = "cpu";
 };
 
 class Trainer {
@@ -67,12 +72,13 @@ class Trainer {
   // EASGD's alpha = eta * rho (or 0.9 / P when rho is 0).
   float elastic_alpha() const;
 
+  // Where the network computes (its parameters() are the host copies on "cuda").
   nn::Backend& backend() { return *backend_; }
   // Only where has_data(): a size-only world builds no network.
   nn::Network& network();
   std::size_t parameter_count() const { return parameter_count_; }
-  float* parameters() { return network_ ? network_->parameters() : nullptr; }
-  float* gradients() { return network_ ? network_->gradients() : nullptr; }
+  float* parameters() { return !network_ ? nullptr : host_backend_ ? host_parameters_.data() : network_->parameters(); }
+  float* gradients() { return !network_ ? nullptr : host_backend_ ? host_gradients_.data() : network_->gradients(); }
   // False in a size-only world (see above).
   bool has_data() const { return comm_.has_payload(); }
   // A model-sized work buffer, zero-filled: parameter_count() floats, or none in a size-only world.
@@ -159,13 +165,22 @@ class Trainer {
   void copy_batch();                  // compute_gradient's first step: the batch to the device (or the prefetch's rest)
   void finish_gradient(double loss);  // counts the iteration and checks the loss
   void forward_backward(double flops, std::function<void()> kernel);  // a for/backward compute step ("conv")
+  nn::Backend& optimiser_backend() { return host_backend_ ? *host_backend_ : *backend_; }
+  // On a device back end: the host parameters to the device, and gradients [offset, offset + count) back, each a
+  // copy step charged to cpu-gpu para. Nothing on the CPU back end.
+  void upload_parameters();
+  void download_gradients(std::size_t offset, std::size_t count);
 
   Comm& comm_;
   AlgorithmInfo info_;
   Hyperparameters hyper_;
   TrainerSetup setup_;
-  std::unique_ptr<nn::Backend> backend_;
-  std::unique_ptr<nn::Network> network_;  // null in a size-only world
+  std::unique_ptr<nn::Backend> backend_;       // where the network computes
+  std::unique_ptr<nn::Backend> host_backend_;  // on a device back end: the host's, for optimisers; else null
+  std::unique_ptr<nn::Network> network_;       // null in a size-only world
+  // On a device back end, what parameters() and gradients() return.
+  std::vector<float> host_parameters_;
+  std::vector<float> host_gradients_;
   std::size_t parameter_count_ = 0;
   std::vector<nn::ParameterSlice> layout_;
   std::unique_ptr<data::BatchSampler> sampler_;

@@ -4,12 +4,28 @@
 
 #include "algorithms/memory_estimate.hpp"
 #include "app/mpi_worker.hpp"
+#include "core/nn/backend.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
 #include "simulate/numeric.hpp"
 
 namespace dsgd::app {
+
+void check_backend(ExecutorKind executor, const TrainingJob& job) {
+  const std::string& backend = job.cli.run.backend;
+  if (backend == "cpu") return;
+  if (executor == ExecutorKind::kSimgrid) {
+    throw InputError(job.command + ": --backend " + backend +
+                     " runs natively (threads, mpi); a simulation computes on the cpu back end and prices the "
+                     "platform's devices");
+  }
+  // The ranks run here: threads in this process, MPI ranks beside dsgd.
+  if (nn::backend_device_count(backend) == 0) {
+    throw UnavailableError(job.command + ": --backend " + backend +
+                           " needs a CUDA device, and this machine has none (no GPU, or no NVIDIA driver)");
+  }
+}
 
 namespace {
 
@@ -33,6 +49,7 @@ void check_native_memory(const TrainingJob& job, const char* executor) {
 
 reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
   if (job.data == nullptr) throw InternalError(job.command + ": the threads executor needs the data loaded");
+  check_backend(ExecutorKind::kThreads, job);
   check_native_memory(job, "threads");
   algorithms::RunResult result;
   WorldOptions world;
@@ -60,6 +77,7 @@ reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
 }
 
 reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
+  check_backend(ExecutorKind::kMpi, job);
   check_native_memory(job, "mpi");
   WorkerLaunch launch;
   launch.command = job.command;
@@ -79,6 +97,7 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
 
 reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
   if (job.data == nullptr) throw InternalError(job.command + ": a numeric simulation needs the data loaded");
+  check_backend(ExecutorKind::kSimgrid, job);
   if (!job.cli.run.checkpoint.path.empty()) {
     throw InputError(job.command + ": --checkpoint is for the threads and mpi executors, not simgrid");
   }

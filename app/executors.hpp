@@ -56,4 +56,8 @@ const std::vector<std::string>& native_executor_names();
 // The executor named `name`, which must be one of `accepted`. Throws UnknownNameError("executor", name, accepted).
 const Executor& find_executor(std::string_view name, const std::vector<std::string>& accepted);
 
+// Throws unless `job`'s --backend can run on `executor` here: InputError for a device back end in a simulation (it
+// prices the platform's devices), UnavailableError where this machine has no device for it. Before any data loads.
+void check_backend(ExecutorKind executor, const TrainingJob& job);
+
 }  // namespace dsgd::app

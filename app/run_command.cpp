@@ -76,6 +76,7 @@ void register_run_command(CLI::App& app, Context& context) {
     const TrainingJob& training = command->job;
     const Executor& executor = find_executor(command->executor, training_executor_names());
     algorithms::check_run_options(training.cli.run);
+    check_backend(executor.kind, training);
     note_resume("run", training.cli.run.checkpoint, algorithms::check_resume(training.cli.run), context.err);
     context.err << "run: " << training.cli.run.algorithm << ", " << training.cli.run.workers << " workers, "
                 << training.cli.run.model << " on " << training.cli.dataset << ", " << executor.name << std::endl;

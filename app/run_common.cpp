@@ -153,6 +153,10 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--eval-every", run.budget.eval_every, "Iterations per worker between test evaluations")
       ->capture_default_str();
   command.add_option("--threads", run.threads_per_rank, "CPU threads per rank")->capture_default_str();
+  command
+      .add_option("--backend", run.backend,
+                  "cpu, or cuda: each rank's forward and backward on a GPU (round robin over the visible devices)")
+      ->capture_default_str();
   add_memory_limit_option(command, cli.memory_limit_bytes);
   command.add_option("--test-images", cli.test_images, "Evaluate on at most the first this many test images (0: all)")
       ->capture_default_str();
@@ -210,6 +214,7 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--target-accuracy", real(run.budget.target_accuracy)},
       {"--eval-every", std::to_string(run.budget.eval_every)},
       {"--threads", std::to_string(run.threads_per_rank)},
+      {"--backend", run.backend},
       {"--test-images", std::to_string(cli.test_images)},
   };
   std::vector<std::string> arguments;
@@ -295,6 +300,7 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"allreduce", std::string(to_string(run.hyper.allreduce))},
                              {"workers", run.workers},
                              {"threads_per_rank", run.threads_per_rank},
+                             {"backend", run.backend},
                              {"global_batch", run.hyper.batch * run.workers},
                              {"lr_scaling", std::string(nn::lr_scaling_name(run.hyper.lr_scaling))},
                              {"reference_batch", run.hyper.reference_batch},

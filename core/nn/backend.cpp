@@ -59,6 +59,18 @@ std::vector<std::string> available_backends() {
   return names;
 }
 
+int backend_device_count(std::string_view name) {
+  if (name == "cpu") return 1;
+  if (name == "cuda") {
+#if DSGD_WITH_CUDA
+    return cuda_device_count();
+#else
+    return 0;
+#endif
+  }
+  throw UnknownNameError("back end", name, backend_names());
+}
+
 std::unique_ptr<Backend> make_backend(std::string_view name, const BackendOptions& options) {
   if (name == "cpu") return cpu::make_cpu_backend(options);
   if (name == "cuda") {

@@ -115,6 +115,9 @@ std::unique_ptr<Layer> create_layer_from(std::string_view backend, const LayerMa
 std::vector<std::string> available_backends();
 // All back end names this build knows, available or not.
 std::vector<std::string> backend_names();
+// The devices back end `name` can run on here: 1 for "cpu" (the host), the visible GPUs for "cuda" (0 where it was
+// not built or there is none). Throws UnknownNameError for other names.
+int backend_device_count(std::string_view name);
 
 // Makes a back end. Throws UnknownNameError listing backend_names(), UnavailableError when it was not built or
 // no device is present.

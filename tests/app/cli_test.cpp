@@ -9,9 +9,11 @@
 #include <map>
 #include <sstream>
 
+#include "algorithms/algorithm.hpp"
 #include "core/atomic_file.hpp"
 #include "core/collectives.hpp"
 #include "core/json.hpp"
+#include "core/nn/backend.hpp"
 #include "core/subprocess.hpp"
 #include "reports/results.hpp"
 #include "tests/support/cli_run.hpp"
@@ -52,6 +54,32 @@ TEST(AppCli, UnknownModelAndPlatformNamesListTheValidOnes) {
   outcome = dsgd({"platforms", "show", "cori-knl-typo"});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, "unknown platform or link 'cori-knl-typo'; valid values are: ")) << outcome.err;
+}
+
+// `--backend cuda` is taken by every algorithm and executor; without a device it stops before training with one
+// line naming what is missing; a simulation refuses it (it prices the platform's devices instead).
+using AppCliBackend = dsgd::testing::ScratchDirTest;
+
+TEST_F(AppCliBackend, TheCudaBackEndIsRefusedWithOneLineWhereThereIsNoDevice) {
+  if (nn::backend_device_count("cuda") > 0) GTEST_SKIP() << "a CUDA device is present here";
+  dsgd::testing::write_synthetic_idx_folder(dir_, 64, 16);
+  const std::string data = "idx:" + dir_.string();
+  for (const auto& algorithm : algorithms::algorithm_names()) {
+    for (const std::string executor : {"threads", "mpi"}) {
+      const auto outcome = dsgd({"run", "--algo", algorithm, "--workers", "2", "--executor", executor, "--backend",
+                                 "cuda", "--iterations", "2", "--data", data});
+      EXPECT_EQ(outcome.code, kExitFailure) << algorithm << ", " << executor;
+      EXPECT_EQ(outcome.err,
+                "dsgd: run: --backend cuda needs a CUDA device, and this machine has none (no GPU, or no "
+                "NVIDIA driver)\n")
+          << algorithm << ", " << executor;
+    }
+  }
+  const auto simulated = dsgd({"run", "--executor", "simgrid", "--platform", "m40-cluster", "--backend", "cuda",
+                               "--iterations", "2", "--data", data});
+  EXPECT_EQ(simulated.code, kExitUsage);
+  EXPECT_TRUE(contains(simulated.err, "--backend cuda runs natively (threads, mpi)")) << simulated.err;
+  EXPECT_EQ(dsgd({"run", "--backend", "tpu", "--iterations", "2", "--data", data}).code, kExitUsage);
 }
 
 TEST(AppCli, UsageErrorsExitTwo) {

@@ -181,14 +181,16 @@ class CudaBackend final : public Backend {
 }  // namespace
 }  // namespace cuda
 
-bool cuda_backend_available() {
+int cuda_device_count() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     cudaGetLastError();  // no driver or no GPU: an error code rather than 0 devices; clear it
-    return false;
+    return 0;
   }
-  return count > 0;
+  return count;
 }
+
+bool cuda_backend_available() { return cuda_device_count() > 0; }
 
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& options) {
   int count = 0;

@@ -11,6 +11,8 @@ namespace dsgd::nn {
 
 // True when the cuda back end can run here: a CUDA driver and at least one device. Cheap (no context is made).
 bool cuda_backend_available();
+// The devices the cuda back end can use here: 0 without a driver or a GPU.
+int cuda_device_count();
 
 // Makes the cuda back end on device options.device, dropout masks seeded by options.seed (options.threads is
 // ignored). Throws UnavailableError when there is no driver, no device, or no device of that index; Error with
