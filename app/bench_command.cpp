@@ -39,6 +39,7 @@ struct BenchOptions {
   std::string fidelity = "auto";
   std::string results;
   double timeout_s = 600;
+  measure::mpi::MpiLaunchOptions launcher;  // mpi
 };
 
 // nccl-tests' definitions: algbw = bytes / time; busbw = algbw * 2 (P - 1) / P for allreduce.
@@ -155,6 +156,7 @@ void bench_mpi(const BenchOptions& options, const std::vector<AllreduceAlgorithm
   launch.command = "bench";
   launch.what = "dsgd-mpi allreduce";
   launch.ranks = options.ranks;
+  launch.launcher = options.launcher;
   launch.program = {measure::mpi::worker_executable().string(),
                     "allreduce",
                     "--sizes",
@@ -258,6 +260,7 @@ void register_bench_command(CLI::App& app, Context& context) {
   allreduce_command->add_option("--timeout", options->timeout_s, "Seconds before a wait or a run gives up")
       ->capture_default_str();
   allreduce_command->callback([&context, options] { bench_allreduce(context, *options); });
+  add_launch_options(*allreduce_command, options->launcher);
   register_bench_gemm_command(*bench, context);
 }
 

@@ -39,6 +39,7 @@ struct GemmBenchCli {
   std::string results;
   double timeout_s = 600;
   double memory_limit_bytes = 0;
+  measure::mpi::MpiLaunchOptions launcher;  // mpi
 };
 
 dmath::GemmBenchOptions point_options(const GemmBenchCli& cli, std::int64_t size) {
@@ -87,6 +88,7 @@ std::vector<reports::Entry> measure_under_mpirun(const GemmBenchCli& cli, int ra
   launch.command = "bench";
   launch.what = "dsgd-mpi gemm";
   launch.ranks = ranks;
+  launch.launcher = cli.launcher;
   launch.program = {measure::mpi::worker_executable().string(), "--timeout", std::to_string(cli.timeout_s), "gemm"};
   const auto arguments = gemm_arguments(cli.gemm);
   launch.program.insert(launch.program.end(), arguments.begin(), arguments.end());
@@ -362,6 +364,9 @@ void bench_gemm(Context& context, GemmBenchCli cli) {
     throw InputError("bench gemm: --executor simgrid needs --platform (a catalog name or a platform file)");
   }
   check_points(cli, measured);
+  if (executor.kind == ExecutorKind::kMpi) {
+    for (const int ranks : cli.ranks) measure::mpi::check_launch(cli.launcher, ranks);
+  }
   const std::string platform_name = measured ? cli.predict : cli.platform;
   std::optional<platforms::Platform> platform;
   simulate::PlacementOptions placement;
@@ -415,6 +420,7 @@ void register_bench_gemm_command(CLI::App& bench, Context& context) {
   command->add_option("--results", cli->results, "Write the results (JSON) here")->check(output_file_check());
   command->add_option("--timeout", cli->timeout_s, "Seconds before a wait gives up")->capture_default_str();
   add_memory_limit_option(*command, cli->memory_limit_bytes);
+  add_launch_options(*command, cli->launcher);
   command->callback([&context, cli] { bench_gemm(context, *cli); });
 }
 

@@ -22,6 +22,7 @@ struct CalibrateOptions {
   std::string results;  // keep dsgd-mpi's ping-pong results here
   std::string worker;   // dsgd-mpi; default: beside this executable
   int timeout_s = 600;
+  measure::mpi::MpiLaunchOptions launcher;  // how the ping-pong ranks start (hosts: the inter-node link)
 };
 
 // The ping-pong's points: each size's median round trip, or (`mean`) its mean.
@@ -49,6 +50,7 @@ WorkerOutcome run_mpi(Context& context, const CalibrateOptions& options, const s
   launch.command = "calibrate";
   launch.what = what;
   launch.ranks = ranks;
+  launch.launcher = options.launcher;
   launch.program = {options.worker.empty() ? measure::mpi::worker_executable().string() : options.worker};
   launch.program.insert(launch.program.end(), arguments.begin(), arguments.end());
   launch.results = results;
@@ -119,6 +121,7 @@ void register_calibrate_command(CLI::App& app, Context& context) {
   command->add_option("--results", options->results, "Also keep the ping-pong results (JSON) here")
       ->check(output_file_check());
   command->add_option("--dsgd-mpi", options->worker, "The dsgd-mpi executable (default: beside dsgd)");
+  add_launch_options(*command, options->launcher);
   command->add_option("--timeout", options->timeout_s, "Seconds before the ping-pong run is killed")
       ->capture_default_str();
   command->add_option("--threads-out", plan.threads_out,

@@ -80,6 +80,7 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
   check_backend(ExecutorKind::kMpi, job);
   check_native_memory(job, "mpi");
   WorkerLaunch launch;
+  launch.launcher = job.launcher;
   launch.command = job.command;
   launch.what = "dsgd-mpi run";
   launch.ranks = algorithms::world_size(job.cli.run);

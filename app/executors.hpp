@@ -10,6 +10,7 @@
 #include "algorithms/runner.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
+#include "measure/mpi/launch.hpp"
 
 namespace dsgd::app {
 
@@ -33,6 +34,7 @@ struct TrainingJob {
   std::string platform;
   int ranks_per_node = 0;
   std::string wall_timeout_option = "--wall-timeout";  // what sets wall_timeout_s, for messages
+  measure::mpi::MpiLaunchOptions launcher;             // mpi: how the ranks start (app/mpi_worker.hpp)
 };
 
 enum class ExecutorKind { kThreads, kMpi, kSimgrid };

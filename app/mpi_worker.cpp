@@ -56,6 +56,19 @@ std::string failure_summary(const std::string& output) {
   return summary.empty() ? last : summary;
 }
 
+void add_launch_options(CLI::App& command, measure::mpi::MpiLaunchOptions& options) {
+  command.add_option("--launcher", options.launcher, "mpi: mpirun, or srun inside a Slurm allocation")
+      ->capture_default_str();
+  command.add_option("--hostfile", options.hostfile, "mpi: an OpenMPI hostfile: run the ranks on its hosts");
+  command.add_option_function<std::string>(
+      "--launcher-args",
+      [&options](const std::string& text) {
+        std::istringstream words(text);
+        for (std::string word; words >> word;) options.extra_arguments.push_back(word);
+      },
+      "mpi: more arguments for the launcher, before the program (e.g. \"--mca btl_tcp_if_include eth0\")");
+}
+
 WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context) {
   const std::filesystem::path results =
       launch.results.empty() ? std::filesystem::temp_directory_path() /
@@ -65,7 +78,7 @@ WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context) {
   if (launch.results.empty()) temporary.emplace(results);
   std::vector<std::string> program = launch.program;
   program.insert(program.end(), {"--results", results.string()});
-  const auto command = measure::mpi::mpirun_command(launch.ranks, program);
+  const auto command = measure::mpi::mpirun_command(launch.ranks, program, launch.launcher);
   context.err << launch.command << ": running " << joined(command) << std::endl;
   const auto run =
       run_process(command, std::chrono::seconds(static_cast<long>(launch.timeout_s)), {}, context.interrupt);

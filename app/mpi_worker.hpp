@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "app/commands.hpp"
+#include "measure/mpi/launch.hpp"
 
 namespace dsgd::app {
 
@@ -19,7 +20,11 @@ struct WorkerLaunch {
   std::filesystem::path results;             // where dsgd-mpi writes them; empty: a temporary file, removed afterwards
   double timeout_s = 600;                    // for the whole mpirun
   std::string timeout_option = "--timeout";  // what sets timeout_s, for messages: "--wall-timeout", ...
+  measure::mpi::MpiLaunchOptions launcher;   // mpirun here (default), mpirun --hostfile, or srun
 };
+
+// Registers --launcher, --hostfile and --launcher-args on `command`, bound to `options` (README "Across nodes").
+void add_launch_options(CLI::App& command, measure::mpi::MpiLaunchOptions& options);
 
 struct WorkerOutcome {
   reports::Results results;

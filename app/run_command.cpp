@@ -11,6 +11,7 @@
 #include "algorithms/studies.hpp"
 #include "app/commands.hpp"
 #include "app/executors.hpp"
+#include "app/mpi_worker.hpp"
 #include "app/run_common.hpp"
 #include "core/format.hpp"
 
@@ -72,11 +73,15 @@ void register_run_command(CLI::App& app, Context& context) {
   run->add_option("--wall-timeout", job.wall_timeout_s, "mpi, simgrid: seconds before the whole run is stopped")
       ->capture_default_str();
   run->add_option("--results", job.cli.results, "Write the results (JSON) here")->check(output_file_check());
+  add_launch_options(*run, job.launcher);
   run->callback([&context, command] {
     const TrainingJob& training = command->job;
     const Executor& executor = find_executor(command->executor, training_executor_names());
     algorithms::check_run_options(training.cli.run);
     check_backend(executor.kind, training);
+    if (executor.kind == ExecutorKind::kMpi) {
+      measure::mpi::check_launch(training.launcher, algorithms::world_size(training.cli.run));
+    }
     note_resume("run", training.cli.run.checkpoint, algorithms::check_resume(training.cli.run), context.err);
     context.err << "run: " << training.cli.run.algorithm << ", " << training.cli.run.workers << " workers, "
                 << training.cli.run.model << " on " << training.cli.dataset << ", " << executor.name << std::endl;

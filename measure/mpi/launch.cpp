@@ -2,16 +2,84 @@
 
 #include <unistd.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "core/error.hpp"
 
 namespace dsgd::measure::mpi {
 
-std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& program_and_args) {
+namespace {
+
+// Slots of one hostfile line "host [slots=N] [max_slots=N]" (1 without slots=, OpenMPI's default for a listed host);
+// 0 for a blank or comment line. Throws InputError naming file and line.
+int slots_of(const std::string& raw, const std::filesystem::path& file, int number) {
+  const std::string line = raw.substr(0, raw.find('#'));
+  std::istringstream words(line);
+  std::string host;
+  if (!(words >> host)) return 0;
+  const auto where = file.string() + ":" + std::to_string(number) + ": ";
+  if (host.find('=') != std::string::npos) throw InputError(where + "expected a host name first, got '" + host + "'");
+  int slots = 1;
+  for (std::string word; words >> word;) {
+    const auto equals = word.find('=');
+    const std::string key = word.substr(0, equals);
+    if (equals == std::string::npos || (key != "slots" && key != "max_slots" && key != "max-slots")) {
+      throw InputError(where + "expected slots=N or max_slots=N after the host, got '" + word + "'");
+    }
+    const std::string value = word.substr(equals + 1);
+    if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(value) < 1) {
+      throw InputError(where + "'" + key + "' needs a count of at least 1, got '" + value + "'");
+    }
+    if (key == "slots") slots = std::stoi(value);
+  }
+  return slots;
+}
+
+}  // namespace
+
+void check_launch(const MpiLaunchOptions& options, int ranks) {
+  if (options.launcher != "mpirun" && options.launcher != "srun") {
+    throw UnknownNameError("launcher", options.launcher, {"mpirun", "srun"});
+  }
+  if (options.hostfile.empty()) return;
+  if (options.launcher != "mpirun") throw InputError("--hostfile is mpirun's; srun takes its hosts from Slurm");
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(options.hostfile, error)) {
+    throw InputError("hostfile " + options.hostfile.string() + ": not a readable file");
+  }
+  std::ifstream in(options.hostfile);
+  if (!in) throw InputError("hostfile " + options.hostfile.string() + ": cannot be read");
+  int slots = 0;
+  int number = 0;
+  for (std::string line; std::getline(in, line);) slots += slots_of(line, options.hostfile, ++number);
+  if (slots == 0) throw InputError("hostfile " + options.hostfile.string() + ": names no host");
+  if (slots < ranks) {
+    throw InputError("hostfile " + options.hostfile.string() + ": " + std::to_string(slots) + " slots, but the run " +
+                     "needs " + std::to_string(ranks) + " ranks");
+  }
+}
+
+std::vector<std::string> mpirun_command(int ranks, const std::vector<std::string>& program_and_args,
+                                        const MpiLaunchOptions& options) {
   if (ranks < 1) throw InputError("mpirun: the number of ranks must be at least 1, got " + std::to_string(ranks));
   if (program_and_args.empty()) throw InputError("mpirun: no program to run");
-  std::vector<std::string> command = {"mpirun"};
-  if (::geteuid() == 0) command.emplace_back("--allow-run-as-root");
-  command.insert(command.end(), {"--oversubscribe", "--bind-to", "none", "-np", std::to_string(ranks)});
+  check_launch(options, ranks);
+  std::vector<std::string> command;
+  if (options.launcher == "srun") {
+    command = {"srun", "-n", std::to_string(ranks)};
+  } else {
+    command = {"mpirun"};
+    if (::geteuid() == 0) command.emplace_back("--allow-run-as-root");
+    if (options.hostfile.empty()) {
+      command.emplace_back("--oversubscribe");
+    } else {
+      command.insert(command.end(), {"--hostfile", options.hostfile.string()});
+    }
+    command.insert(command.end(), {"--bind-to", "none", "-np", std::to_string(ranks)});
+  }
+  command.insert(command.end(), options.extra_arguments.begin(), options.extra_arguments.end());
   command.insert(command.end(), program_and_args.begin(), program_and_args.end());
   return command;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -80,6 +81,26 @@ TEST_F(AppCliBackend, TheCudaBackEndIsRefusedWithOneLineWhereThereIsNoDevice) {
   EXPECT_EQ(simulated.code, kExitUsage);
   EXPECT_TRUE(contains(simulated.err, "--backend cuda runs natively (threads, mpi)")) << simulated.err;
   EXPECT_EQ(dsgd({"run", "--backend", "tpu", "--iterations", "2", "--data", data}).code, kExitUsage);
+}
+
+// `dsgd run --executor mpi --hostfile F` (the real executable, which finds dsgd-mpi beside it): a hostfile of this
+// machine's slots runs; a malformed one is refused with its file and line before anything starts.
+TEST_F(AppCliBackend, AnMpiRunTakesAHostfile) {
+  dsgd::testing::write_synthetic_idx_folder(dir_, 64, 16);
+  const std::string dsgd_path = std::string(DSGD_BINARY_DIR) + "/app/dsgd";
+  const auto run_with = [&](const std::string& hosts) {
+    std::ofstream(dir_ / "hosts") << hosts;
+    return run_process({dsgd_path, "run", "--executor", "mpi", "--workers", "2", "--iterations", "4", "--eval-every",
+                        "2", "--batch", "8", "--data", "idx:" + dir_.string(), "--hostfile", (dir_ / "hosts").string()},
+                       std::chrono::seconds(120));
+  };
+  const auto ran = run_with("localhost slots=2\n");
+  EXPECT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_TRUE(contains(ran.output, "--hostfile " + (dir_ / "hosts").string())) << ran.output;
+  const auto refused = run_with("localhost slots=two\n");
+  EXPECT_EQ(refused.exit_code, kExitUsage) << refused.output;
+  EXPECT_EQ(refused.output,
+            "dsgd: " + (dir_ / "hosts").string() + ":1: 'slots' needs a count of at least 1, got 'two'\n");
 }
 
 TEST(AppCli, UsageErrorsExitTwo) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,13 @@
 #include "measure/mpi/launch.hpp"
 #include "platforms/loader.hpp"
 #include "reports/results.hpp"
+#include "tests/support/error_message.hpp"
 
 namespace dsgd::measure::mpi {
 namespace {
 
 namespace fs = std::filesystem;
+using dsgd::testing::error_of;
 
 const std::string kWorker = std::string(DSGD_BINARY_DIR) + "/app/dsgd-mpi";
 const std::string kDsgd = std::string(DSGD_BINARY_DIR) + "/app/dsgd";
@@ -69,6 +72,57 @@ TEST(MeasureMpiLaunch, MpirunCommandLine) {
   EXPECT_EQ(has("--allow-run-as-root"), ::geteuid() == 0);
   EXPECT_THROW(mpirun_command(0, {"prog"}), InputError);
   EXPECT_THROW(mpirun_command(2, {}), InputError);
+}
+
+// A hostfile of this machine's slots: the real mpirun starts the ranks from it; srun's line for a Slurm allocation.
+TEST(MeasureMpiLaunch, AHostfileStartsRanksOnItsHostsAndSrunTakesSlurms) {
+  const fs::path hostfile = fs::temp_directory_path() / ("dsgd-hostfile-" + std::to_string(::getpid()));
+  {
+    std::ofstream out(hostfile);
+    out << "# this machine\nlocalhost slots=3  # three ranks\n\n";
+  }
+  MpiLaunchOptions options;
+  options.hostfile = hostfile;
+  options.extra_arguments = {"--mca", "btl", "self,vader"};
+  const auto command = mpirun_command(3, {kWorker, "selftest"}, options);
+  EXPECT_EQ(std::count(command.begin(), command.end(), "--oversubscribe"), 0);
+  EXPECT_EQ(std::count(command.begin(), command.end(), hostfile.string()), 1);
+  const auto result = run_process(command, std::chrono::seconds(60));
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_TRUE(contains(result.output, "dsgd-mpi selftest: 3 ranks ok")) << result.output;
+  EXPECT_EQ(error_of<InputError>([&] { check_launch(options, 4); }),
+            "hostfile " + hostfile.string() + ": 3 slots, but the run needs 4 ranks");
+  fs::remove(hostfile);
+
+  MpiLaunchOptions srun;
+  srun.launcher = "srun";
+  srun.extra_arguments = {"-N", "2"};
+  EXPECT_EQ(mpirun_command(4, {"prog"}, srun), (std::vector<std::string>{"srun", "-n", "4", "-N", "2", "prog"}));
+  srun.hostfile = "hosts";
+  EXPECT_EQ(error_of<InputError>([&] { check_launch(srun, 4); }),
+            "--hostfile is mpirun's; srun takes its hosts from Slurm");
+}
+
+TEST(MeasureMpiLaunch, ABadHostfileIsRefusedWithItsFileAndLine) {
+  const fs::path hostfile = fs::temp_directory_path() / ("dsgd-badhosts-" + std::to_string(::getpid()));
+  const auto refused = [&](const std::string& text) {
+    std::ofstream(hostfile) << text;
+    MpiLaunchOptions options;
+    options.hostfile = hostfile;
+    return error_of<InputError>([&] { check_launch(options, 1); });
+  };
+  const std::string file = hostfile.string();
+  EXPECT_EQ(refused("node1 slots=2\nnode2 slots=0\n"), file + ":2: 'slots' needs a count of at least 1, got '0'");
+  EXPECT_EQ(refused("node1 cpus=2\n"), file + ":1: expected slots=N or max_slots=N after the host, got 'cpus=2'");
+  EXPECT_EQ(refused("slots=2\n"), file + ":1: expected a host name first, got 'slots=2'");
+  EXPECT_EQ(refused("# only a comment\n"), "hostfile " + file + ": names no host");
+  fs::remove(hostfile);
+  MpiLaunchOptions missing;
+  missing.hostfile = hostfile;
+  EXPECT_EQ(error_of<InputError>([&] { check_launch(missing, 1); }), "hostfile " + file + ": not a readable file");
+  missing.hostfile.clear();
+  missing.launcher = "qsub";
+  EXPECT_THROW(check_launch(missing, 1), UnknownNameError);
 }
 
 TEST(MeasureMpiLaunch, SelftestPassesOnThreeRanks) {
