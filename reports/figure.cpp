@@ -204,6 +204,13 @@ std::string data_file(const Figure& figure) {
   return out.str();
 }
 
+// A tic's text: the number, except that powers of two from 2^17 are written 128K, 1M, 4M, ... (bytes, floats).
+std::string tic_label(double x) {
+  const double exponent = std::log2(x);
+  if (x < 131072 || exponent != std::floor(exponent)) return significant(x);
+  return exponent >= 20 ? significant(x / 1048576) + "M" : significant(x / 1024) + "K";
+}
+
 // Tics at the data's own x values where there are few and they are what a reader looks up (a log axis, whose
 // default tics are powers of ten; whole numbers such as threads, which should not read 1.5): "" otherwise.
 std::string data_tics(const Figure& figure) {
@@ -216,9 +223,14 @@ std::string data_tics(const Figure& figure) {
     }
   }
   if (xs.empty() || xs.size() > kMaxDataTics || !(figure.log_x || whole)) return "";
+  // On a log axis, a tic closer than a twelfth of the axis's decades to the last one kept would print over it.
+  const double spacing = figure.log_x && *xs.begin() > 0 ? std::pow(*xs.rbegin() / *xs.begin(), 1.0 / 12) : 0;
   std::string tics = "set xtics (";
+  double last = 0;
   for (auto it = xs.begin(); it != xs.end(); ++it) {
-    tics += (it == xs.begin() ? "" : ", ") + quoted(significant(*it)) + " " + number(*it);
+    if (it != xs.begin() && spacing > 0 && *it < last * spacing && std::next(it) != xs.end()) continue;
+    tics += (it == xs.begin() ? "" : ", ") + quoted(tic_label(*it)) + " " + number(*it);
+    last = *it;
   }
   // A little room beside the first and last tics rather than gnuplot's extension to the next round number.
   const double low = *xs.begin();

@@ -38,12 +38,9 @@ TEST_F(AlgorithmsOnCuda, EveryAlgorithmLearnsAsOnTheCpu) {
     if (entry.info.synchronous) {
       EXPECT_NEAR(cuda.curve.back().test_loss, cpu.curve.back().test_loss, 0.02);
     }
-    // The host copies of weights and gradients are measured, not assumed: cpu-gpu para, which on the cpu back end
-    // holds only a master's exchanges.
+    // The host copies of weights and gradients are measured, not assumed: charged to cpu-gpu para (where the cpu
+    // back end puts only a master's exchanges and Hogwild's shared-vector traffic).
     EXPECT_GT(seconds_in(cuda, Category::kCpuGpuPara), 0);
-    if (!entry.info.has_master) {
-      EXPECT_EQ(seconds_in(cpu, Category::kCpuGpuPara), 0);
-    }
   }
 }
 
