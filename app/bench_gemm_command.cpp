@@ -216,7 +216,8 @@ void print_table(const GemmBenchCli& cli, const reports::Results& results, bool 
   if (measured) {
     context.out << "speed-up: sgemm on 1 thread over this; sgemm 1T / RT: OpenBLAS on the whole product, 1 and R "
                    "threads (GFLOP/s); rel. error: max |C - R| / (k max|A| max|B|), bound "
-                << significant(dmath::kGemmErrorBound, 3) << "\n";
+                << significant(dmath::gemm_error_bound(cli.gemm.bench.gemm), 3)
+                << (cli.gemm.bench.gemm.half_transfer ? " (fp16 transfers)" : "") << "\n";
   } else {
     context.out << "speed-up and efficiency: over the same size on 1 rank; level: the simulation's fidelity\n";
   }

@@ -25,6 +25,8 @@ void add_gemm_options(CLI::App& command, GemmCli& cli) {
   command.add_flag("--transposed", bench.transposed,
                    "cyclic: also time D = C Bᵀ after each product (the backward pass; from the kept blocks)");
   command.add_flag("--no-verify{false}", bench.verify, "Skip the check against a single-rank sgemm");
+  command.add_flag("--fp16", bench.gemm.half_transfer,
+                   "cyclic: B's panels travel as half precision, products stay fp32 (seed 001 sec. IX)");
   command.add_option("--seed", bench.seed, "Seed of the matrices")->capture_default_str();
 }
 
@@ -54,6 +56,7 @@ std::vector<std::string> gemm_arguments(const GemmCli& cli) {
   if (!bench.cache) arguments.emplace_back("--no-cache");
   if (bench.transposed) arguments.emplace_back("--transposed");
   if (!bench.verify) arguments.emplace_back("--no-verify");
+  if (bench.gemm.half_transfer) arguments.emplace_back("--fp16");
   return arguments;
 }
 
@@ -100,7 +103,7 @@ reports::Entry gemm_entry(const dmath::GemmBenchOptions& options, const std::vec
                     {"threads_per_rank", static_cast<double>(options.threads_per_rank)}};
   if (options.verify && fidelity == "measured") {
     entry.counters["relative_error"] = relative_error;
-    entry.counters["error_bound"] = dmath::kGemmErrorBound;
+    entry.counters["error_bound"] = dmath::gemm_error_bound(options.gemm);
   }
   if (options.transposed) {
     const auto transposed = slowest(&dmath::GemmRankResult::transposed_s);
@@ -109,8 +112,10 @@ reports::Entry gemm_entry(const dmath::GemmBenchOptions& options, const std::vec
     if (options.verify && fidelity == "measured")
       entry.counters["transposed_relative_error"] = transposed_relative_error;
   }
-  entry.algorithm_options =
-      Json{{"cache", options.cache}, {"panels", options.gemm.panels}, {"panel_width", options.gemm.panel_width}};
+  entry.algorithm_options = Json{{"cache", options.cache},
+                                 {"panels", options.gemm.panels},
+                                 {"panel_width", options.gemm.panel_width},
+                                 {"fp16_transfer", options.gemm.half_transfer}};
   entry.labels["local_gemm"] = local_gemm;
   return entry;
 }

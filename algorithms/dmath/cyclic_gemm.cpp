@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "algorithms/dmath/distributed_gemm.hpp"
+#include "core/compression.hpp"
 
 namespace dsgd::algorithms::dmath {
 
@@ -98,6 +99,21 @@ void roll(Comm& comm, const GemmShape& shape, std::span<const float> b_rows, con
   const int right = (rank + 1) % ranks;
   std::vector<RequestPtr> sends(static_cast<std::size_t>(panels));
   std::vector<RequestPtr> receives(static_cast<std::size_t>(panels));
+  // Half-precision transfers (seed 001 sec. IX): each panel leaves as fp16 from a staging buffer and arrives in one,
+  // to be widened into its place; the products stay fp32. Conversions are elementwise compute steps.
+  const bool half = options.half_transfer;
+  const std::size_t element_bytes = half ? sizeof(std::uint16_t) : sizeof(float);
+  std::vector<std::vector<std::uint16_t>> send_half(half && payload ? panels : 0);
+  std::vector<std::vector<std::uint16_t>> receive_half(half && payload ? panels : 0);
+  const auto convert = [&](std::int64_t count, const std::function<void()>& kernel) {
+    ComputeStep step;
+    step.flops = static_cast<double>(count);
+    step.bytes = 6.0 * static_cast<double>(count);  // read a float or a half, write the other
+    step.kernel_class = "elementwise";
+    step.category = options.transfer_category;
+    if (payload) step.kernel = kernel;
+    comm.compute(step);
+  };
   for (int stage = 0; stage < ranks; ++stage) {
     const int block = (rank + stage) % ranks;
     const int next_block = (block + 1) % ranks;
@@ -108,20 +124,41 @@ void roll(Comm& comm, const GemmShape& shape, std::span<const float> b_rows, con
     for (int t = 0; t < panels; ++t) {
       const auto slot = static_cast<std::size_t>(t);
       const Range cols = block_range(shape.n, panels, t);
-      if (receives[slot]) receives[slot]->wait();  // this panel, posted a stage ago
+      const std::int64_t count = rows.count * cols.count;
+      float* panel = current ? current + panel_offset(stride, cols) : nullptr;
+      if (receives[slot]) {  // this panel, posted a stage ago
+        receives[slot]->wait();
+        if (half) {
+          convert(count, [&] {
+            for (std::int64_t i = 0; i < count; ++i) panel[i] = from_half(receive_half[slot][i]);
+          });
+        }
+      }
       if (forward) {
         // Where `next` receives this panel, the previous stage's panel was sent from: that send must be done.
         if (sends[slot]) sends[slot]->wait();
-        const auto bytes = static_cast<std::size_t>(rows.count * cols.count) * sizeof(float);
-        const auto next_bytes = static_cast<std::size_t>(next_rows.count * cols.count) * sizeof(float);
-        sends[slot] = comm.isend(left, options.tag + t, current ? current + panel_offset(stride, cols) : nullptr, bytes,
+        const void* out = panel;
+        if (half) {
+          if (payload) send_half[slot].resize(static_cast<std::size_t>(count));
+          convert(count, [&] {
+            for (std::int64_t i = 0; i < count; ++i) send_half[slot][i] = to_half(panel[i]);
+          });
+          out = payload ? send_half[slot].data() : nullptr;
+        }
+        const std::int64_t next_count = next_rows.count * cols.count;
+        void* in = next ? next + panel_offset(stride, cols) : nullptr;
+        if (half && payload) {
+          receive_half[slot].resize(static_cast<std::size_t>(next_count));
+          in = receive_half[slot].data();
+        }
+        sends[slot] = comm.isend(left, options.tag + t, out, static_cast<std::size_t>(count) * element_bytes,
                                  options.transfer_category);
-        receives[slot] = comm.irecv(right, options.tag + t, next ? next + panel_offset(stride, cols) : nullptr,
-                                    next_bytes, options.transfer_category);
+        receives[slot] = comm.irecv(right, options.tag + t, in, static_cast<std::size_t>(next_count) * element_bytes,
+                                    options.transfer_category);
       } else {
         receives[slot].reset();
       }
-      visit(rows, cols, current ? current + panel_offset(stride, cols) : nullptr);
+      visit(rows, cols, panel);
     }
     current = next;
   }

@@ -71,6 +71,9 @@ struct GemmOptions {
   int panels = 4;                  // cyclic: column panels per rolled block (the pipeline's inner stages)
   std::int64_t panel_width = 256;  // summa: columns of the inner dimension per broadcast step
   Tag tag = 100;                   // first tag; the cyclic algorithm uses panels tags from it, SUMMA two
+  // cyclic: B's panels travel as IEEE half precision (seed 001 sec. IX), widened to fp32 on arrival; half the bytes,
+  // and B's received blocks rounded to 11 significant bits (gemm_bench.hpp kGemmHalfErrorBound).
+  bool half_transfer = false;
   Category compute_category = Category::kForwardBackward;
   Category transfer_category = Category::kGpuGpuPara;
 };

@@ -89,6 +89,10 @@ float gemm_element(std::uint64_t seed, char which, std::int64_t i, std::int64_t 
   return static_cast<float>(static_cast<double>(mix(key) >> 40) * 0x1p-23 - 1.0);  // 24 bits: exact in a float
 }
 
+double gemm_error_bound(const GemmOptions& options) {
+  return options.half_transfer ? kGemmHalfErrorBound : kGemmErrorBound;
+}
+
 void check_gemm_bench(const GemmBenchOptions& options, int ranks) {
   const std::string what = "gemm bench";
   if (ranks < 1) throw InputError(what + ": at least 1 rank, got " + std::to_string(ranks));
@@ -101,6 +105,9 @@ void check_gemm_bench(const GemmBenchOptions& options, int ranks) {
     throw InputError(what + ": at least 1 panel, got " + std::to_string(options.gemm.panels));
   if (options.gemm.panel_width < 1) {
     throw InputError(what + ": the panel width must be at least 1, got " + std::to_string(options.gemm.panel_width));
+  }
+  if (options.gemm.half_transfer && options.algorithm != GemmAlgorithm::kCyclic) {
+    throw InputError(what + ": --fp16 transfers are the cyclic algorithm's (SUMMA broadcasts fp32)");
   }
   if (options.transposed && options.algorithm != GemmAlgorithm::kCyclic) {
     throw InputError(what + ": --transposed needs the cyclic algorithm (SUMMA keeps no blocks for it)");

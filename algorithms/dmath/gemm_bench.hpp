@@ -41,6 +41,12 @@ struct GemmRankResult {
 // sum of k products in some order, so each is within gamma_k sum |a b| <= 1.01 k u max|A| max|B| of the exact value
 // (u = 2^-24, for k u < 0.01), and they differ by at most twice that.
 inline constexpr double kGemmErrorBound = 2.02 * 0x1p-24;
+// With half-precision transfers (GemmOptions::half_transfer) each received element of B is also rounded to the
+// nearest half: off by at most 2^-11 |b| + 2^-25 (half a subnormal step), so for operands of magnitude at most 1 with
+// max|B| >= 1/2 the bound grows by 2^-11 + 2^-24.
+inline constexpr double kGemmHalfErrorBound = kGemmErrorBound + 0x1p-11 + 0x1p-24;
+// The bound that holds for `options`.
+double gemm_error_bound(const GemmOptions& options);
 
 // Element (i, j) of operand `which` ('A' or 'B') of the benchmark's matrices for `seed`, uniform in [-1, 1).
 float gemm_element(std::uint64_t seed, char which, std::int64_t i, std::int64_t j);

@@ -102,6 +102,14 @@ std::vector<float> floats_of(const std::string& text) {
   return values;
 }
 
+// Every rank's result of the benchmark on `ranks` threads.
+std::vector<GemmRankResult> bench_on_threads(const GemmBenchOptions& options, int ranks) {
+  std::vector<GemmRankResult> results(static_cast<std::size_t>(ranks));
+  on_threads(ranks,
+             [&](Comm& comm) { results[static_cast<std::size_t>(comm.rank())] = run_gemm_bench(comm, options); });
+  return results;
+}
+
 // The product C = A B of `algorithm` on `ranks` ranks of `run`, gathered whole.
 std::vector<float> distributed(GemmAlgorithm algorithm, const GemmShape& shape, int ranks, const GemmOptions& options,
                                const Executor& run) {
@@ -270,6 +278,30 @@ TEST(DmathGemm, PanelsPipelineTheRollingInSimulation) {
   EXPECT_LT(one, 0.8 * (kRanks * product_s + rolling_s));
 }
 
+// Half-precision transfers: half the bytes on the wire, B's received blocks rounded to fp16 (an error well above
+// fp32's bound, within the stated one), the products fp32.
+TEST(DmathGemm, HalfPrecisionTransfersHalveTheBytesWithinTheirBound) {
+  GemmBenchOptions options;
+  options.size = 96;
+  options.rounds = 1;
+  options.transposed = true;
+  const auto full = bench_on_threads(options, 3);
+  options.gemm.half_transfer = true;
+  const auto half = bench_on_threads(options, 3);
+  for (std::size_t rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(half[rank].bytes_sent, full[rank].bytes_sent / 2) << rank;
+    const double error = half[rank].max_abs_error / half[rank].error_scale;
+    EXPECT_GT(error, kGemmErrorBound) << "rank " << rank << ": the received blocks were not rounded";
+    EXPECT_LE(error, kGemmHalfErrorBound) << rank;
+    EXPECT_LE(half[rank].transposed_max_abs_error / half[rank].transposed_error_scale, kGemmHalfErrorBound) << rank;
+  }
+  EXPECT_EQ(gemm_error_bound(options.gemm), kGemmHalfErrorBound);
+  options.algorithm = GemmAlgorithm::kSumma;
+  options.transposed = false;
+  EXPECT_EQ(input_error([&] { check_gemm_bench(options, 2); }),
+            "gemm bench: --fp16 transfers are the cyclic algorithm's (SUMMA broadcasts fp32)");
+}
+
 TEST(DmathGemm, RefusesWhatCannotBeSplit) {
   GemmBenchOptions options;
   options.size = 3;
@@ -296,8 +328,7 @@ TEST(DmathGemm, TheBenchChecksItsProductOnEveryRank) {
   options.size = 64;
   options.rounds = 2;
   options.transposed = true;
-  std::vector<GemmRankResult> results(3);
-  on_threads(3, [&](Comm& comm) { results[static_cast<std::size_t>(comm.rank())] = run_gemm_bench(comm, options); });
+  const auto results = bench_on_threads(options, 3);
   for (const auto& rank : results) {
     EXPECT_EQ(rank.product_s.size(), 2U);
     EXPECT_GT(rank.error_scale, 0);
