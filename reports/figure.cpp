@@ -204,11 +204,15 @@ std::string data_file(const Figure& figure) {
   return out.str();
 }
 
-// A tic's text: the number, except that powers of two from 2^17 are written 128K, 1M, 4M, ... (bytes, floats).
+// A tic's text: the number, except that whole numbers from 100,000 are shortened: powers of two in binary units
+// (128K, 1M, 4M: bytes, floats), others in decimal ones (100k, 3.1M).
 std::string tic_label(double x) {
+  if (x < 1e5 || x != std::floor(x)) return significant(x);
   const double exponent = std::log2(x);
-  if (x < 131072 || exponent != std::floor(exponent)) return significant(x);
-  return exponent >= 20 ? significant(x / 1048576) + "M" : significant(x / 1024) + "K";
+  if (exponent == std::floor(exponent)) {
+    return exponent >= 20 ? significant(x / 1048576) + "M" : significant(x / 1024) + "K";
+  }
+  return x >= 1e6 ? significant(x / 1e6, 3) + "M" : significant(x / 1e3, 3) + "k";
 }
 
 // Tics at the data's own x values where there are few and they are what a reader looks up (a log axis, whose

@@ -173,6 +173,22 @@ TEST_F(ReportsFigure, SeriesOfOneColourDifferInDash) {
   EXPECT_NE(script.find("set xtics (\"68\" 68, \"136\" 136, \"4352\" 4352)"), std::string::npos) << script;
 }
 
+// Message sizes on a log axis: tics closer than a twelfth of the axis's decades are dropped (the last kept), and
+// large whole numbers are shortened: 4 MiB reads 4M, 100,000 floats 100k.
+TEST_F(ReportsFigure, ALogAxisOfManySizesKeepsItsTicsApart) {
+  Figure figure;
+  figure.title = "bandwidth";
+  figure.log_x = true;
+  figure.series = {{"memcpy", {{1, 1}, {4, 2}, {524288, 3}, {1048576, 4}, {2097152, 5}, {4194304, 6}}},
+                   {"floats", {{100000, 1}, {3097600, 2}}}};
+  render_figure(figure, dir_ / "sizes");
+  const std::string script = read_text_file(dir_ / "sizes.gp");
+  EXPECT_NE(
+      script.find("set xtics (\"1\" 1, \"4\" 4, \"100k\" 100000, \"512K\" 524288, \"2M\" 2097152, \"4M\" 4194304)"),
+      std::string::npos)
+      << script;
+}
+
 TEST_F(ReportsFigure, WrapsALongTitle) {
   Figure figure;
   figure.title = std::string(60, 'a') + " " + std::string(60, 'b');
