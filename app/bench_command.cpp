@@ -263,6 +263,7 @@ void register_bench_command(CLI::App& app, Context& context) {
   add_launch_options(*allreduce_command, options->launcher);
   register_bench_gemm_command(*bench, context);
   register_bench_transports_command(*bench, context);
+  register_bench_roofline_command(*bench, context);
 }
 
 }  // namespace dsgd::app

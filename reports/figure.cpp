@@ -204,10 +204,11 @@ std::string data_file(const Figure& figure) {
   return out.str();
 }
 
-// A tic's text: the number, except that whole numbers from 100,000 are shortened: powers of two in binary units
-// (128K, 1M, 4M: bytes, floats), others in decimal ones (100k, 3.1M).
+// A tic's text: the number, to 3 digits unless whole; whole numbers from 100,000 shortened: powers of two in binary
+// units (128K, 1M, 4M: bytes, floats), others in decimal ones (100k, 3.1M).
 std::string tic_label(double x) {
-  if (x < 1e5 || x != std::floor(x)) return significant(x);
+  if (x != std::floor(x)) return significant(x, 3);  // 0.0833, 21.3: a tic, not a table
+  if (x < 1e5) return significant(x);
   const double exponent = std::log2(x);
   if (exponent == std::floor(exponent)) {
     return exponent >= 20 ? significant(x / 1048576) + "M" : significant(x / 1024) + "K";

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/nn/backend.hpp"
+#include "measure/stream.hpp"
 
 namespace dsgd::measure {
 namespace {
@@ -35,6 +36,15 @@ TEST(MeasureTransports, MemcpyIsTimedAndTheCudaCopiesAppearWhereADeviceIs) {
   const bool device = nn::backend_device_count("cuda") > 0;
   EXPECT_EQ(transports.size() > 1, device);
   EXPECT_THROW(time_transport(transports.front(), 0), InputError);
+}
+
+// STREAM's triad checks its own result and counts 12 bytes per element.
+TEST(MeasureStream, TheTriadMeasuresABandwidth) {
+  const auto one = stream_triad(1, 1 << 20, 3);
+  EXPECT_EQ(one.threads, 1);
+  EXPECT_EQ(one.elements, 1U << 20);
+  EXPECT_GT(one.bytes_per_s, 1e8);  // any machine streams more than 100 MB/s
+  EXPECT_THROW(stream_triad(1, 16, 0), InputError);
 }
 
 }  // namespace

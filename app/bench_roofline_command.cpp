@@ -1,0 +1,196 @@
+// `dsgd bench roofline`: this machine's kernels against its roofline (docs/roofline.md): the FMA peak of its cores
+// from /proc/cpuinfo and the memory bandwidth of STREAM's triad, with OpenBLAS sgemm at several sizes, the kernel
+// classes the simulator prices (a model's forward+backward, its inner-product layers, the SGD update; timed as
+// `dsgd calibrate` times them, one copy per core at once) and the triad itself placed by arithmetic intensity.
+
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "algorithms/dmath/distributed_gemm.hpp"
+#include "app/commands.hpp"
+#include "core/format.hpp"
+#include "core/model_zoo.hpp"
+#include "core/stats.hpp"
+#include "measure/calibration.hpp"
+#include "measure/kernel_calibration.hpp"
+#include "measure/stream.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+struct RooflineCli {
+  std::string model = "lenet";
+  int batch = 64;
+  std::vector<std::int64_t> sgemm_sizes = {64, 128, 256, 512, 1024, 2048};
+  int repetitions = 20;
+  std::string results;
+};
+
+reports::Entry point_entry(const std::string& series, const std::string& kind, double intensity, double flops_per_s,
+                           const std::string& what) {
+  reports::Entry entry;
+  entry.name = "roofline/" + series + "/" + significant(intensity, 4);
+  entry.executor = "threads";
+  entry.fidelity = kind == "kernel" ? "measured" : "derived";
+  entry.algorithm = series;
+  entry.labels = {{"series", series}, {"kind", kind}, {"what", what}, {"plotted", kind == "machine" ? "no" : "yes"}};
+  entry.counters = {{"intensity_flop_per_byte", intensity}, {"gflops", flops_per_s / 1e9}};
+  return entry;
+}
+
+// OpenBLAS sgemm of n x n on every core: the best of at least `repetitions` and 0.2 s of products (the OpenMP
+// threads of earlier work spin for a while after it and slow the first small ones), 2 n^3 FLOPs over the 3 n^2
+// floats at least moved.
+std::pair<double, double> sgemm_point(std::int64_t n, int threads, int repetitions) {
+  std::vector<float> a(static_cast<std::size_t>(n * n), 1.0F);
+  std::vector<float> b(a.size(), 0.5F);
+  std::vector<float> c(a.size());
+  const auto gemm = algorithms::dmath::make_blas_gemm(threads);
+  double best = 1e30;
+  double spent = 0;
+  for (int repetition = 0; repetition <= repetitions || spent < 0.2; ++repetition) {
+    std::fill(c.begin(), c.end(), 0.0F);
+    const auto start = std::chrono::steady_clock::now();
+    gemm->multiply_add(false, n, n, n, a.data(), n, b.data(), n, c.data(), n);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    spent += took.count();
+    if (repetition > 0) best = std::min(best, took.count());
+  }
+  const double flops = 2.0 * static_cast<double>(n * n * n);
+  return {flops / (12.0 * static_cast<double>(n * n)), flops / best};
+}
+
+// Bytes a training step of `layers` at least moves per image-batch: each layer's parameters read in the forward pass,
+// read again and their gradients written in the backward pass (3 x 4 bytes each), and its output written forward,
+// read back and its gradient written backward (3 x 4 bytes per element per image). Caches only lower the traffic
+// of what fits; this is the compulsory part the intensities are computed with.
+double step_bytes(const ModelSpec& model, int batch, bool inner_product_only) {
+  double bytes = 0;
+  for (const auto& layer : model.layers) {
+    if (inner_product_only && layer.kind != LayerKind::kInnerProduct) continue;
+    bytes += 12.0 * static_cast<double>(layer.parameters) +
+             12.0 * static_cast<double>(batch) * static_cast<double>(layer.output.elements());
+  }
+  return bytes;
+}
+
+void bench_roofline(Context& context, const RooflineCli& cli) {
+  if (cli.batch < 1 || cli.repetitions < 1) throw InputError("bench roofline: --batch and --repetitions must be >= 1");
+  const ModelSpec model = build_model(cli.model);
+  const auto cpu = measure::read_cpu_facts();
+  const auto core = measure::derive_core_peak(cpu);
+  const int cores = std::max(cpu.physical_cores, 1);
+  if (cpu.clock_Hz <= 0) throw UnavailableError("bench roofline: /proc/cpuinfo gives no clock to derive a peak from");
+  const double nominal_peak = cores * core.sp_flops_per_cycle * cpu.clock_Hz;
+  auto results = new_results(context);
+
+  const auto stream = measure::stream_triad(cores);
+  const auto stream_one = measure::stream_triad(1);
+  context.err << "bench: stream triad done" << std::endl;
+
+  std::vector<reports::Entry> points;
+  for (const auto n : cli.sgemm_sizes) {
+    const auto [intensity, rate] = sgemm_point(n, cores, cli.repetitions);
+    points.push_back(point_entry("OpenBLAS sgemm", "kernel", intensity, rate,
+                                 "sgemm " + std::to_string(n) + " on " + std::to_string(cores) + " threads"));
+  }
+  context.err << "bench: sgemm done" << std::endl;
+
+  // The kernel classes, one copy per core at once (as `dsgd calibrate` times them for a busy machine).
+  measure::KernelBenchOptions kernels;
+  kernels.model = cli.model;
+  kernels.batch = cli.batch;
+  kernels.concurrent = cores;
+  kernels.repetitions = cli.repetitions;
+  const auto timed = measure::measure_kernels(kernels);
+  context.err << "bench: kernel classes done" << std::endl;
+
+  for (const auto& kernel : timed.kernels) {
+    double bytes = 0;
+    std::string what = kernel.what;
+    if (kernel.kernel_class == "conv") bytes = step_bytes(model, cli.batch, false);
+    if (kernel.kernel_class == "gemm") bytes = step_bytes(model, cli.batch, true);
+    // Trainer::sgd_step: weights, gradients and velocity read, weights and velocity written.
+    if (kernel.kernel_class == "elementwise") bytes = 5.0 * sizeof(float) * static_cast<double>(model.parameters());
+    if (bytes <= 0) continue;  // "copy" moves bytes: no FLOPs to place
+    points.push_back(point_entry(cli.model + " " + kernel.kernel_class, "kernel", kernel.work / bytes,
+                                 kernel.rate() * timed.concurrent, what + ", x " + std::to_string(cores) + " copies"));
+  }
+  points.push_back(point_entry(
+      "STREAM triad", "kernel", 2.0 / 12.0, stream.bytes_per_s * 2.0 / 12.0,
+      "a = b + s c, " + std::to_string(stream.elements) + " floats, " + std::to_string(stream.threads) + " threads"));
+
+  // The roof: the memory slope from the smallest intensity to the ridge, then the peak to the largest. The peak is
+  // the nominal clock's unless a kernel ran faster (the cores boost): then that kernel's rate, as `dsgd calibrate`
+  // raises its clock.
+  double low = 1e30;
+  double high = 0;
+  const reports::Entry* fastest = nullptr;
+  for (const auto& point : points) {
+    low = std::min(low, point.counters.at("intensity_flop_per_byte"));
+    high = std::max(high, point.counters.at("intensity_flop_per_byte"));
+    if (fastest == nullptr || point.counters.at("gflops") > fastest->counters.at("gflops")) fastest = &point;
+  }
+  const double peak = std::max(nominal_peak, fastest->counters.at("gflops") * 1e9);
+  std::string source = std::to_string(cores) + " cores x " + significant(core.sp_flops_per_cycle, 3) +
+                       " FLOP/cycle x " + significant(cpu.clock_Hz / 1e9, 4) +
+                       " GHz nominal = " + fixed(nominal_peak / 1e9, 1) + " GFLOP/s (" + core.per_cycle_source + ")";
+  if (peak > nominal_peak) {
+    source += "; raised to " + fixed(peak / 1e9, 1) + " GFLOP/s, the rate " + fastest->labels.at("what") +
+              " reached: the cores boost";
+  }
+  source += "; memory: STREAM triad on " + std::to_string(stream.threads) + " threads";
+  low /= 2;
+  high *= 2;
+  const double ridge = peak / stream.bytes_per_s;
+  const std::string roof =
+      "roof: " + fixed(peak / 1e9, 0) + " GFLOP/s peak, " + fixed(stream.bytes_per_s / 1e9, 1) + " GB/s";
+  for (const double x : {low, std::min(ridge, high), high}) {
+    results.benchmarks.push_back(point_entry(roof, "roof", x, std::min(peak, stream.bytes_per_s * x), source));
+  }
+  for (auto& point : points) results.benchmarks.push_back(std::move(point));
+  auto summary = point_entry("machine", "machine", ridge, peak, source);
+  summary.counters["stream_Bps"] = stream.bytes_per_s;
+  summary.counters["stream_one_thread_Bps"] = stream_one.bytes_per_s;
+  summary.counters["cores"] = cores;
+  summary.counters["ridge_flop_per_byte"] = ridge;
+  results.benchmarks.push_back(summary);
+  if (!cli.results.empty()) reports::write_results(cli.results, results);
+
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "roofline of this machine: peak %.1f GFLOP/s, STREAM triad %.1f GB/s (%d threads; %.1f GB/s on one), "
+                "ridge at %.2f FLOP/byte\n",
+                peak / 1e9, stream.bytes_per_s / 1e9, stream.threads, stream_one.bytes_per_s / 1e9, ridge);
+  context.out << line << "peak: " << source << "\n";
+  std::snprintf(line, sizeof line, "%-24s %12s %10s %10s  %s\n", "kernel", "FLOP/byte", "GFLOP/s", "of roof", "what");
+  context.out << line;
+  for (const auto& entry : results.benchmarks) {
+    if (entry.labels.at("kind") != "kernel") continue;
+    const double x = entry.counters.at("intensity_flop_per_byte");
+    const double y = entry.counters.at("gflops") * 1e9;
+    std::snprintf(line, sizeof line, "%-24s %12.3g %10.1f %9.0f%%  ", entry.labels.at("series").c_str(), x, y / 1e9,
+                  100.0 * y / std::min(peak, stream.bytes_per_s * x));
+    context.out << line << entry.labels.at("what") << "\n";
+  }
+}
+
+}  // namespace
+
+void register_bench_roofline_command(CLI::App& bench, Context& context) {
+  auto cli = std::make_shared<RooflineCli>();
+  auto* command = bench.add_subcommand(
+      "roofline", "This machine's kernels (sgemm, a model's layers, the SGD update, STREAM) against its roofline");
+  command->add_option("--model", cli->model, "Model whose kernel classes are timed")->capture_default_str();
+  command->add_option("--batch", cli->batch, "Images per batch of the timed kernels")->capture_default_str();
+  command->add_option("--sgemm-sizes", cli->sgemm_sizes, "Square sgemm sizes")->delimiter(',')->capture_default_str();
+  command->add_option("--repetitions", cli->repetitions, "Timed repetitions per kernel")->capture_default_str();
+  command->add_option("--results", cli->results, "Write the results (JSON) here")->check(output_file_check());
+  command->callback([&context, cli] { bench_roofline(context, *cli); });
+}
+
+}  // namespace dsgd::app
