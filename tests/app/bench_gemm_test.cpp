@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "algorithms/dmath/gemm_bench.hpp"
-#include "core/subprocess.hpp"
 #include "reports/results.hpp"
 #include "tests/support/cli_run.hpp"
 
@@ -49,9 +48,8 @@ void expect_checked_points(const reports::Results& results, const std::string& e
 TEST_F(AppBenchGemm, MeasuresTheProductUnderMpirunBesideSgemmAndItsPrediction) {
   const auto file = dir_ / "gemm.json";
   const auto outcome =
-      run_process({std::string(DSGD_BINARY_DIR) + "/app/dsgd", "bench", "gemm", "--executor", "mpi", "--ranks", "2",
-                   "--sizes", "96,160", "--rounds", "2", "--predict", "m40-cluster", "--results", file.string()},
-                  std::chrono::seconds(120));
+      dsgd::testing::run_dsgd_executable({"bench", "gemm", "--executor", "mpi", "--ranks", "2", "--sizes", "96,160",
+                                          "--rounds", "2", "--predict", "m40-cluster", "--results", file.string()});
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   EXPECT_TRUE(contains(outcome.output, "gemm (cyclic), mpi executor")) << outcome.output;
   EXPECT_TRUE(contains(outcome.output, "predicted s")) << outcome.output;

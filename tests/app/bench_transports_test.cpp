@@ -7,7 +7,6 @@
 #include <set>
 
 #include "core/nn/backend.hpp"
-#include "core/subprocess.hpp"
 #include "reports/results.hpp"
 #include "tests/support/cli_run.hpp"
 
@@ -20,9 +19,8 @@ using AppBenchTransports = dsgd::testing::CliScratchTest;
 
 TEST_F(AppBenchTransports, TimesEveryTransportAtEverySizeBesideTheSeed) {
   const auto file = dir_ / "transports.json";
-  const auto outcome = run_process({std::string(DSGD_BINARY_DIR) + "/app/dsgd", "bench", "transports", "--max-bytes",
-                                    "65536", "--predict", "k80-dmath", "--results", file.string()},
-                                   std::chrono::seconds(120));
+  const auto outcome = dsgd::testing::run_dsgd_executable(
+      {"bench", "transports", "--max-bytes", "65536", "--predict", "k80-dmath", "--results", file.string()});
   ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
   EXPECT_TRUE(contains(outcome.output, "one-way latency (us) / bandwidth (MB/s)")) << outcome.output;
   std::map<std::string, std::set<double>> sizes;  // by transport

@@ -32,14 +32,14 @@ using dsgd::testing::contains;
 Outcome dsgd(const std::vector<std::string>& args) { return dsgd::testing::run_dsgd(args); }
 
 TEST(AppCli, VersionFromTheRealExecutable) {
-  const auto result = run_process({std::string(DSGD_BINARY_DIR) + "/app/dsgd", "--version"}, std::chrono::seconds(60));
+  const auto result = dsgd::testing::run_dsgd_executable({"--version"});
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_TRUE(contains(result.output, "dsgd 0.1.0 (commit ")) << result.output;
   EXPECT_TRUE(contains(result.output, "SimGrid 3.")) << result.output;
 }
 
 TEST(AppCli, UnknownCommandExitsTwoAndListsTheValidOnes) {
-  const auto result = run_process({std::string(DSGD_BINARY_DIR) + "/app/dsgd", "simulat"}, std::chrono::seconds(60));
+  const auto result = dsgd::testing::run_dsgd_executable({"simulat"});
   EXPECT_EQ(result.exit_code, kExitUsage);
   EXPECT_TRUE(contains(result.output, "unknown command 'simulat'; valid values are: ")) << result.output;
   EXPECT_TRUE(contains(result.output, "models")) << result.output;
@@ -87,12 +87,11 @@ TEST_F(AppCliBackend, TheCudaBackEndIsRefusedWithOneLineWhereThereIsNoDevice) {
 // machine's slots runs; a malformed one is refused with its file and line before anything starts.
 TEST_F(AppCliBackend, AnMpiRunTakesAHostfile) {
   dsgd::testing::write_synthetic_idx_folder(dir_, 64, 16);
-  const std::string dsgd_path = std::string(DSGD_BINARY_DIR) + "/app/dsgd";
   const auto run_with = [&](const std::string& hosts) {
     std::ofstream(dir_ / "hosts") << hosts;
-    return run_process({dsgd_path, "run", "--executor", "mpi", "--workers", "2", "--iterations", "4", "--eval-every",
-                        "2", "--batch", "8", "--data", "idx:" + dir_.string(), "--hostfile", (dir_ / "hosts").string()},
-                       std::chrono::seconds(120));
+    return dsgd::testing::run_dsgd_executable({"run", "--executor", "mpi", "--workers", "2", "--iterations", "4",
+                                               "--eval-every", "2", "--batch", "8", "--data", "idx:" + dir_.string(),
+                                               "--hostfile", (dir_ / "hosts").string()});
   };
   const auto ran = run_with("localhost slots=2\n");
   EXPECT_EQ(ran.exit_code, 0) << ran.output;

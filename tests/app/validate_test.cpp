@@ -17,6 +17,7 @@
 #include "measure/kernel_calibration.hpp"
 #include "platforms/catalog.hpp"
 #include "reports/results.hpp"
+#include "tests/support/cli_run.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/synthetic_images.hpp"
 
@@ -26,11 +27,7 @@ namespace {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // The real executable, as a user runs it: its exit code and what it printed.
-ProcessResult dsgd(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{std::string(DSGD_BINARY_DIR) + "/app/dsgd"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return run_process(argv, std::chrono::seconds(120));
-}
+ProcessResult dsgd(const std::vector<std::string>& args) { return dsgd::testing::run_dsgd_executable(args); }
 
 class AppValidate : public dsgd::testing::ScratchDirTest {
  protected:
