@@ -19,6 +19,7 @@
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
+#include "simulate/scaling_study.hpp"
 #include "simulate/simgrid/executor.hpp"
 
 namespace dsgd::app {
@@ -225,13 +226,6 @@ void print_table(const GemmBenchCli& cli, const reports::Results& results, bool 
 
 // --- seed 001 Table V -------------------------------------------------------------------------------------------
 
-void set_gemm_efficiency(platforms::Platform& platform, double value, const std::string& source) {
-  for (auto& group : platform.nodes.devices) {
-    group.efficiency.by_class["gemm"] = value;
-    group.efficiency.sources["gemm"] = source;
-  }
-}
-
 // Table V's set-up: cyclic with kept blocks, one product per point (the simulation has no noise), GPUs filling one
 // server (16) before the next.
 dmath::GemmBenchOptions table5_options(std::int64_t size) {
@@ -243,8 +237,8 @@ dmath::GemmBenchOptions table5_options(std::int64_t size) {
 }
 
 // Every cell of Table V predicted on `platform` (k80-dmath) beside the published one. One value is fitted: the GPU's
-// gemm efficiency, so that one GPU takes cuBLAS's published time at kTable5FitSize. The simulated time is T = C / e
-// + R in the efficiency e, so two runs give C and R and the fit is exact (as for seed 000's conv efficiency).
+// gemm efficiency, so that one GPU takes cuBLAS's published time at kTable5FitSize (simulate::solve_kernel_efficiency,
+// exact, as for seed 000's conv efficiency).
 void table5_study(Context& context, GemmBenchCli cli) {
   if (cli.platform.empty()) cli.platform = "k80-dmath";
   auto platform = platforms::load_platform(cli.platform);
@@ -258,20 +252,15 @@ void table5_study(Context& context, GemmBenchCli cli) {
   const auto fit_row =
       std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.size == dmath::kTable5FitSize; });
   const double target_s = *fit_row->cublas_1;
-  const auto one_gpu_s = [&](double efficiency) {
-    auto trial = platform;
-    set_gemm_efficiency(trial, efficiency, "trial");
-    return simulate_point(trial, placement, cli, table5_options(dmath::kTable5FitSize), 1).real_time;
-  };
-  const double at_one = one_gpu_s(1.0);
-  const double compute_s = one_gpu_s(0.5) - at_one;  // C at e = 1
-  const double rest_s = at_one - compute_s;
-  if (target_s <= rest_s)
-    throw InputError("bench gemm --study table5: the published time is below what any rate gives");
-  const double efficiency = compute_s / (target_s - rest_s);
+  const double efficiency = simulate::solve_kernel_efficiency(
+      platform, "gemm", target_s,
+      [&](const platforms::Platform& probe) {
+        return simulate_point(probe, placement, cli, table5_options(dmath::kTable5FitSize), 1).real_time;
+      },
+      "bench gemm --study table5: cuBLAS's published product of " + std::to_string(dmath::kTable5FitSize) + " in");
   const std::string fitted_on = "seed 001 Table V, cuBLAS 7.5 on one GPU at " + std::to_string(dmath::kTable5FitSize) +
                                 ": " + significant(target_s, 4) + " s";
-  set_gemm_efficiency(platform, efficiency, "FITTED: " + fitted_on);
+  simulate::set_kernel_efficiency(platform, "gemm", efficiency, "FITTED: " + fitted_on);
 
   auto results = new_results(context);
   reports::Entry fitted = timed_entry("gemm-table5/fitted/gemm_efficiency", "simgrid", "static", "cyclic", 1, 0);

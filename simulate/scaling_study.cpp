@@ -114,8 +114,8 @@ class StudyRunner {
       throw InputError(study_.name + ": " + c.label + " has no published time for a number of iterations to fit on");
     }
     const double target_s = c.published_seconds.front() / static_cast<double>(c.paper_iterations);
-    return solve_conv_efficiency(
-        platform, target_s,
+    return solve_kernel_efficiency(
+        platform, "conv", target_s,
         [&](const platforms::Platform& probe) {
           return simulate(probe, c, study_.points.front()).seconds_per_iteration;
         },
@@ -190,26 +190,27 @@ double minimise_1d(const std::function<double(double)>& loss, double lo, double 
   return best_x;
 }
 
-double conv_efficiency(const platforms::Platform& platform) {
+double kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class) {
   const auto& devices = platform.nodes.devices;
-  return devices.empty() ? platform.nodes.cpu.efficiency.of("conv") : devices.front().efficiency.of("conv");
+  return devices.empty() ? platform.nodes.cpu.efficiency.of(kernel_class) : devices.front().efficiency.of(kernel_class);
 }
 
-void set_conv_efficiency(platforms::Platform& platform, double value, const std::string& source) {
+void set_kernel_efficiency(platforms::Platform& platform, const std::string& kernel_class, double value,
+                           const std::string& source) {
   auto set = [&](platforms::KernelEfficiency& efficiency) {
-    efficiency.by_class["conv"] = value;
-    efficiency.sources["conv"] = source;
+    efficiency.by_class[kernel_class] = value;
+    efficiency.sources[kernel_class] = source;
   };
   if (platform.nodes.devices.empty()) set(platform.nodes.cpu.efficiency);
   for (auto& group : platform.nodes.devices) set(group.efficiency);
 }
 
-double solve_conv_efficiency(const platforms::Platform& platform, double target_s,
-                             const std::function<double(const platforms::Platform&)>& seconds_at,
-                             const std::string& what, double max_efficiency) {
-  const double e0 = conv_efficiency(platform);
+double solve_kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class, double target_s,
+                               const std::function<double(const platforms::Platform&)>& seconds_at,
+                               const std::string& what, double max_efficiency) {
+  const double e0 = kernel_efficiency(platform, kernel_class);
   platforms::Platform half = platform;
-  set_conv_efficiency(half, e0 / 2, "a probe of the fit");
+  set_kernel_efficiency(half, kernel_class, e0 / 2, "a probe of the fit");
   const double at_e0 = seconds_at(platform);
   const double conv_s = seconds_at(half) - at_e0;
   const double rest_s = at_e0 - conv_s;
@@ -267,7 +268,7 @@ StudyOutcome run_scaling_study(const platforms::Platform& platform, const Scalin
                            std::to_string(c.paper_iterations) + " iterations at " + study.points.front().size;
     std::vector<std::string> applied;
     for (const auto user : users) {
-      set_conv_efficiency(case_platforms[user], efficiency, "fitted on " + on);
+      set_kernel_efficiency(case_platforms[user], "conv", efficiency, "fitted on " + on);
       applied.push_back(study.cases[user].label);
     }
     compute_fits.push_back({"conv efficiency, " + c.label, "conv_efficiency", applied, efficiency, on});

@@ -104,18 +104,20 @@ std::optional<double> difference(const algorithms::ScalingStudy& study, const St
 double minimise_1d(const std::function<double(double)>& loss, double lo, double hi, double tolerance,
                    int grid_points = 11);
 
-// The "conv" kernel efficiency of the processor the workers compute on (the devices where the nodes have some), and
-// setting it, with its source, on every processor of that kind.
-double conv_efficiency(const platforms::Platform& platform);
-void set_conv_efficiency(platforms::Platform& platform, double value, const std::string& source);
+// The efficiency of kernel class `kernel_class` ("conv", "gemm", ...) on the processor the workers compute on (the
+// devices where the nodes have some), and setting it, with its source, on every processor of that kind.
+double kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class);
+void set_kernel_efficiency(platforms::Platform& platform, const std::string& kernel_class, double value,
+                           const std::string& source);
 
-// The conv efficiency at which `seconds_at(platform)` -- a simulated time per iteration -- equals `target_s`. The
-// time is linear in 1 / e (T = C / e + R), so the runs at the platform's e0 and at e0 / 2 give C / e0 = T(e0 / 2) -
-// T(e0) and R = T(e0) - C / e0, and the solution is exact. Throws InputError, starting with `what`, where the target
-// needs more than `max_efficiency` x peak. Above 1 the value is an effective rate of the step's nominal FLOPs: a
-// convolution algorithm doing fewer multiplications than the direct count (Winograd) runs "faster than peak".
-double solve_conv_efficiency(const platforms::Platform& platform, double target_s,
-                             const std::function<double(const platforms::Platform&)>& seconds_at,
-                             const std::string& what, double max_efficiency = 1.0);
+// The efficiency of `kernel_class` at which `seconds_at(platform)` -- a simulated time per iteration -- equals
+// `target_s`. The time is linear in 1 / e (T = C / e + R), so the runs at the platform's e0 and at e0 / 2 give
+// C / e0 = T(e0 / 2) - T(e0) and R = T(e0) - C / e0, and the solution is exact. Throws InputError, starting with
+// `what`, where the target needs more than `max_efficiency` x peak. Above 1 the value is an effective rate of the
+// step's nominal FLOPs: a convolution algorithm doing fewer multiplications than the direct count (Winograd) runs
+// "faster than peak".
+double solve_kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class, double target_s,
+                               const std::function<double(const platforms::Platform&)>& seconds_at,
+                               const std::string& what, double max_efficiency = 1.0);
 
 }  // namespace dsgd::simulate

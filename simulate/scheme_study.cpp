@@ -91,8 +91,8 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
     runner.progress("calibrating " + model.model + " on one GPU of " + calibration_platform.name);
     const double target_s = model.batch / model.images_per_second;
     const auto& baseline = study.schemes.front();
-    const double efficiency = solve_conv_efficiency(
-        calibration_platform, target_s,
+    const double efficiency = solve_kernel_efficiency(
+        calibration_platform, "conv", target_s,
         [&](const platforms::Platform& probe) {
           return runner.simulate(probe, model, baseline, 1).seconds_per_iteration;
         },
@@ -105,9 +105,9 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
     const auto base = platforms::load_platform(platform_name);
     for (const auto& model : study.models) {
       platforms::Platform platform = base;
-      set_conv_efficiency(platform, efficiency_of.at(model.model),
-                          format("derived: %.4g img/s of %s on a %s at batch %d (%s)", model.images_per_second,
-                                 model.model.c_str(), model.device.c_str(), model.batch, model.source.c_str()));
+      set_kernel_efficiency(platform, "conv", efficiency_of.at(model.model),
+                            format("derived: %.4g img/s of %s on a %s at batch %d (%s)", model.images_per_second,
+                                   model.model.c_str(), model.device.c_str(), model.batch, model.source.c_str()));
       runner.progress(platform.name + ", " + model.model + ": " + std::to_string(study.schemes.size()) +
                       " schemes at " + std::to_string(workers.size()) + " sizes");
       double baseline_s = 0;
