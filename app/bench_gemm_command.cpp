@@ -2,7 +2,6 @@
 // predicted in SimGrid on a platform, beside OpenBLAS sgemm of the whole product in one process (docs/dmath.md).
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -100,25 +99,7 @@ std::vector<reports::Entry> measure_under_mpirun(const GemmBenchCli& cli, int ra
 // OpenBLAS sgemm of the whole product on `threads` threads of this process: the one-node reference.
 reports::Entry sgemm_baseline(const dmath::GemmBenchOptions& options, int threads) {
   const auto n = options.size;
-  std::vector<float> a(static_cast<std::size_t>(n * n));
-  std::vector<float> b(a.size());
-  std::vector<float> c(a.size());
-  for (std::int64_t i = 0; i < n; ++i) {
-    for (std::int64_t j = 0; j < n; ++j) {
-      a[static_cast<std::size_t>(i * n + j)] = dmath::gemm_element(options.seed, 'A', i, j);
-      b[static_cast<std::size_t>(i * n + j)] = dmath::gemm_element(options.seed, 'B', i, j);
-    }
-  }
-  const auto gemm = dmath::make_blas_gemm(threads);
-  std::vector<double> seconds;
-  for (int round = 0; round <= options.rounds; ++round) {  // round 0: the warm-up
-    std::fill(c.begin(), c.end(), 0.0F);
-    const auto start = std::chrono::steady_clock::now();
-    gemm->multiply_add(false, n, n, n, a.data(), n, b.data(), n, c.data(), n);
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    if (round > 0) seconds.push_back(took.count());
-  }
-  const double time = median(seconds);
+  const double time = median(dmath::time_whole_sgemm(options, threads, options.rounds));
   const double flops = dmath::GemmShape{n, n, n}.flops();
   auto entry = timed_entry("gemm/sgemm/" + std::to_string(n) + "/" + std::to_string(threads), "threads", "measured",
                            "sgemm", 1, time);
@@ -128,7 +109,7 @@ reports::Entry sgemm_baseline(const dmath::GemmBenchOptions& options, int thread
                     {"seconds", time},
                     {"gflops", flops / time / 1e9},
                     {"threads_per_rank", static_cast<double>(threads)}};
-  entry.labels["local_gemm"] = gemm->description();
+  entry.labels["local_gemm"] = dmath::make_blas_gemm(threads)->description();
   return entry;
 }
 

@@ -6,10 +6,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 
-#include "algorithms/dmath/distributed_gemm.hpp"
+#include "algorithms/dmath/gemm_bench.hpp"
 #include "app/commands.hpp"
 #include "core/format.hpp"
 #include "core/model_zoo.hpp"
@@ -46,22 +45,11 @@ reports::Entry point_entry(const std::string& series, const std::string& kind, d
 // threads of earlier work spin for a while after it and slow the first small ones), 2 n^3 FLOPs over the 3 n^2
 // floats at least moved.
 std::pair<double, double> sgemm_point(std::int64_t n, int threads, int repetitions) {
-  std::vector<float> a(static_cast<std::size_t>(n * n), 1.0F);
-  std::vector<float> b(a.size(), 0.5F);
-  std::vector<float> c(a.size());
-  const auto gemm = algorithms::dmath::make_blas_gemm(threads);
-  double best = 1e30;
-  double spent = 0;
-  for (int repetition = 0; repetition <= repetitions || spent < 0.2; ++repetition) {
-    std::fill(c.begin(), c.end(), 0.0F);
-    const auto start = std::chrono::steady_clock::now();
-    gemm->multiply_add(false, n, n, n, a.data(), n, b.data(), n, c.data(), n);
-    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-    spent += took.count();
-    if (repetition > 0) best = std::min(best, took.count());
-  }
+  algorithms::dmath::GemmBenchOptions options;
+  options.size = n;
+  const auto seconds = algorithms::dmath::time_whole_sgemm(options, threads, repetitions, 0.2);
   const double flops = 2.0 * static_cast<double>(n * n * n);
-  return {flops / (12.0 * static_cast<double>(n * n)), flops / best};
+  return {flops / (12.0 * static_cast<double>(n * n)), flops / *std::min_element(seconds.begin(), seconds.end())};
 }
 
 // Bytes a training step of `layers` at least moves per image-batch: each layer's parameters read in the forward pass,

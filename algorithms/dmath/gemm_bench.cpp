@@ -1,6 +1,7 @@
 #include "algorithms/dmath/gemm_bench.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -180,6 +181,27 @@ GemmRankResult run_gemm_bench(Comm& comm, const GemmBenchOptions& options) {
     result.transposed_error_scale = static_cast<double>(shape.n) * max_abs(c) * max_abs(b_cols);
   }
   return result;
+}
+
+std::vector<double> time_whole_sgemm(const GemmBenchOptions& options, int threads, int products, double min_total_s) {
+  const std::int64_t n = options.size;
+  const Range all{0, n};
+  const auto a = generate(options.seed, 'A', all, all, true);
+  const auto b = generate(options.seed, 'B', all, all, true);
+  std::vector<float> c(a.size());
+  const auto gemm = make_blas_gemm(threads);
+  std::vector<double> seconds;
+  double spent = 0;
+  for (int product = 0; product <= products || spent < min_total_s; ++product) {  // product 0: the warm-up
+    std::fill(c.begin(), c.end(), 0.0F);
+    const auto start = std::chrono::steady_clock::now();
+    gemm->multiply_add(false, n, n, n, a.data(), n, b.data(), n, c.data(), n);
+    const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+    if (product == 0) continue;
+    seconds.push_back(took.count());
+    spent += took.count();
+  }
+  return seconds;
 }
 
 MemoryEstimate estimate_gemm_bench_memory(const GemmBenchOptions& options, int ranks) {

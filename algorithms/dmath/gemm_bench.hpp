@@ -58,6 +58,12 @@ void check_gemm_bench(const GemmBenchOptions& options, int ranks);
 // together), then the check. On a Comm without payloads only the timings are real (simulated).
 GemmRankResult run_gemm_bench(Comm& comm, const GemmBenchOptions& options);
 
+// Seconds of single-rank products of the whole options.size-square matrices of options.seed by OpenBLAS on `threads`
+// threads of the calling thread: one untimed warm-up, then at least `products`, more until `min_total_s` has passed.
+// The reference `dsgd bench gemm` prints beside the distributed product, and `dsgd bench roofline`'s sgemm.
+std::vector<double> time_whole_sgemm(const GemmBenchOptions& options, int threads, int products,
+                                     double min_total_s = 0);
+
 // The memory a world of `ranks` ranks of this benchmark takes on one machine, all ranks together.
 MemoryEstimate estimate_gemm_bench_memory(const GemmBenchOptions& options, int ranks);
 
