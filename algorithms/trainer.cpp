@@ -122,30 +122,30 @@ double Trainer::compute_gradient() {
   return loss;
 }
 
-void Trainer::upload_parameters() {
-  if (!host_backend_ || !has_data()) return;
-  ComputeStep copy;
-  copy.kernel_class = "copy";
-  copy.category = Category::kCpuGpuPara;
-  copy.bytes = static_cast<double>(parameter_count_) * sizeof(float);
-  copy.kernel = [this] {
-    backend_->copy_to_device(network_->parameters(), host_parameters_.data(), parameter_count_);
+void Trainer::parameter_copy(std::size_t floats, const std::function<void()>& copy) {
+  ComputeStep step;
+  step.kernel_class = "copy";
+  step.category = Category::kCpuGpuPara;
+  step.bytes = static_cast<double>(floats) * sizeof(float);
+  step.kernel = [this, &copy] {
+    copy();
     backend_->synchronize();
   };
-  comm_.compute(copy);
+  comm_.compute(step);
+}
+
+void Trainer::upload_parameters() {
+  if (!host_backend_ || !has_data()) return;
+  parameter_copy(parameter_count_, [this] {
+    backend_->copy_to_device(network_->parameters(), host_parameters_.data(), parameter_count_);
+  });
 }
 
 void Trainer::download_gradients(std::size_t offset, std::size_t count) {
   if (!host_backend_ || !has_data() || count == 0) return;
-  ComputeStep copy;
-  copy.kernel_class = "copy";
-  copy.category = Category::kCpuGpuPara;
-  copy.bytes = static_cast<double>(count) * sizeof(float);
-  copy.kernel = [this, offset, count] {
+  parameter_copy(count, [this, offset, count] {
     backend_->copy_to_host(host_gradients_.data() + offset, network_->gradients() + offset, count);
-    backend_->synchronize();
-  };
-  comm_.compute(copy);
+  });
 }
 
 double Trainer::compute_gradient(const LayerReady& on_layer_ready) {

@@ -170,6 +170,7 @@ class Trainer {
   // copy step charged to cpu-gpu para. Nothing on the CPU back end.
   void upload_parameters();
   void download_gradients(std::size_t offset, std::size_t count);
+  void parameter_copy(std::size_t floats, const std::function<void()>& copy);  // a cpu-gpu para copy step
 
   Comm& comm_;
   AlgorithmInfo info_;
