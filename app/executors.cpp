@@ -49,7 +49,6 @@ void check_native_memory(const TrainingJob& job, const char* executor) {
 
 reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
   if (job.data == nullptr) throw InternalError(job.command + ": the threads executor needs the data loaded");
-  check_backend(ExecutorKind::kThreads, job);
   check_native_memory(job, "threads");
   algorithms::RunResult result;
   WorldOptions world;
@@ -77,7 +76,6 @@ reports::Entry train_on_threads(const TrainingJob& job, Context& context) {
 }
 
 reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
-  check_backend(ExecutorKind::kMpi, job);
   check_native_memory(job, "mpi");
   WorkerLaunch launch;
   launch.launcher = job.launcher;
@@ -98,7 +96,6 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
 
 reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
   if (job.data == nullptr) throw InternalError(job.command + ": a numeric simulation needs the data loaded");
-  check_backend(ExecutorKind::kSimgrid, job);
   if (!job.cli.run.checkpoint.path.empty()) {
     throw InputError(job.command + ": --checkpoint is for the threads and mpi executors, not simgrid");
   }

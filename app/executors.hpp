@@ -59,7 +59,8 @@ const std::vector<std::string>& native_executor_names();
 const Executor& find_executor(std::string_view name, const std::vector<std::string>& accepted);
 
 // Throws unless `job`'s --backend can run on `executor` here: InputError for a device back end in a simulation (it
-// prices the platform's devices), UnavailableError where this machine has no device for it. Before any data loads.
+// prices the platform's devices), UnavailableError where this machine has no device for it. `dsgd run`, the one
+// command that takes --backend, calls it before any data loads; the executors do not check again.
 void check_backend(ExecutorKind executor, const TrainingJob& job);
 
 }  // namespace dsgd::app
