@@ -88,6 +88,7 @@ struct AlgorithmInfo {
   bool synchronous = false;  // same seed, same weights, bit for bit (on any executor)
   bool shardable = false;    // takes --servers S: its parameter server sharded over ranks 0..S-1
   bool compresses = false;   // honours Hyperparameters::compression (the others refuse a compression)
+  bool whole_layers = true;  // every optimiser sees whole layers, so it takes LARS (hybrid-sgd's split layers do not)
 };
 
 // The pieces of one rank's algorithm state, named for a checkpoint (algorithms/run_checkpoint.hpp), which saves

@@ -21,5 +21,6 @@ AlgorithmEntry hogwild_easgd_entry();
 std::vector<AlgorithmEntry> sync_easgd_entries();  // EASGD1, EASGD2, EASGD3
 AlgorithmEntry ssp_sgd_entry();                    // seed 004's SSP
 AlgorithmEntry a_bsp_sgd_entry();                  // seed 004's A-BSP (sync_sgd.cpp)
+AlgorithmEntry hybrid_sgd_entry();                 // seed 001's hybrid data/model parallelism
 
 }  // namespace dsgd::algorithms

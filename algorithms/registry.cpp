@@ -13,7 +13,8 @@ const std::vector<AlgorithmEntry>& algorithm_catalog() {
     }
     for (auto& entry : sync_easgd_entries()) entries.push_back(std::move(entry));
     for (auto entry : {ssp_sgd_entry(), a_bsp_sgd_entry()}) entries.push_back(std::move(entry));  // seed 004
-    entries.push_back(wfbp_sgd_entry());  // issue 25's communication schemes, after seed 000's algorithms
+    entries.push_back(wfbp_sgd_entry());    // issue 25's communication schemes, after seed 000's algorithms
+    entries.push_back(hybrid_sgd_entry());  // seed 001 (dMath)
     return entries;
   }();
   return catalog;

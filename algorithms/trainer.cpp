@@ -110,7 +110,7 @@ void Trainer::copy_batch() {
 
 double Trainer::compute_gradient() {
   copy_batch();
-  upload_parameters();
+  upload_parameters(parameter_count_);
   double loss = 0;
   // Backward costs about twice the forward pass.
   forward_backward(3.0 * setup_.model.forward_flops() * hyper_.batch, [this, &loss] {
@@ -134,11 +134,10 @@ void Trainer::parameter_copy(std::size_t floats, const std::function<void()>& co
   comm_.compute(step);
 }
 
-void Trainer::upload_parameters() {
-  if (!host_backend_ || !has_data()) return;
-  parameter_copy(parameter_count_, [this] {
-    backend_->copy_to_device(network_->parameters(), host_parameters_.data(), parameter_count_);
-  });
+void Trainer::upload_parameters(std::size_t count) {
+  if (!host_backend_ || !has_data() || count == 0) return;
+  parameter_copy(count,
+                 [this, count] { backend_->copy_to_device(network_->parameters(), host_parameters_.data(), count); });
 }
 
 void Trainer::download_gradients(std::size_t offset, std::size_t count) {
@@ -150,7 +149,7 @@ void Trainer::download_gradients(std::size_t offset, std::size_t count) {
 
 double Trainer::compute_gradient(const LayerReady& on_layer_ready) {
   copy_batch();
-  upload_parameters();
+  upload_parameters(parameter_count_);
   const ModelSpec& model = setup_.model;
   const double batch = hyper_.batch;
   // nn::Network's layers: every layer but a final softmax, whose place the loss takes (its forward and backward
@@ -163,16 +162,62 @@ double Trainer::compute_gradient(const LayerReady& on_layer_ready) {
                      loss = network_->forward_loss(images_, labels_);
                      backend_->synchronize();
                    });
+  backward_layers(layers, on_layer_ready);
+  finish_gradient(loss);
+  return loss;
+}
+
+void Trainer::backward_layers(std::size_t layers, const LayerReady& on_layer_ready) {
+  const double batch = hyper_.batch;
   for (std::size_t layer = layers; layer-- > 0;) {
-    forward_backward(2.0 * batch * model.layers[layer].forward_flops, [this, layer] {
+    forward_backward(2.0 * batch * setup_.model.layers[layer].forward_flops, [this, layer] {
       network_->backward_layer(layer);
       backend_->synchronize();
     });
     if (has_data()) download_gradients(layout_[layer].offset, layout_[layer].count);
     if (on_layer_ready) on_layer_ready(layer);
   }
+}
+
+const float* Trainer::forward_prefix(std::size_t layers) {
+  const ModelSpec& model = setup_.model;
+  DSGD_ENFORCE(layers >= 1 && layers < model.layers.size(), "forward_prefix: no such layer count");
+  prefix_layers_ = layers;
+  copy_batch();
+  upload_parameters(layout_[layers - 1].offset + layout_[layers - 1].count);
+  double flops = 0;
+  for (std::size_t i = 0; i < layers; ++i) flops += model.layers[i].forward_flops;
+  const float* output = nullptr;
+  forward_backward(hyper_.batch * flops, [this, layers, &output] {
+    output = network_->forward_prefix(images_, layers);
+    backend_->synchronize();
+  });
+  if (!has_data() || !host_backend_) return output;
+  const auto count =
+      static_cast<std::size_t>(hyper_.batch) * static_cast<std::size_t>(model.layers[layers - 1].output.elements());
+  prefix_output_.resize(count);
+  prefix_gradient_.resize(count);
+  parameter_copy(count, [this, output, count] { backend_->copy_to_host(prefix_output_.data(), output, count); });
+  return prefix_output_.data();
+}
+
+float* Trainer::prefix_output_gradient() {
+  if (!has_data()) return nullptr;
+  DSGD_ENFORCE(prefix_layers_ > 0, "prefix_output_gradient before forward_prefix");
+  return host_backend_ ? prefix_gradient_.data() : network_->output_gradient(prefix_layers_ - 1);
+}
+
+void Trainer::backward_prefix(double loss, const LayerReady& on_layer_ready) {
+  DSGD_ENFORCE(prefix_layers_ > 0, "backward_prefix before forward_prefix");
+  if (has_data() && host_backend_) {
+    parameter_copy(prefix_gradient_.size(), [this] {
+      backend_->copy_to_device(network_->output_gradient(prefix_layers_ - 1), prefix_gradient_.data(),
+                               prefix_gradient_.size());
+    });
+  }
+  backward_layers(prefix_layers_, on_layer_ready);
+  prefix_layers_ = 0;
   finish_gradient(loss);
-  return loss;
 }
 
 void Trainer::forward_backward(double flops, std::function<void()> kernel) {
@@ -250,7 +295,7 @@ std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum, Shard shard) {
   }
   if (shard.offset == 0 && shard.count == parameter_count()) {
     options.layout = layout_;  // LARS's layers
-    return std::make_unique<nn::Sgd>(optimiser_backend(), shard.count, options);
+    return std::make_unique<nn::Sgd>(host_backend(), shard.count, options);
   }
   // LARS's layers, cut to the shard and counted from its start.
   const std::size_t shard_end = shard.offset + shard.count;
@@ -259,7 +304,7 @@ std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum, Shard shard) {
     const std::size_t end = std::min(layer.offset + layer.count, shard_end);
     if (begin < end) options.layout.push_back({layer.layer, begin - shard.offset, end - begin});
   }
-  return std::make_unique<nn::Sgd>(optimiser_backend(), shard.count, options);
+  return std::make_unique<nn::Sgd>(host_backend(), shard.count, options);
 }
 
 void Trainer::sgd_step(nn::Sgd& sgd, Category category) { sgd_step(sgd, category, {0, parameter_count()}); }
@@ -272,7 +317,7 @@ void Trainer::sgd_step(nn::Sgd& sgd, Category category, Shard shard) {
   const bool lars = sgd.options().lars;
   elementwise((lars ? 8.0 : 4.0) * n, (lars ? 28.0 : 20.0) * n, category, [this, &sgd, shard] {
     sgd.step(parameters() + shard.offset, gradients() + shard.offset);
-    optimiser_backend().synchronize();
+    host_backend().synchronize();
   });
 }
 

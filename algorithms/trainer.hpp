@@ -74,6 +74,9 @@ class Trainer {
 
   // Where the network computes (its parameters() are the host copies on "cuda").
   nn::Backend& backend() { return *backend_; }
+  // The back end of host memory: backend() on "cpu", the host's on a device back end (where optimisers run).
+  nn::Backend& host_backend() { return host_backend_ ? *host_backend_ : *backend_; }
+  const ModelSpec& model() const { return setup_.model; }
   // Only where has_data(): a size-only world builds no network.
   nn::Network& network();
   std::size_t parameter_count() const { return parameter_count_; }
@@ -102,6 +105,19 @@ class Trainer {
   // FLOPs that sum to its (size-only worlds take them from the model description, layer by layer).
   using LayerReady = std::function<void(std::size_t layer)>;
   double compute_gradient(const LayerReady& on_layer_ready);
+  // The network in two parts, for an algorithm that runs its last layers itself (hybrid-sgd's model-parallel head):
+  // forward_prefix draws this worker's next batch (cpu-gpu data), uploads the parameters of layers [0, layers) on a
+  // device back end, and runs their forward pass as one for/backward step of their FLOPs; it returns their output in
+  // host memory (batch x its elements; on a device back end a copy, cpu-gpu para; null in a size-only world). The
+  // caller writes dL/d(that output) into prefix_output_gradient() (host memory) and calls backward_prefix(), which
+  // runs those layers' backward passes from the last, one step and one on_layer_ready(layer) each as
+  // compute_gradient(on_layer_ready) does, and counts the iteration with the caller's `loss`.
+  const float* forward_prefix(std::size_t layers);
+  float* prefix_output_gradient();
+  void backward_prefix(double loss, const LayerReady& on_layer_ready);
+  // The labels of the batch the last forward pass drew (host memory, class indices as floats); empty in a size-only
+  // world.
+  std::span<const float> batch_labels() const { return host_labels_; }
   // Where each layer's parameters sit in the packed buffers (size-only worlds: as nn::Network lays them out, plus
   // the final softmax's empty slice).
   const std::vector<nn::ParameterSlice>& layout() const { return layout_; }
@@ -165,10 +181,10 @@ class Trainer {
   void copy_batch();                  // compute_gradient's first step: the batch to the device (or the prefetch's rest)
   void finish_gradient(double loss);  // counts the iteration and checks the loss
   void forward_backward(double flops, std::function<void()> kernel);  // a for/backward compute step ("conv")
-  nn::Backend& optimiser_backend() { return host_backend_ ? *host_backend_ : *backend_; }
-  // On a device back end: the host parameters to the device, and gradients [offset, offset + count) back, each a
-  // copy step charged to cpu-gpu para. Nothing on the CPU back end.
-  void upload_parameters();
+  // On a device back end: the first `count` host parameters to the device, and gradients [offset, offset + count)
+  // back, each a copy step charged to cpu-gpu para. Nothing on the CPU back end.
+  void upload_parameters(std::size_t count);
+  void backward_layers(std::size_t layers, const LayerReady& on_layer_ready);  // layers-1 .. 0, a step each
   void download_gradients(std::size_t offset, std::size_t count);
   void parameter_copy(std::size_t floats, const std::function<void()>& copy);  // a cpu-gpu para copy step
 
@@ -184,6 +200,9 @@ class Trainer {
   std::vector<float> host_gradients_;
   std::size_t parameter_count_ = 0;
   std::vector<nn::ParameterSlice> layout_;
+  std::size_t prefix_layers_ = 0;     // forward_prefix's
+  std::vector<float> prefix_output_;  // on a device back end: host copies of the prefix's output and its gradient
+  std::vector<float> prefix_gradient_;
   std::unique_ptr<data::BatchSampler> sampler_;
   std::vector<float> host_images_;
   std::vector<float> host_labels_;

@@ -145,12 +145,23 @@ double Network::train_step(const float* images, const float* labels, const Layer
 }
 
 double Network::forward_loss(const float* images, const float* labels) {
-  images_ = images;
-  for (std::size_t i = 0; i < layers_.size(); ++i) {
-    layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset, true);
-  }
+  forward_prefix(images, layers_.size());
   return backend_.softmax_cross_entropy(activations_.back(), labels, batch_, static_cast<int>(model_.classes),
                                         activation_grads_.back(), nullptr);
+}
+
+const float* Network::forward_prefix(const float* images, std::size_t layers) {
+  DSGD_ENFORCE(layers >= 1 && layers <= layers_.size(), "forward_prefix: no such layer count");
+  images_ = images;
+  for (std::size_t i = 0; i < layers; ++i) {
+    layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset, true);
+  }
+  return activations_[layers - 1];
+}
+
+float* Network::output_gradient(std::size_t layer) {
+  DSGD_ENFORCE(layer < layers_.size(), "output_gradient: no such layer");
+  return activation_grads_[layer];
 }
 
 void Network::backward_layer(std::size_t i) {

@@ -62,6 +62,13 @@ class Network {
   void backward_layer(std::size_t layer);
   std::size_t layer_count() const { return layers_.size(); }
 
+  // The first `layers` layers alone, for a caller that runs the rest of the network itself (hybrid-sgd's
+  // model-parallel head): forward_prefix() runs their forward pass (training mode) and returns their output (batch x
+  // that layer's output elements); the caller writes dL/d(that output) into output_gradient(layers - 1) and calls
+  // backward_layer(i) for i = layers - 1 down to 0. `images` must stay unchanged until backward_layer(0).
+  const float* forward_prefix(const float* images, std::size_t layers);
+  float* output_gradient(std::size_t layer);
+
   // Forward only (dropout off) on one batch; returns how many predictions equal the labels, and adds the summed
   // loss to *loss_sum when not null.
   int evaluate(const float* images, const float* labels, double* loss_sum = nullptr);
