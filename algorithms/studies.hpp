@@ -56,7 +56,9 @@ const Study& find_study(const std::string& name);
 //   kEfficiency  weak scaling: T(first size) / T(size), the workers keeping their batch (Table 4)
 //   kSpeedup     the same ratio at a fixed global batch split among the workers (Fig 12)
 //   kCommRatio   the share of time in the communication categories (Table 3)
-enum class StudyMeasure { kEfficiency, kSpeedup, kCommRatio };
+//   kImagesPerSecond  training throughput of all workers together, global batch / time per iteration (seed 001's
+//                FPS); compared in percent of the published value
+enum class StudyMeasure { kEfficiency, kSpeedup, kCommRatio, kImagesPerSecond };
 
 // What the simulation may fit to the published numbers (always reported as fitted, never as predicted):
 //   kNone      nothing: the platform's kernel efficiencies as they are
@@ -80,8 +82,12 @@ struct ScalingStudyCase {
   int batch = 0;                      // per worker, or shared by all workers where the study splits a global batch
   std::int64_t paper_iterations = 0;  // iterations the published times are for; 0: times to an accuracy
   std::vector<double> published_seconds;  // per point (empty where the paper gives none)
-  std::vector<double> published_values;   // per point, of the study's measure as a fraction; empty: derived
-                                          // from published_seconds (efficiency and speed-up only)
+  std::vector<double> published_values;   // per point, of the study's measure as a fraction (images/s for
+                                          // kImagesPerSecond); empty: derived from published_seconds (efficiency
+                                          // and speed-up only)
+  // Per point, where the paper changes the batch with the size (seed 001 Table III): this point's batch in place of
+  // `batch` (split among the workers where the study splits a global batch). Empty: `batch` everywhere.
+  std::vector<int> point_batches = {};
 };
 
 struct ScalingStudy {

@@ -88,7 +88,8 @@ reports::Entry named_entry(std::string name) {
 // difference, and one per fitted value, so the manifest can render both.
 reports::Results study_results(Context& context, const simulate::StudyOutcome& outcome) {
   const auto& study = outcome.study;
-  const bool percent = study.measure != algorithms::StudyMeasure::kSpeedup;
+  const std::string_view unit = simulate::difference_unit(study.measure);
+  const std::string diff_counter = unit == "pp" ? "diff_pp" : unit == "percent" ? "diff_percent" : "diff";
   auto results = new_results(context);
   for (const auto& row : outcome.rows) {
     auto entry =
@@ -105,7 +106,7 @@ reports::Results study_results(Context& context, const simulate::StudyOutcome& o
     entry.counters["seconds_per_iteration"] = row.seconds_per_iteration;
     entry.counters["predicted"] = row.predicted;
     if (row.published) entry.counters["published"] = *row.published;
-    if (const auto diff = simulate::difference(study, row)) entry.counters[percent ? "diff_pp" : "diff"] = *diff;
+    if (const auto diff = simulate::difference(study, row)) entry.counters[diff_counter] = *diff;
     if (row.predicted_seconds) entry.counters["predicted_seconds"] = *row.predicted_seconds;
     if (row.published_seconds) entry.counters["published_seconds"] = *row.published_seconds;
     if (row.predicted_seconds && row.published_seconds) {

@@ -28,16 +28,30 @@ constexpr double kMaxNoiseSpread = 0.3;
 constexpr double kNoiseTolerance = 1e-3;
 constexpr int kNoiseGridPoints = 7;
 
-bool is_percent(StudyMeasure measure) { return measure != StudyMeasure::kSpeedup; }
+// Efficiencies and comm ratios are fractions shown in percent and compared in percentage points.
+bool is_percent(StudyMeasure measure) {
+  return measure == StudyMeasure::kEfficiency || measure == StudyMeasure::kCommRatio;
+}
+bool is_rate(StudyMeasure measure) { return measure == StudyMeasure::kImagesPerSecond; }
 
-constexpr EnumNames<3> kMeasureNames = {"efficiency", "speed-up", "comm ratio"};       // StudyMeasure's order
-constexpr EnumNames<3> kDeterminedNames = {"predicted", "fitted", "by construction"};  // Determined's order
+constexpr EnumNames<4> kMeasureNames = {"efficiency", "speed-up", "comm ratio", "images/s"};  // StudyMeasure's order
+constexpr EnumNames<3> kDeterminedNames = {"predicted", "fitted", "by construction"};         // Determined's order
 
 // Null-terminated: the names are literals.
 const char* measure_name(StudyMeasure measure) { return name_of(measure, kMeasureNames, "").data(); }
 
 std::string format_value(StudyMeasure measure, double value) {
+  if (is_rate(measure)) return format("%.0f", value);
   return is_percent(measure) ? format("%.1f%%", 100 * value) : format("%.2fx", value);
+}
+
+// The batch of case `c` at point `index`, and the images all workers take per iteration there.
+int batch_at(const ScalingStudyCase& c, std::size_t index) {
+  return c.point_batches.empty() ? c.batch : c.point_batches.at(index);
+}
+double global_batch(const ScalingStudy& study, const ScalingStudyCase& c, std::size_t index) {
+  const double batch = batch_at(c, index);
+  return study.split_global_batch ? batch : batch * study.points.at(index).workers;
 }
 
 void set_noise(platforms::Platform& platform, double spread, const std::string& source) {
@@ -52,18 +66,19 @@ class StudyRunner {
  public:
   StudyRunner(const ScalingStudy& study, const ScalingStudyOptions& options) : study_(study), options_(options) {}
 
-  ScalingPoint simulate(const platforms::Platform& platform, const ScalingStudyCase& c,
-                        const algorithms::ScalingStudyPoint& point) const {
+  ScalingPoint simulate(const platforms::Platform& platform, const ScalingStudyCase& c, std::size_t index) const {
+    const algorithms::ScalingStudyPoint& point = study_.points.at(index);
+    const int batch = batch_at(c, index);
     ScalingOptions scaling;
     scaling.algorithm = c.algorithm;
     scaling.model = c.model;
-    scaling.hyper.batch = c.batch;
+    scaling.hyper.batch = batch;
     if (study_.split_global_batch) {
-      if (c.batch % point.workers != 0) {
-        throw InputError(study_.name + ": the global batch " + std::to_string(c.batch) + " of " + c.label +
+      if (batch % point.workers != 0) {
+        throw InputError(study_.name + ": the global batch " + std::to_string(batch) + " of " + c.label +
                          " does not split among " + std::to_string(point.workers) + " workers");
       }
-      scaling.hyper.batch = c.batch / point.workers;
+      scaling.hyper.batch = batch / point.workers;
     }
     scaling.workers = {point.workers};
     scaling.iterations = options_.iterations;
@@ -74,7 +89,7 @@ class StudyRunner {
 
   std::vector<ScalingPoint> sweep(const platforms::Platform& platform, const ScalingStudyCase& c) const {
     std::vector<ScalingPoint> points;
-    for (const auto& point : study_.points) points.push_back(simulate(platform, c, point));
+    for (std::size_t i = 0; i < study_.points.size(); ++i) points.push_back(simulate(platform, c, i));
     return points;
   }
 
@@ -83,8 +98,11 @@ class StudyRunner {
                               std::vector<Breakdown>* shares = nullptr) const {
     const bool has_master = algorithms::find_algorithm(c.algorithm).info.has_master;
     std::vector<double> values;
-    for (const auto& point : points) {
-      if (study_.measure == StudyMeasure::kCommRatio) {
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const ScalingPoint& point = points[i];
+      if (is_rate(study_.measure)) {
+        values.push_back(global_batch(study_, c, i) / point.seconds_per_iteration);
+      } else if (study_.measure == StudyMeasure::kCommRatio) {
         const Table3Shares table3 = table3_shares(point.per_rank, has_master);
         values.push_back(table3.comm_ratio);
         if (shares) shares->push_back(table3.shares);
@@ -101,24 +119,43 @@ class StudyRunner {
     for (std::size_t i = 0; i < values.size(); ++i) {
       if (i < c.published_values.size()) {
         values[i] = c.published_values[i];
-      } else if (study_.measure != StudyMeasure::kCommRatio && i < c.published_seconds.size()) {
+      } else if (study_.measure != StudyMeasure::kCommRatio && !is_rate(study_.measure) &&
+                 i < c.published_seconds.size()) {
         values[i] = c.published_seconds.front() / c.published_seconds[i];
       }
     }
     return values;
   }
 
+  // The published time per iteration of the case's first point: its published seconds over the paper's
+  // iterations, or its global batch over its published images per second.
+  double published_first_time(const ScalingStudyCase& c) const {
+    if (is_rate(study_.measure) && !c.published_values.empty()) {
+      return global_batch(study_, c, 0) / c.published_values.front();
+    }
+    if (is_rate(study_.measure) || c.paper_iterations <= 0 || c.published_seconds.empty()) {
+      throw InputError(study_.name + ": " + c.label + " has no published time at " + study_.points.front().size +
+                       " to fit on");
+    }
+    return c.published_seconds.front() / static_cast<double>(c.paper_iterations);
+  }
+
+  // What the compute fit of case `c` is fitted on, in words.
+  std::string fit_target(const ScalingStudyCase& c) const {
+    if (is_rate(study_.measure)) {
+      return c.label + "'s " + format("%.4g", c.published_values.front()) + " images/s at " +
+             study_.points.front().size + " (batch " + std::to_string(batch_at(c, 0)) + ")";
+    }
+    return c.label + "'s " + format("%.4g", c.published_seconds.front()) + " s for " +
+           std::to_string(c.paper_iterations) + " iterations at " + study_.points.front().size;
+  }
+
   // The conv efficiency at which the case's first point takes its published time per iteration.
   double fit_conv_efficiency(const platforms::Platform& platform, const ScalingStudyCase& c) const {
-    if (c.paper_iterations <= 0 || c.published_seconds.empty()) {
-      throw InputError(study_.name + ": " + c.label + " has no published time for a number of iterations to fit on");
-    }
-    const double target_s = c.published_seconds.front() / static_cast<double>(c.paper_iterations);
+    const double target_s = published_first_time(c);
     return solve_kernel_efficiency(
         platform, "conv", target_s,
-        [&](const platforms::Platform& probe) {
-          return simulate(probe, c, study_.points.front()).seconds_per_iteration;
-        },
+        [&](const platforms::Platform& probe) { return simulate(probe, c, 0).seconds_per_iteration; },
         study_.name + ": " + c.label + "'s published");
   }
 
@@ -239,7 +276,13 @@ std::string_view to_string(Determined determined) { return name_of(determined, k
 
 std::optional<double> difference(const ScalingStudy& study, const StudyRow& row) {
   if (!row.published) return std::nullopt;
+  if (is_rate(study.measure)) return 100 * (row.predicted / *row.published - 1);
   return (row.predicted - *row.published) * (is_percent(study.measure) ? 100 : 1);
+}
+
+std::string_view difference_unit(algorithms::StudyMeasure measure) {
+  if (is_rate(measure)) return "percent";
+  return is_percent(measure) ? "pp" : "speed-up";
 }
 
 StudyOutcome run_scaling_study(const platforms::Platform& platform, const ScalingStudy& study,
@@ -264,8 +307,7 @@ StudyOutcome run_scaling_study(const platforms::Platform& platform, const Scalin
     const auto& c = study.cases.at(fitted_case);
     runner.progress("fitting the conv efficiency on " + c.label + "'s time at " + study.points.front().size);
     const double efficiency = runner.fit_conv_efficiency(case_platforms[fitted_case], c);
-    const std::string on = c.label + "'s " + format("%.4g", c.published_seconds.front()) + " s for " +
-                           std::to_string(c.paper_iterations) + " iterations at " + study.points.front().size;
+    const std::string on = runner.fit_target(c);
     std::vector<std::string> applied;
     for (const auto user : users) {
       set_kernel_efficiency(case_platforms[user], "conv", efficiency, "fitted on " + on);
@@ -341,12 +383,14 @@ StudyOutcome run_scaling_study(const platforms::Platform& platform, const Scalin
       row.predicted = values[i];
       row.published = published[i];
       const bool target_time = time_fitted[k] && i == 0;
-      if (study.measure != StudyMeasure::kCommRatio && i == 0) {
+      // A rate or a comm ratio at the compute fit's target is that fit; an efficiency or speed-up there is 1.
+      const bool value_of_fit = study.measure == StudyMeasure::kCommRatio || is_rate(study.measure);
+      if (!value_of_fit && i == 0) {
         row.value_by = Determined::kByConstruction;
-      } else if (noise_case == k || (study.measure == StudyMeasure::kCommRatio && target_time)) {
+      } else if (noise_case == k || (value_of_fit && target_time)) {
         row.value_by = Determined::kFitted;
       }
-      const bool ratio_of_fits = study.measure != StudyMeasure::kCommRatio && time_fitted[k] && noise_case == k;
+      const bool ratio_of_fits = !value_of_fit && time_fitted[k] && noise_case == k;
       if (target_time || ratio_of_fits) row.time_by = Determined::kFitted;
       if (i < shares.size()) row.shares = shares[i];
       outcome.rows.push_back(std::move(row));
@@ -372,7 +416,7 @@ std::string format_study(const StudyOutcome& outcome) {
   }
   if (outcome.fitted.empty()) text += "nothing fitted: every value below is predicted\n";
 
-  const char* diff_unit = is_percent(measure) ? "diff pp" : "diff";
+  const char* diff_unit = is_rate(measure) ? "diff %" : is_percent(measure) ? "diff pp" : "diff";
   std::snprintf(line, sizeof line, "\n%-16s %-10s %-21s %-22s %-10s %8s %12s %-22s %10s %8s\n", "case", "size",
                 "algorithm", measure_name(measure), "published", diff_unit, "s/iteration", "time s", "published",
                 "diff %");
@@ -397,7 +441,7 @@ std::string format_study(const StudyOutcome& outcome) {
     std::snprintf(line, sizeof line, "%-16s %-10s %-21s %-22s %-10s %8s %12.5g %-22s %10s %8s\n",
                   row.case_label.c_str(), row.size.c_str(), row.algorithm.c_str(), value.c_str(),
                   row.published ? format_value(measure, *row.published).c_str() : "—",
-                  diff ? format(is_percent(measure) ? "%+.1f" : "%+.2f", *diff).c_str() : "—",
+                  diff ? format(is_percent(measure) || is_rate(measure) ? "%+.1f" : "%+.2f", *diff).c_str() : "—",
                   row.seconds_per_iteration, time.c_str(),
                   row.published_seconds ? format("%.4g", *row.published_seconds).c_str() : "—", time_diff.c_str());
     text += line;
@@ -410,7 +454,10 @@ std::string format_study(const StudyOutcome& outcome) {
   if (largest) {
     std::snprintf(line, sizeof line, "largest %s difference among predicted rows: %s at %s, %+.2f %s\n",
                   measure_name(measure), largest->case_label.c_str(), largest->size.c_str(),
-                  *difference(study, *largest), is_percent(measure) ? "pp" : "(speed-up)");
+                  *difference(study, *largest),
+                  is_rate(measure)      ? "%"
+                  : is_percent(measure) ? "pp"
+                                        : "(speed-up)");
     text += line;
   }
   if (largest_time) {

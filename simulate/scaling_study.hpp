@@ -96,8 +96,10 @@ StudyOutcome run_scaling_study(const platforms::Platform& platform, const algori
 std::string format_study(const StudyOutcome& outcome);
 
 // The difference predicted - published in the measure's unit for display: percentage points for efficiencies and
-// comm ratios, times for speed-ups. nullopt without a published value.
+// comm ratios, times for speed-ups, percent of the published value for rates. nullopt without a published value.
 std::optional<double> difference(const algorithms::ScalingStudy& study, const StudyRow& row);
+// That unit: "pp", "speed-up" or "percent".
+std::string_view difference_unit(algorithms::StudyMeasure measure);
 
 // The x in [lo, hi] minimising `loss`: a grid of `grid_points` and a golden-section search around the best, down
 // to `tolerance`. Deterministic; the loss need not be unimodal over [lo, hi], only near its grid minimum.
