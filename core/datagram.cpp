@@ -1,0 +1,226 @@
+#include "core/datagram.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <string>
+
+#include "core/enum_names.hpp"
+#include "core/error.hpp"
+#include "core/nn/random.hpp"
+
+namespace dsgd {
+
+namespace {
+
+constexpr EnumNames<5> kDefectNames = {"none", "short", "bad magic", "wrong length", "out of range"};
+
+// Little-endian fields at fixed places (x86-64 and aarch64 are little-endian; the build refuses others).
+static_assert(std::endian::native == std::endian::little, "the datagram format is little-endian");
+
+template <typename T>
+void put(std::byte* out, std::size_t at, T value) {
+  std::memcpy(out + at, &value, sizeof value);
+}
+template <typename T>
+T get(const std::byte* in, std::size_t at) {
+  T value;
+  std::memcpy(&value, in + at, sizeof value);
+  return value;
+}
+
+}  // namespace
+
+std::string_view to_string(ChunkDefect defect) { return name_of(defect, kDefectNames); }
+
+std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const float> floats) {
+  if (floats.size() > kMaxChunkFloats) {
+    throw InputError("datagram: a chunk of " + std::to_string(floats.size()) + " floats exceeds one datagram (" +
+                     std::to_string(kMaxChunkFloats) + " floats)");
+  }
+  std::vector<std::byte> out(kDatagramHeaderBytes + floats.size_bytes());
+  put(out.data(), 0, kDatagramMagic);
+  put(out.data(), 4, header.kind);
+  put(out.data(), 8, header.source);
+  put(out.data(), 12, static_cast<std::uint32_t>(floats.size()));
+  put(out.data(), 16, header.sequence);
+  put(out.data(), 24, header.offset);
+  put(out.data(), 32, header.round);
+  if (!floats.empty()) std::memcpy(out.data() + kDatagramHeaderBytes, floats.data(), floats.size_bytes());
+  return out;
+}
+
+ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer_floats, Chunk& chunk) {
+  if (datagram.size() < kDatagramHeaderBytes) return ChunkDefect::kShort;
+  const std::byte* in = datagram.data();
+  if (get<std::uint32_t>(in, 0) != kDatagramMagic) return ChunkDefect::kBadMagic;
+  const auto count = get<std::uint32_t>(in, 12);
+  if (datagram.size() != kDatagramHeaderBytes + std::size_t{count} * sizeof(float)) return ChunkDefect::kWrongLength;
+  const auto offset = get<std::uint64_t>(in, 24);
+  if (offset > buffer_floats || count > buffer_floats - offset) return ChunkDefect::kOutOfRange;
+  chunk.header.kind = get<std::uint32_t>(in, 4);
+  chunk.header.source = get<std::uint32_t>(in, 8);
+  chunk.header.sequence = get<std::uint64_t>(in, 16);
+  chunk.header.offset = offset;
+  chunk.header.round = get<std::uint64_t>(in, 32);
+  chunk.floats.resize(count);
+  if (count > 0) std::memcpy(chunk.floats.data(), in + kDatagramHeaderBytes, std::size_t{count} * sizeof(float));
+  return ChunkDefect::kNone;
+}
+
+void ReceiveLedger::received(const ChunkHeader& header) {
+  Source& source = sources_[header.source];
+  const std::uint64_t sequence = header.sequence;
+  if (sequence >= source.next) {
+    // The sequences jumped over are missing until they arrive. A sender never skips more than it sent, but a
+    // forged jump must not allocate without bound: gaps above 1 M are counted in one step.
+    for (std::uint64_t s = source.next; s < sequence && s - source.next < (1U << 20); ++s) source.missing.push_back(s);
+    source.next = sequence + 1;
+    ++received_;
+    return;
+  }
+  const auto it = std::lower_bound(source.missing.begin(), source.missing.end(), sequence);
+  if (it == source.missing.end() || *it != sequence) {
+    ++duplicates_;
+    return;
+  }
+  source.missing.erase(it);
+  ++reordered_;
+  ++received_;
+}
+
+std::uint64_t ReceiveLedger::missing() const {
+  std::uint64_t total = 0;
+  for (const auto& [rank, source] : sources_) total += source.missing.size();
+  return total;
+}
+
+double ReceiveLedger::loss_rate() const {
+  const double lost = static_cast<double>(missing());
+  const double all = lost + static_cast<double>(received_);
+  return all > 0 ? lost / all : 0.0;
+}
+
+std::uint64_t ReceiveLedger::refused_total() const {
+  std::uint64_t total = 0;
+  for (const auto count : refused_) total += count;
+  return total;
+}
+
+LossModel::LossModel(double rate, std::uint64_t seed) : rate_(rate), seed_(seed) {
+  if (!(rate >= 0.0 && rate <= 1.0)) {
+    throw InputError("loss rate " + std::to_string(rate) + " is not a probability in [0, 1]");
+  }
+}
+
+bool LossModel::drops(std::uint32_t source, std::uint32_t destination, std::uint64_t sequence) const {
+  if (rate_ <= 0.0) return false;
+  const std::uint64_t stream = nn::mix64(seed_ ^ (std::uint64_t{source} << 32 | destination));
+  // 53 random bits as a double in [0, 1).
+  const double u = static_cast<double>(nn::random_bits(stream, sequence) >> 11) * 0x1.0p-53;
+  return u < rate_;
+}
+
+// --- in-process channel ----------------------------------------------------------------------------------------
+
+struct InProcessDatagrams::Queue {
+  std::mutex mutex;
+  std::condition_variable arrived;
+  std::deque<std::vector<std::byte>> datagrams;
+  std::uint64_t overflows = 0;
+};
+
+class InProcessDatagrams::Endpoint final : public DatagramEndpoint {
+ public:
+  Endpoint(InProcessDatagrams& channel, int rank) : channel_(channel), rank_(rank) {}
+
+  int rank() const override { return rank_; }
+
+  bool send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
+            std::span<const float> floats) override {
+    if (destination < 0 || destination >= static_cast<int>(channel_.queues_.size())) {
+      throw InputError("datagram: no endpoint " + std::to_string(destination));
+    }
+    ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), next_sequence(destination), offset, round};
+    if (channel_.loss_ &&
+        channel_.loss_->drops(header.source, static_cast<std::uint32_t>(destination), header.sequence)) {
+      ++injected_;
+      return false;
+    }
+    auto datagram = encode_chunk(header, floats);
+    Queue& queue = *channel_.queues_[static_cast<std::size_t>(destination)];
+    {
+      const std::lock_guard lock(queue.mutex);
+      ++sent_;
+      if (queue.datagrams.size() >= channel_.queue_datagrams_) {
+        ++queue.overflows;  // on the wire, lost at the receiver: the ledger sees the gap
+        return true;
+      }
+      queue.datagrams.push_back(std::move(datagram));
+    }
+    queue.arrived.notify_one();
+    return true;
+  }
+
+  std::optional<Chunk> receive(std::size_t buffer_floats, double timeout_s) override {
+    Queue& queue = *channel_.queues_[static_cast<std::size_t>(rank_)];
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    std::unique_lock lock(queue.mutex);
+    while (true) {
+      if (!queue.arrived.wait_until(lock, deadline, [&] { return !queue.datagrams.empty(); })) return std::nullopt;
+      const std::vector<std::byte> datagram = std::move(queue.datagrams.front());
+      queue.datagrams.pop_front();
+      Chunk chunk;
+      const ChunkDefect defect = decode_chunk(datagram, buffer_floats, chunk);
+      if (defect == ChunkDefect::kNone) {
+        ledger_.received(chunk.header);
+        return chunk;
+      }
+      ledger_.refuse(defect);
+    }
+  }
+
+  const ReceiveLedger& ledger() const override { return ledger_; }
+  std::uint64_t injected_drops() const override { return injected_; }
+  std::uint64_t sent() const override { return sent_; }
+
+ private:
+  std::uint64_t next_sequence(int destination) {
+    if (sequences_.size() < channel_.queues_.size()) sequences_.resize(channel_.queues_.size(), 0);
+    return sequences_[static_cast<std::size_t>(destination)]++;
+  }
+
+  InProcessDatagrams& channel_;
+  int rank_;
+  std::vector<std::uint64_t> sequences_;
+  ReceiveLedger ledger_;
+  std::uint64_t injected_ = 0;
+  std::uint64_t sent_ = 0;
+};
+
+InProcessDatagrams::InProcessDatagrams(int endpoints, std::size_t queue_datagrams, std::optional<LossModel> loss)
+    : queue_datagrams_(queue_datagrams), loss_(loss) {
+  if (endpoints < 1 || queue_datagrams < 1) {
+    throw InputError("in-process datagrams: need at least one endpoint and a queue of at least one datagram");
+  }
+  for (int r = 0; r < endpoints; ++r) {
+    queues_.push_back(std::make_unique<Queue>());
+    endpoints_.push_back(std::make_unique<Endpoint>(*this, r));
+  }
+}
+
+InProcessDatagrams::~InProcessDatagrams() = default;
+
+DatagramEndpoint& InProcessDatagrams::endpoint(int rank) { return *endpoints_.at(static_cast<std::size_t>(rank)); }
+
+std::uint64_t InProcessDatagrams::overflows(int rank) const {
+  Queue& queue = *queues_.at(static_cast<std::size_t>(rank));
+  const std::lock_guard lock(queue.mutex);
+  return queue.overflows;
+}
+
+}  // namespace dsgd

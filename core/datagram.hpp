@@ -1,0 +1,132 @@
+#pragma once
+// Unreliable, unordered messages of weight chunks (seed 002, Dogwild; issue 28): a datagram carries `count` floats
+// meant for [offset, offset + count) of a receiver's buffer, and may be lost or arrive out of order, never corrupted
+// and never retransmitted. This header holds what every transport shares: the wire format and its checks (a
+// malformed or out-of-range chunk is dropped and counted, never written), the per-source accounting of sequence
+// gaps, a seeded loss model, and an in-process channel for threads. Over real sockets: measure/udp/.
+//
+// Wire format, little-endian, 40 bytes of header then count float32 (docs/dogwild.md "Wire format"):
+//   magic u32 ("DGW1"), kind u32, source u32, count u32, sequence u64, offset u64, round u64.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace dsgd {
+
+inline constexpr std::uint32_t kDatagramMagic = 0x31574744;  // "DGW1"
+inline constexpr std::size_t kDatagramHeaderBytes = 40;
+// UDP's largest payload over IPv4 (65535 - 20 - 8): header and floats must fit one datagram.
+inline constexpr std::size_t kMaxDatagramBytes = 65507;
+inline constexpr std::size_t kMaxChunkFloats = (kMaxDatagramBytes - kDatagramHeaderBytes) / sizeof(float);
+
+struct ChunkHeader {
+  std::uint32_t kind = 0;      // the protocol's message kind (Dogwild: master weights, slave difference)
+  std::uint32_t source = 0;    // the sender's rank
+  std::uint64_t sequence = 0;  // per sender and destination, from 0, +1 per datagram sent
+  std::uint64_t offset = 0;    // first float of the receiver's buffer
+  std::uint64_t round = 0;     // the sender's pass over its buffer
+};
+
+// A chunk as received: its header and its floats.
+struct Chunk {
+  ChunkHeader header;
+  std::vector<float> floats;
+};
+
+// The datagram of `header` and `floats` (at most kMaxChunkFloats), ready to send.
+std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const float> floats);
+
+// Why a datagram was refused.
+enum class ChunkDefect { kNone, kShort, kBadMagic, kWrongLength, kOutOfRange };
+std::string_view to_string(ChunkDefect defect);
+
+// Reads a datagram for a receiver whose buffer holds `buffer_floats` floats. kNone and the chunk, or the defect:
+// shorter than a header, a foreign magic, a length that is not the header's count of floats, or a range past the
+// buffer (offset + count > buffer_floats, overflow included).
+ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer_floats, Chunk& chunk);
+
+// What a receiver saw, counted per source from the sequence numbers, and what it refused. Loss is measured: the
+// sequences a source sent up to the highest one seen, minus those that arrived (a late one fills its gap).
+class ReceiveLedger {
+ public:
+  void received(const ChunkHeader& header);
+  void refuse(ChunkDefect defect) { ++refused_[static_cast<std::size_t>(defect)]; }
+  std::uint64_t received_count() const { return received_; }
+  std::uint64_t reordered() const { return reordered_; }  // arrived after a higher sequence of their source
+  std::uint64_t duplicates() const { return duplicates_; }
+  // Sequences missing below each source's highest: lost (or still on their way).
+  std::uint64_t missing() const;
+  // missing / (missing + received), 0 before anything arrived.
+  double loss_rate() const;
+  std::uint64_t refused(ChunkDefect defect) const { return refused_[static_cast<std::size_t>(defect)]; }
+  std::uint64_t refused_total() const;
+
+ private:
+  struct Source {
+    std::uint64_t next = 0;                   // one past the highest sequence seen
+    std::vector<std::uint64_t> missing = {};  // sequences below `next` not seen, sorted
+  };
+  std::map<std::uint32_t, Source> sources_;
+  std::uint64_t received_ = 0;
+  std::uint64_t reordered_ = 0;
+  std::uint64_t duplicates_ = 0;
+  std::uint64_t refused_[5] = {};
+};
+
+// A Bernoulli loss of probability `rate`, decided per (seed, source, destination, sequence): the same datagrams are
+// lost on every run and every executor, whatever the timing.
+class LossModel {
+ public:
+  LossModel(double rate, std::uint64_t seed);
+  bool drops(std::uint32_t source, std::uint32_t destination, std::uint64_t sequence) const;
+  double rate() const { return rate_; }
+
+ private:
+  double rate_;
+  std::uint64_t seed_;
+};
+
+// One endpoint's side of an unreliable channel: send never blocks (a full queue drops, as a kernel buffer does),
+// receive waits at most `timeout_s` for the next datagram. Datagrams a LossModel drops are counted, never sent.
+class DatagramEndpoint {
+ public:
+  virtual ~DatagramEndpoint() = default;
+  virtual int rank() const = 0;
+  // Sends `floats` to `destination` with the next sequence for it; returns false where the datagram was dropped at
+  // the sender (the loss model, or no room).
+  virtual bool send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
+                    std::span<const float> floats) = 0;
+  // The next valid chunk for a buffer of `buffer_floats`, or nullopt after `timeout_s`; refused datagrams are
+  // counted in ledger() and skipped.
+  virtual std::optional<Chunk> receive(std::size_t buffer_floats, double timeout_s) = 0;
+  virtual const ReceiveLedger& ledger() const = 0;
+  // Datagrams this endpoint dropped before sending: the loss model's, and those without room.
+  virtual std::uint64_t injected_drops() const = 0;
+  virtual std::uint64_t sent() const = 0;  // handed to the transport
+};
+
+// Datagrams between the threads of one process: a bounded queue per endpoint (`queue_datagrams`; a full queue drops
+// the newest, counted as the receiver's overflow), the loss model applied at the sender.
+class InProcessDatagrams {
+ public:
+  InProcessDatagrams(int endpoints, std::size_t queue_datagrams, std::optional<LossModel> loss);
+  ~InProcessDatagrams();
+  DatagramEndpoint& endpoint(int rank);
+  std::uint64_t overflows(int rank) const;  // datagrams a full queue of `rank` refused
+
+ private:
+  class Endpoint;
+  struct Queue;
+  std::vector<std::unique_ptr<Queue>> queues_;
+  std::vector<std::unique_ptr<Endpoint>> endpoints_;
+  std::size_t queue_datagrams_;
+  std::optional<LossModel> loss_;
+};
+
+}  // namespace dsgd

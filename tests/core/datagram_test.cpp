@@ -1,0 +1,131 @@
+// core/datagram.hpp: the wire format round-trips; every malformed or out-of-range datagram is refused under its
+// defect and writes nothing; the ledger measures loss, reordering and duplicates from sequence numbers; the loss
+// model drops its rate, the same datagrams every time; and the in-process channel loses exactly the injected
+// datagrams (and, with a full queue, exactly what the ledger's gaps say).
+
+#include "core/datagram.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <thread>
+
+#include "core/error.hpp"
+
+namespace dsgd {
+namespace {
+
+TEST(Datagram, EncodesAndDecodesAChunk) {
+  const std::vector<float> floats = {1.5F, -2.0F, 3.25F};
+  const ChunkHeader header{7, 3, 42, 100, 9};
+  const auto datagram = encode_chunk(header, floats);
+  EXPECT_EQ(datagram.size(), kDatagramHeaderBytes + 12);
+  Chunk chunk;
+  ASSERT_EQ(decode_chunk(datagram, 103, chunk), ChunkDefect::kNone);
+  EXPECT_EQ(chunk.header.kind, 7U);
+  EXPECT_EQ(chunk.header.source, 3U);
+  EXPECT_EQ(chunk.header.sequence, 42U);
+  EXPECT_EQ(chunk.header.offset, 100U);
+  EXPECT_EQ(chunk.header.round, 9U);
+  EXPECT_EQ(chunk.floats, floats);
+  EXPECT_THROW(encode_chunk(header, std::vector<float>(kMaxChunkFloats + 1)), InputError);
+}
+
+TEST(Datagram, RefusesMalformedAndOutOfRangeChunksWithoutWritingThem) {
+  const std::vector<float> floats(4, 1.0F);
+  const auto good = encode_chunk({0, 1, 0, 6, 0}, floats);  // floats 6..9 of a 10-float buffer
+  Chunk untouched;
+  untouched.floats = {9.0F};
+  auto check = [&](std::vector<std::byte> datagram, std::size_t buffer, ChunkDefect expected) {
+    Chunk chunk = untouched;
+    EXPECT_EQ(decode_chunk(datagram, buffer, chunk), expected) << to_string(expected);
+    EXPECT_EQ(chunk.floats, untouched.floats) << "a refused datagram wrote the chunk (" << to_string(expected) << ")";
+  };
+  check({good.begin(), good.begin() + 39}, 10, ChunkDefect::kShort);
+  auto foreign = good;
+  foreign[0] = std::byte{0};
+  check(foreign, 10, ChunkDefect::kBadMagic);
+  check({good.begin(), good.end() - 4}, 10, ChunkDefect::kWrongLength);  // a float short of its count
+  auto longer = good;
+  longer.push_back(std::byte{0});
+  check(longer, 10, ChunkDefect::kWrongLength);
+  check(good, 9, ChunkDefect::kOutOfRange);                                 // 6 + 4 > 9
+  check(encode_chunk({0, 1, 0, 11, 0}, {}), 10, ChunkDefect::kOutOfRange);  // an empty chunk past the end
+  check(encode_chunk({0, 1, 0, ~std::uint64_t{0} - 1, 0}, floats), 10, ChunkDefect::kOutOfRange);  // overflow
+  Chunk chunk;
+  EXPECT_EQ(decode_chunk(good, 10, chunk), ChunkDefect::kNone);
+}
+
+TEST(Datagram, LedgerCountsGapsLateArrivalsAndDuplicates) {
+  ReceiveLedger ledger;
+  for (const std::uint64_t sequence : {0, 1, 4, 2, 2, 7}) ledger.received({0, 5, sequence, 0, 0});
+  ledger.received({0, 6, 0, 0, 0});
+  // Source 5 sent 0..7: 3, 5 and 6 are missing, 2 came late, the second 2 is a duplicate.
+  EXPECT_EQ(ledger.received_count(), 6U);
+  EXPECT_EQ(ledger.missing(), 3U);
+  EXPECT_EQ(ledger.reordered(), 1U);
+  EXPECT_EQ(ledger.duplicates(), 1U);
+  EXPECT_DOUBLE_EQ(ledger.loss_rate(), 3.0 / 9.0);
+  ledger.refuse(ChunkDefect::kOutOfRange);
+  EXPECT_EQ(ledger.refused(ChunkDefect::kOutOfRange), 1U);
+  EXPECT_EQ(ledger.refused_total(), 1U);
+}
+
+TEST(Datagram, LossModelDropsItsRateTheSameDatagramsEveryTime) {
+  const LossModel loss(0.1, 7);
+  const LossModel again(0.1, 7);
+  const LossModel other(0.1, 8);
+  const int n = 100000;
+  int dropped = 0;
+  int differ = 0;
+  for (int s = 0; s < n; ++s) {
+    const bool drop = loss.drops(1, 2, static_cast<std::uint64_t>(s));
+    dropped += drop ? 1 : 0;
+    EXPECT_EQ(drop, again.drops(1, 2, static_cast<std::uint64_t>(s)));
+    differ += drop != other.drops(1, 2, static_cast<std::uint64_t>(s)) ? 1 : 0;
+  }
+  // Binomial(100000, 0.1): sigma = 95.
+  EXPECT_NEAR(dropped, 10000, 5 * 95);
+  EXPECT_GT(differ, 1000) << "another seed, other datagrams";
+  EXPECT_FALSE(LossModel(0.0, 1).drops(0, 1, 5));
+  EXPECT_TRUE(LossModel(1.0, 1).drops(0, 1, 5));
+  EXPECT_THROW(LossModel(1.5, 1), InputError);
+}
+
+TEST(Datagram, InProcessChannelLosesExactlyTheInjectedDatagrams) {
+  const LossModel loss(0.1, 3);
+  InProcessDatagrams channel(2, 100000, loss);
+  const int n = 2000;
+  std::set<std::uint64_t> expected;
+  const std::vector<float> floats(16, 0.5F);
+  for (int s = 0; s < n; ++s) {
+    const bool sent = channel.endpoint(0).send(1, 1, 0, 0, floats);
+    EXPECT_EQ(sent, !loss.drops(0, 1, static_cast<std::uint64_t>(s)));
+    if (sent) expected.insert(static_cast<std::uint64_t>(s));
+  }
+  std::set<std::uint64_t> received;
+  while (auto chunk = channel.endpoint(1).receive(16, 0.05)) received.insert(chunk->header.sequence);
+  EXPECT_EQ(received, expected);
+  EXPECT_EQ(channel.endpoint(0).injected_drops(), static_cast<std::uint64_t>(n) - expected.size());
+  EXPECT_NEAR(static_cast<double>(channel.endpoint(0).injected_drops()) / n, 0.1, 0.02);
+}
+
+TEST(Datagram, InProcessQueueOverflowIsLossTheLedgerMeasures) {
+  InProcessDatagrams channel(2, 10, std::nullopt);
+  const std::vector<float> floats(4, 1.0F);
+  for (int s = 0; s < 25; ++s) EXPECT_TRUE(channel.endpoint(0).send(1, 0, 0, 0, floats));
+  EXPECT_EQ(channel.overflows(1), 15U);
+  int received = 0;
+  while (channel.endpoint(1).receive(4, 0.01)) ++received;
+  EXPECT_EQ(received, 10);
+  // The queue kept 0..9; 10..24 were dropped, and no later sequence arrived to reveal them as gaps.
+  EXPECT_EQ(channel.endpoint(1).ledger().missing(), 0U);
+  EXPECT_TRUE(channel.endpoint(0).send(1, 0, 0, 0, floats));  // sequence 25 reveals 15 gaps
+  ASSERT_TRUE(channel.endpoint(1).receive(4, 0.01));
+  EXPECT_EQ(channel.endpoint(1).ledger().missing(), 15U);
+}
+
+}  // namespace
+}  // namespace dsgd
