@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/breakdown.hpp"
+#include "core/datagram.hpp"
 #include "core/error.hpp"
 
 namespace dsgd {
@@ -148,6 +149,15 @@ struct CollectiveCall {
   bool operator==(const CollectiveCall&) const = default;
 };
 
+// An unreliable channel's settings (Comm::datagrams); each transport reads its own.
+struct DatagramOptions {
+  std::size_t queue_datagrams = 4096;  // threads: datagrams a receiver's queue holds before it drops
+  int receive_buffer_bytes = 4 << 20;  // UDP: the socket's receive buffer asked for
+  double send_rate_Bps = 0;            // UDP: bytes per second a sender may put out (0: unpaced)
+  double loss_rate = 0;                // injected at the senders (LossModel), on every transport
+  std::uint64_t loss_seed = 1;
+};
+
 // One worker's view of a world of size() workers.
 class Comm {
  public:
@@ -204,6 +214,12 @@ class Comm {
   // (which may be empty for zeros). Returns the world's shared vector of that name.
   virtual std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
                                                       std::span<const float> initial) = 0;
+
+  // Collective: every rank calls it with equal options, outside a stream. Returns this rank's endpoint of an
+  // unreliable, unordered channel among the world's ranks (core/datagram.hpp; docs/dogwild.md): natively on
+  // threads in-process queues, on MPI UDP sockets on 127.0.0.1 (all ranks on one machine). The default throws
+  // UnavailableError naming the executor (SimGrid and the analytic level: issue 28).
+  virtual std::shared_ptr<DatagramEndpoint> datagrams(const DatagramOptions& options);
 
   const Breakdown& breakdown() const { return breakdown_; }
   // Charges `seconds` to `category` (executors call this; algorithms may charge their own bookkeeping).

@@ -9,10 +9,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
 #include <thread>
 
+#include "core/collectives.hpp"
 #include "core/stopwatch.hpp"
 #include "core/thread_stream.hpp"
+#include "measure/udp/udp_datagrams.hpp"
 
 namespace dsgd::measure::mpi {
 
@@ -516,6 +519,50 @@ void MpiComm::barrier(Category category) {
   check_mpi(MPI_Ibarrier(comm_, &request), rank_, "MPI_Ibarrier");
   MPI_Status status{};
   wait_for(request, status, category, "in a barrier for all " + std::to_string(size_) + " ranks");
+}
+
+namespace {
+
+// This machine's boot id (36 characters), the same for every process of one running kernel.
+std::string boot_id() {
+  std::ifstream file("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(file, id);
+  id.resize(36, ' ');
+  return id;
+}
+
+}  // namespace
+
+std::shared_ptr<DatagramEndpoint> MpiComm::datagrams(const DatagramOptions& options) {
+  constexpr Tag kBootIdTag = kFirstCollectiveTag - 1;
+  // UDP on 127.0.0.1 reaches only this machine: every rank must run on rank 0's.
+  std::string id = boot_id();
+  if (rank_ == 0) {
+    for (int r = 1; r < size(); ++r) send(r, kBootIdTag, id.data(), id.size(), Category::kGpuGpuPara);
+  } else {
+    std::string root(36, ' ');
+    recv(0, kBootIdTag, root.data(), root.size(), Category::kGpuGpuPara);
+    if (root != id) {
+      throw UnavailableError(rank_text(rank_) +
+                             ": datagrams over UDP on 127.0.0.1 need every rank on one machine, "
+                             "and this rank runs on another machine than rank 0");
+    }
+  }
+  udp::UdpOptions udp;
+  udp.receive_buffer_bytes = options.receive_buffer_bytes;
+  udp.send_rate_Bps = options.send_rate_Bps;
+  if (options.loss_rate > 0) udp.loss = LossModel(options.loss_rate, options.loss_seed);
+  auto endpoint = std::make_shared<udp::UdpEndpoint>(rank_, udp);
+  // Ports (< 2^16) are exact in floats: one allreduce gives every rank every port.
+  std::vector<float> ports(static_cast<std::size_t>(size()), 0.0F);
+  ports[static_cast<std::size_t>(rank_)] = static_cast<float>(endpoint->port());
+  allreduce(*this, {ports.data(), ports.size()}, AllreduceAlgorithm::kRing,
+            {Category::kGpuGpuPara, kFirstCollectiveTag});
+  std::vector<std::uint16_t> peers;
+  for (const float port : ports) peers.push_back(static_cast<std::uint16_t>(port));
+  endpoint->set_peers(std::move(peers));
+  return endpoint;
 }
 
 std::shared_ptr<SharedVector> MpiComm::shared_vector(const std::string& name, std::size_t count,

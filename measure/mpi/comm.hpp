@@ -77,6 +77,9 @@ class MpiComm final : public Comm {
   // what a distributed Hogwild/ASGD uses), and core/comm.hpp allows it ("may" lose). Concurrent add()s still interleave
   // element by element, and read() gives no snapshot across elements. Collective; throws CommError if the ranks ask
   // for different counts. The vector must not be used after this MpiComm is destroyed (CommError).
+  // UDP sockets on 127.0.0.1 (measure/udp/): the ranks' ports exchanged over MPI. Refused (UnavailableError) where
+  // the ranks do not share one machine.
+  std::shared_ptr<DatagramEndpoint> datagrams(const DatagramOptions& options) override;
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
                                               std::span<const float> initial) override;
 

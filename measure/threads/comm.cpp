@@ -195,6 +195,23 @@ std::shared_ptr<SharedVector> Hub::shared_vector(int rank, const std::string& na
   return vector;
 }
 
+std::shared_ptr<DatagramEndpoint> Hub::datagrams(int rank, const DatagramOptions& options) {
+  if (rank == 0) {
+    std::optional<LossModel> loss;
+    if (options.loss_rate > 0) loss = LossModel(options.loss_rate, options.loss_seed);
+    std::lock_guard lock(state_mutex_);
+    datagrams_ = std::make_shared<InProcessDatagrams>(options_.size, options.queue_datagrams, loss);
+  }
+  barrier(rank, "datagrams");
+  std::shared_ptr<InProcessDatagrams> channel;
+  {
+    std::lock_guard lock(state_mutex_);
+    channel = datagrams_;
+  }
+  barrier(rank, "datagrams");  // every rank holds the channel before rank 0 may replace it
+  return {channel, &channel->endpoint(rank)};
+}
+
 // --- ThreadsComm ----------------------------------------------------------------------------------------------
 
 ThreadsComm::ThreadsComm(Hub& hub, int rank) : hub_(hub), rank_(rank) {}
@@ -254,6 +271,10 @@ void ThreadsComm::compute(const ComputeStep& step) { compute_on_wall_clock(step)
 StreamPtr ThreadsComm::start_stream(StreamBody body) {
   return start_thread_stream(*this, std::make_unique<ThreadsComm>(hub_, rank_), std::move(body),
                              hub_.options().timeout_s);
+}
+
+std::shared_ptr<DatagramEndpoint> ThreadsComm::datagrams(const DatagramOptions& options) {
+  return hub_.datagrams(rank_, options);
 }
 
 std::shared_ptr<SharedVector> ThreadsComm::shared_vector(const std::string& name, std::size_t count,

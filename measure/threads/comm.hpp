@@ -42,6 +42,8 @@ class ThreadsComm final : public Comm {
   void compute(const ComputeStep& step) override;
   // A thread with a second ThreadsComm of this rank: the mailboxes are locked, so the two may both use them.
   StreamPtr start_stream(StreamBody body) override;
+  // The world's in-process channel (core/datagram.hpp InProcessDatagrams), made by rank 0.
+  std::shared_ptr<DatagramEndpoint> datagrams(const DatagramOptions& options) override;
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
                                               std::span<const float> initial) override;
 
@@ -89,6 +91,8 @@ class Hub {
 
   std::shared_ptr<SharedVector> shared_vector(int rank, const std::string& name, std::size_t count,
                                               std::span<const float> initial);
+  // Collective: rank 0 makes the world's in-process channel, every rank gets its endpoint (which keeps it alive).
+  std::shared_ptr<DatagramEndpoint> datagrams(int rank, const DatagramOptions& options);
 
  private:
   WorldOptions options_;
@@ -103,6 +107,7 @@ class Hub {
   int barrier_arrived_ = 0;
   long barrier_generation_ = 0;
   std::map<std::string, std::shared_ptr<SharedVector>> shared_;
+  std::shared_ptr<InProcessDatagrams> datagrams_;  // the last channel rank 0 made
 };
 
 }  // namespace dsgd::measure::threads

@@ -7,6 +7,7 @@
 #include "core/stopwatch.hpp"
 #include "measure/threads/executor.hpp"
 #include "tests/core/collective_checks.hpp"
+#include "tests/core/datagram_checks.hpp"
 
 namespace dsgd::measure::threads {
 namespace {
@@ -207,6 +208,12 @@ TEST(MeasureThreadsComm, SharedVectorAddsFromEveryWorker) {
     ++checked;
   });
   EXPECT_EQ(checked.load(), 4);
+}
+
+TEST(MeasureThreadsComm, DatagramsLoseExactlyTheInjectedOnes) {
+  WorldOptions options;
+  options.size = 3;
+  run(options, [](Comm& comm) { testing::check_datagrams_lose_exactly_the_injected(comm, 300); });
 }
 
 // --- streams (Comm::start_stream) ------------------------------------------------------------------------------

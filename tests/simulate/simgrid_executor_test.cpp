@@ -136,6 +136,14 @@ TEST(SimgridExecutor, SilentPeerTimesOutNamingBothRanks) {
   EXPECT_TRUE(contains(message, "rank 1 waited 60 s for a message from rank 0 (tag 7, 4096 bytes)")) << message;
 }
 
+TEST(SimgridExecutor, HasNoDatagramsYetAndSaysSo) {
+  const std::string message = testing::error_of<UnavailableError>([] {
+    simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
+                 [](Comm& comm) { comm.datagrams(DatagramOptions{}); });
+  });
+  EXPECT_TRUE(contains(message, "datagrams: the simgrid executor has no unreliable channel yet")) << message;
+}
+
 TEST(SimgridExecutor, UnreceivedSendTimesOut) {
   WorldOptions world = world_of(2);
   world.timeout_s = 5;

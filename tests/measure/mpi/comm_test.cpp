@@ -17,6 +17,7 @@
 #include "measure/mpi/executor.hpp"
 #include "measure/mpi/leak_check.hpp"
 #include "tests/core/collective_checks.hpp"
+#include "tests/core/datagram_checks.hpp"
 #include "tests/support/error_message.hpp"
 
 namespace dsgd::measure::mpi {
@@ -194,6 +195,12 @@ TEST(MeasureMpiComm, MessagesGoToTheEarliestPostedReceiveWhateverTheWaitOrder) {
     for (int value : {100, 101, 102}) comm.send(0, 9, &value, sizeof value, Category::kNetwork);
   }
   comm.barrier();
+}
+
+TEST(MeasureMpiComm, DatagramsOverUdpLoseExactlyTheInjectedOnes) {
+  MpiComm comm(MPI_COMM_WORLD, options());
+  testing::check_datagrams_lose_exactly_the_injected(comm, 300);
+  world_barrier();
 }
 
 TEST(MeasureMpiComm, SharedVectorAddsAreNeverLost) {
