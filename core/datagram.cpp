@@ -125,6 +125,40 @@ bool LossModel::drops(std::uint32_t source, std::uint32_t destination, std::uint
   return u < rate_;
 }
 
+bool DatagramEndpoint::send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
+                            std::span<const float> floats) {
+  if (destination < 0) throw InputError("datagram: no endpoint " + std::to_string(destination));
+  if (sequences_.size() <= static_cast<std::size_t>(destination)) sequences_.resize(destination + 1U, 0);
+  const ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), sequences_[static_cast<std::size_t>(destination)]++,
+                           offset, round};
+  if (loss_ && loss_->drops(header.source, static_cast<std::uint32_t>(destination), header.sequence)) {
+    ++injected_;
+    return false;
+  }
+  if (!transmit(destination, encode_chunk(header, floats))) {
+    ++refused_sends_;
+    return false;
+  }
+  ++sent_;
+  return true;
+}
+
+std::optional<Chunk> DatagramEndpoint::receive(std::size_t buffer_floats, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (true) {
+    const double left_s = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    const auto datagram = next_datagram(std::max(0.0, left_s));
+    if (!datagram) return std::nullopt;
+    Chunk chunk;
+    const ChunkDefect defect = decode_chunk(*datagram, buffer_floats, chunk);
+    if (defect == ChunkDefect::kNone) {
+      ledger_.received(chunk.header);
+      return chunk;
+    }
+    ledger_.refuse(defect);
+  }
+}
+
 // --- in-process channel ----------------------------------------------------------------------------------------
 
 struct InProcessDatagrams::Queue {
@@ -136,26 +170,17 @@ struct InProcessDatagrams::Queue {
 
 class InProcessDatagrams::Endpoint final : public DatagramEndpoint {
  public:
-  Endpoint(InProcessDatagrams& channel, int rank) : channel_(channel), rank_(rank) {}
+  Endpoint(InProcessDatagrams& channel, int rank, const std::optional<LossModel>& loss)
+      : DatagramEndpoint(rank, loss), channel_(channel) {}
 
-  int rank() const override { return rank_; }
-
-  bool send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
-            std::span<const float> floats) override {
-    if (destination < 0 || destination >= static_cast<int>(channel_.queues_.size())) {
+ protected:
+  bool transmit(int destination, std::vector<std::byte> datagram) override {
+    if (destination >= static_cast<int>(channel_.queues_.size())) {
       throw InputError("datagram: no endpoint " + std::to_string(destination));
     }
-    ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), next_sequence(destination), offset, round};
-    if (channel_.loss_ &&
-        channel_.loss_->drops(header.source, static_cast<std::uint32_t>(destination), header.sequence)) {
-      ++injected_;
-      return false;
-    }
-    auto datagram = encode_chunk(header, floats);
     Queue& queue = *channel_.queues_[static_cast<std::size_t>(destination)];
     {
       const std::lock_guard lock(queue.mutex);
-      ++sent_;
       if (queue.datagrams.size() >= channel_.queue_datagrams_) {
         ++queue.overflows;  // on the wire, lost at the receiver: the ledger sees the gap
         return true;
@@ -166,50 +191,30 @@ class InProcessDatagrams::Endpoint final : public DatagramEndpoint {
     return true;
   }
 
-  std::optional<Chunk> receive(std::size_t buffer_floats, double timeout_s) override {
-    Queue& queue = *channel_.queues_[static_cast<std::size_t>(rank_)];
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::optional<std::vector<std::byte>> next_datagram(double timeout_s) override {
+    Queue& queue = *channel_.queues_[static_cast<std::size_t>(rank())];
     std::unique_lock lock(queue.mutex);
-    while (true) {
-      if (!queue.arrived.wait_until(lock, deadline, [&] { return !queue.datagrams.empty(); })) return std::nullopt;
-      const std::vector<std::byte> datagram = std::move(queue.datagrams.front());
-      queue.datagrams.pop_front();
-      Chunk chunk;
-      const ChunkDefect defect = decode_chunk(datagram, buffer_floats, chunk);
-      if (defect == ChunkDefect::kNone) {
-        ledger_.received(chunk.header);
-        return chunk;
-      }
-      ledger_.refuse(defect);
+    if (!queue.arrived.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                                [&] { return !queue.datagrams.empty(); })) {
+      return std::nullopt;
     }
+    std::vector<std::byte> datagram = std::move(queue.datagrams.front());
+    queue.datagrams.pop_front();
+    return datagram;
   }
-
-  const ReceiveLedger& ledger() const override { return ledger_; }
-  std::uint64_t injected_drops() const override { return injected_; }
-  std::uint64_t sent() const override { return sent_; }
 
  private:
-  std::uint64_t next_sequence(int destination) {
-    if (sequences_.size() < channel_.queues_.size()) sequences_.resize(channel_.queues_.size(), 0);
-    return sequences_[static_cast<std::size_t>(destination)]++;
-  }
-
   InProcessDatagrams& channel_;
-  int rank_;
-  std::vector<std::uint64_t> sequences_;
-  ReceiveLedger ledger_;
-  std::uint64_t injected_ = 0;
-  std::uint64_t sent_ = 0;
 };
 
-InProcessDatagrams::InProcessDatagrams(int endpoints, std::size_t queue_datagrams, std::optional<LossModel> loss)
-    : queue_datagrams_(queue_datagrams), loss_(loss) {
+InProcessDatagrams::InProcessDatagrams(int endpoints, std::size_t queue_datagrams, const std::optional<LossModel>& loss)
+    : queue_datagrams_(queue_datagrams) {
   if (endpoints < 1 || queue_datagrams < 1) {
     throw InputError("in-process datagrams: need at least one endpoint and a queue of at least one datagram");
   }
   for (int r = 0; r < endpoints; ++r) {
     queues_.push_back(std::make_unique<Queue>());
-    endpoints_.push_back(std::make_unique<Endpoint>(*this, r));
+    endpoints_.push_back(std::make_unique<Endpoint>(*this, r, loss));
   }
 }
 

@@ -93,29 +93,51 @@ class LossModel {
 };
 
 // One endpoint's side of an unreliable channel: send never blocks (a full queue drops, as a kernel buffer does),
-// receive waits at most `timeout_s` for the next datagram. Datagrams a LossModel drops are counted, never sent.
+// receive waits at most `timeout_s` for the next datagram. Datagrams a LossModel drops are counted, never sent. This
+// base numbers, drops, encodes, decodes and counts; a transport only moves bytes (transmit, next_datagram). One
+// thread sends and one receives on an endpoint (they may differ).
 class DatagramEndpoint {
  public:
+  DatagramEndpoint(int rank, std::optional<LossModel> loss) : rank_(rank), loss_(loss) {}
   virtual ~DatagramEndpoint() = default;
-  virtual int rank() const = 0;
+  DatagramEndpoint(const DatagramEndpoint&) = delete;
+  DatagramEndpoint& operator=(const DatagramEndpoint&) = delete;
+
+  int rank() const { return rank_; }
   // Sends `floats` to `destination` with the next sequence for it; returns false where the datagram was dropped at
-  // the sender (the loss model, or no room).
-  virtual bool send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
-                    std::span<const float> floats) = 0;
+  // the sender (the loss model, or no room in the transport).
+  bool send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
+            std::span<const float> floats);
   // The next valid chunk for a buffer of `buffer_floats`, or nullopt after `timeout_s`; refused datagrams are
   // counted in ledger() and skipped.
-  virtual std::optional<Chunk> receive(std::size_t buffer_floats, double timeout_s) = 0;
-  virtual const ReceiveLedger& ledger() const = 0;
-  // Datagrams this endpoint dropped before sending: the loss model's, and those without room.
-  virtual std::uint64_t injected_drops() const = 0;
-  virtual std::uint64_t sent() const = 0;  // handed to the transport
+  std::optional<Chunk> receive(std::size_t buffer_floats, double timeout_s);
+  const ReceiveLedger& ledger() const { return ledger_; }
+  std::uint64_t injected_drops() const { return injected_; }      // the loss model's
+  std::uint64_t sent() const { return sent_; }                    // handed to the transport
+  std::uint64_t send_refusals() const { return refused_sends_; }  // the transport had no room
+
+ protected:
+  // Puts `datagram` on the way to `destination`; false where the transport had no room. Throws InputError for a
+  // destination it does not know.
+  virtual bool transmit(int destination, std::vector<std::byte> datagram) = 0;
+  // The next datagram that arrived, waiting at most `timeout_s`; nullopt on timeout.
+  virtual std::optional<std::vector<std::byte>> next_datagram(double timeout_s) = 0;
+
+ private:
+  int rank_;
+  std::optional<LossModel> loss_;
+  std::vector<std::uint64_t> sequences_;  // by destination
+  ReceiveLedger ledger_;
+  std::uint64_t injected_ = 0;
+  std::uint64_t sent_ = 0;
+  std::uint64_t refused_sends_ = 0;
 };
 
 // Datagrams between the threads of one process: a bounded queue per endpoint (`queue_datagrams`; a full queue drops
 // the newest, counted as the receiver's overflow), the loss model applied at the sender.
 class InProcessDatagrams {
  public:
-  InProcessDatagrams(int endpoints, std::size_t queue_datagrams, std::optional<LossModel> loss);
+  InProcessDatagrams(int endpoints, std::size_t queue_datagrams, const std::optional<LossModel>& loss);
   ~InProcessDatagrams();
   DatagramEndpoint& endpoint(int rank);
   std::uint64_t overflows(int rank) const;  // datagrams a full queue of `rank` refused
@@ -126,7 +148,6 @@ class InProcessDatagrams {
   std::vector<std::unique_ptr<Queue>> queues_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;
   std::size_t queue_datagrams_;
-  std::optional<LossModel> loss_;
 };
 
 }  // namespace dsgd

@@ -35,7 +35,7 @@ sockaddr_in loopback(std::uint16_t port) {
 }  // namespace
 
 UdpEndpoint::UdpEndpoint(int rank, const UdpOptions& options)
-    : rank_(rank), options_(options), scratch_(kMaxDatagramBytes + 1) {
+    : DatagramEndpoint(rank, options.loss), options_(options), scratch_(kMaxDatagramBytes + 1) {
   socket_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (socket_ < 0) fail("socket");
   // Past net.core.rmem_max where allowed (root); otherwise what rmem_max grants.
@@ -70,35 +70,21 @@ void UdpEndpoint::pace(std::size_t bytes) {
   if (due_s > now) std::this_thread::sleep_for(std::chrono::duration<double>(due_s - now));
 }
 
-bool UdpEndpoint::send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
-                       std::span<const float> floats) {
-  if (destination < 0 || destination >= static_cast<int>(peers_.size())) {
+bool UdpEndpoint::transmit(int destination, std::vector<std::byte> datagram) {
+  if (destination >= static_cast<int>(peers_.size())) {
     throw InputError("udp: no peer " + std::to_string(destination) + " (" + std::to_string(peers_.size()) + " known)");
   }
-  if (sequences_.size() < peers_.size()) sequences_.resize(peers_.size(), 0);
-  const ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), sequences_[static_cast<std::size_t>(destination)]++,
-                           offset, round};
-  if (options_.loss && options_.loss->drops(header.source, static_cast<std::uint32_t>(destination), header.sequence)) {
-    ++injected_;
-    return false;
-  }
-  const auto datagram = encode_chunk(header, floats);
   pace(datagram.size());
-  const sockaddr_in address = loopback(peers_[static_cast<std::size_t>(destination)]);
+  const std::uint16_t port = peers_[static_cast<std::size_t>(destination)];
+  const sockaddr_in address = loopback(port);
   const ssize_t sent = ::sendto(socket_, datagram.data(), datagram.size(), MSG_DONTWAIT,
                                 reinterpret_cast<const sockaddr*>(&address), sizeof address);
-  if (sent < 0) {
-    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-      ++refused_sends_;
-      return false;
-    }
-    fail("sendto 127.0.0.1:" + std::to_string(peers_[static_cast<std::size_t>(destination)]));
-  }
-  ++sent_;
-  return true;
+  if (sent >= 0) return true;
+  if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) return false;
+  fail("sendto 127.0.0.1:" + std::to_string(port));
 }
 
-std::optional<Chunk> UdpEndpoint::receive(std::size_t buffer_floats, double timeout_s) {
+std::optional<std::vector<std::byte>> UdpEndpoint::next_datagram(double timeout_s) {
   const double deadline = now_s() + timeout_s;
   while (true) {
     const double left_s = deadline - now_s();
@@ -115,14 +101,7 @@ std::optional<Chunk> UdpEndpoint::receive(std::size_t buffer_floats, double time
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
       fail("recv on 127.0.0.1:" + std::to_string(port_));
     }
-    Chunk chunk;
-    const ChunkDefect defect = decode_chunk(
-        std::span<const std::byte>(scratch_.data(), static_cast<std::size_t>(bytes)), buffer_floats, chunk);
-    if (defect == ChunkDefect::kNone) {
-      ledger_.received(chunk.header);
-      return chunk;
-    }
-    ledger_.refuse(defect);
+    return std::vector<std::byte>(scratch_.begin(), scratch_.begin() + bytes);
   }
 }
 

@@ -36,32 +36,22 @@ class UdpEndpoint final : public DatagramEndpoint {
   // Every endpoint's port, by rank (exchanged by the caller: in-process, or over a Comm).
   void set_peers(std::vector<std::uint16_t> ports) { peers_ = std::move(ports); }
 
-  int rank() const override { return rank_; }
-  bool send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
-            std::span<const float> floats) override;
-  std::optional<Chunk> receive(std::size_t buffer_floats, double timeout_s) override;
-  const ReceiveLedger& ledger() const override { return ledger_; }
-  std::uint64_t injected_drops() const override { return injected_; }
-  std::uint64_t sent() const override { return sent_; }
-  std::uint64_t send_refusals() const { return refused_sends_; }  // sendto found no room (EAGAIN/ENOBUFS)
   // Datagrams the kernel dropped at this socket (its full receive buffer) since it was bound.
   std::uint64_t kernel_drops() const;
+
+ protected:
+  bool transmit(int destination, std::vector<std::byte> datagram) override;
+  std::optional<std::vector<std::byte>> next_datagram(double timeout_s) override;
 
  private:
   void pace(std::size_t bytes);
 
-  int rank_;
   UdpOptions options_;
   int socket_ = -1;
   std::uint16_t port_ = 0;
   int receive_buffer_bytes_ = 0;
   std::vector<std::uint16_t> peers_;
-  std::vector<std::uint64_t> sequences_;
   std::vector<std::byte> scratch_;
-  ReceiveLedger ledger_;
-  std::uint64_t injected_ = 0;
-  std::uint64_t sent_ = 0;
-  std::uint64_t refused_sends_ = 0;
   double bucket_start_s_ = -1;  // the token bucket's clock: when the first paced byte went
   double paced_bytes_ = 0;
 };
