@@ -113,7 +113,7 @@ std::string awaited_message_text(int source, Tag tag, std::size_t bytes) {
 
 std::shared_ptr<DatagramEndpoint> Comm::datagrams(const DatagramOptions& /*options*/) {
   throw UnavailableError("datagrams: the " + std::string(executor()) +
-                         " executor has no unreliable channel yet (threads and mpi have; docs/dogwild.md)");
+                         " executor has no unreliable channel yet (threads, mpi and simgrid have; docs/dogwild.md)");
 }
 
 }  // namespace dsgd

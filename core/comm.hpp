@@ -217,8 +217,9 @@ class Comm {
 
   // Collective: every rank calls it with equal options, outside a stream. Returns this rank's endpoint of an
   // unreliable, unordered channel among the world's ranks (core/datagram.hpp; docs/dogwild.md): natively on
-  // threads in-process queues, on MPI UDP sockets on 127.0.0.1 (all ranks on one machine). The default throws
-  // UnavailableError naming the executor (SimGrid and the analytic level: issue 28).
+  // threads in-process queues, on MPI UDP sockets on 127.0.0.1 (all ranks on one machine), in SimGrid datagrams over
+  // the simulated network with bounded receive queues. The default throws UnavailableError naming the executor (the
+  // analytic level: issue 28).
   virtual std::shared_ptr<DatagramEndpoint> datagrams(const DatagramOptions& options);
 
   const Breakdown& breakdown() const { return breakdown_; }

@@ -37,29 +37,39 @@ T get(const std::byte* in, std::size_t at) {
 
 std::string_view to_string(ChunkDefect defect) { return name_of(defect, kDefectNames); }
 
-std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const float> floats) {
-  if (floats.size() > kMaxChunkFloats) {
-    throw InputError("datagram: a chunk of " + std::to_string(floats.size()) + " floats exceeds one datagram (" +
+std::vector<std::byte> encode_header(const ChunkHeader& header, std::size_t count) {
+  if (count > kMaxChunkFloats) {
+    throw InputError("datagram: a chunk of " + std::to_string(count) + " floats exceeds one datagram (" +
                      std::to_string(kMaxChunkFloats) + " floats)");
   }
-  std::vector<std::byte> out(kDatagramHeaderBytes + floats.size_bytes());
+  std::vector<std::byte> out(kDatagramHeaderBytes);
   put(out.data(), 0, kDatagramMagic);
   put(out.data(), 4, header.kind);
   put(out.data(), 8, header.source);
-  put(out.data(), 12, static_cast<std::uint32_t>(floats.size()));
+  put(out.data(), 12, static_cast<std::uint32_t>(count));
   put(out.data(), 16, header.sequence);
   put(out.data(), 24, header.offset);
   put(out.data(), 32, header.round);
-  if (!floats.empty()) std::memcpy(out.data() + kDatagramHeaderBytes, floats.data(), floats.size_bytes());
   return out;
 }
 
-ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer_floats, Chunk& chunk) {
+std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const float> floats) {
+  std::vector<std::byte> out = encode_header(header, floats.size());
+  if (!floats.empty()) {
+    out.resize(kDatagramHeaderBytes + floats.size_bytes());
+    std::memcpy(out.data() + kDatagramHeaderBytes, floats.data(), floats.size_bytes());
+  }
+  return out;
+}
+
+ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer_floats, Chunk& chunk,
+                         bool header_only) {
   if (datagram.size() < kDatagramHeaderBytes) return ChunkDefect::kShort;
   const std::byte* in = datagram.data();
   if (get<std::uint32_t>(in, 0) != kDatagramMagic) return ChunkDefect::kBadMagic;
   const auto count = get<std::uint32_t>(in, 12);
-  if (datagram.size() != kDatagramHeaderBytes + std::size_t{count} * sizeof(float)) return ChunkDefect::kWrongLength;
+  const std::size_t floats = header_only ? 0 : std::size_t{count};
+  if (datagram.size() != kDatagramHeaderBytes + floats * sizeof(float)) return ChunkDefect::kWrongLength;
   const auto offset = get<std::uint64_t>(in, 24);
   if (offset > buffer_floats || count > buffer_floats - offset) return ChunkDefect::kOutOfRange;
   chunk.header.kind = get<std::uint32_t>(in, 4);
@@ -67,8 +77,9 @@ ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer
   chunk.header.sequence = get<std::uint64_t>(in, 16);
   chunk.header.offset = offset;
   chunk.header.round = get<std::uint64_t>(in, 32);
-  chunk.floats.resize(count);
-  if (count > 0) std::memcpy(chunk.floats.data(), in + kDatagramHeaderBytes, std::size_t{count} * sizeof(float));
+  chunk.count = count;
+  chunk.floats.resize(floats);
+  if (floats > 0) std::memcpy(chunk.floats.data(), in + kDatagramHeaderBytes, floats * sizeof(float));
   return ChunkDefect::kNone;
 }
 
@@ -125,8 +136,12 @@ bool LossModel::drops(std::uint32_t source, std::uint32_t destination, std::uint
   return u < rate_;
 }
 
+double DatagramEndpoint::clock_s() const {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 bool DatagramEndpoint::send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
-                            std::span<const float> floats) {
+                            const float* floats, std::size_t count) {
   if (destination < 0) throw InputError("datagram: no endpoint " + std::to_string(destination));
   if (sequences_.size() <= static_cast<std::size_t>(destination)) sequences_.resize(destination + 1U, 0);
   const ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), sequences_[static_cast<std::size_t>(destination)]++,
@@ -135,7 +150,8 @@ bool DatagramEndpoint::send(int destination, std::uint32_t kind, std::uint64_t o
     ++injected_;
     return false;
   }
-  if (!transmit(destination, encode_chunk(header, floats))) {
+  auto datagram = payload_ ? encode_chunk(header, {floats, count}) : encode_header(header, count);
+  if (!transmit(destination, std::move(datagram))) {
     ++refused_sends_;
     return false;
   }
@@ -144,13 +160,12 @@ bool DatagramEndpoint::send(int destination, std::uint32_t kind, std::uint64_t o
 }
 
 std::optional<Chunk> DatagramEndpoint::receive(std::size_t buffer_floats, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const double deadline_s = clock_s() + timeout_s;
   while (true) {
-    const double left_s = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
-    const auto datagram = next_datagram(std::max(0.0, left_s));
+    const auto datagram = next_datagram(std::max(0.0, deadline_s - clock_s()));
     if (!datagram) return std::nullopt;
     Chunk chunk;
-    const ChunkDefect defect = decode_chunk(*datagram, buffer_floats, chunk);
+    const ChunkDefect defect = decode_chunk(*datagram, buffer_floats, chunk, !payload_);
     if (defect == ChunkDefect::kNone) {
       ledger_.received(chunk.header);
       return chunk;

@@ -33,14 +33,17 @@ struct ChunkHeader {
   std::uint64_t round = 0;     // the sender's pass over its buffer
 };
 
-// A chunk as received: its header and its floats.
+// A chunk as received: its header, its count of floats and the floats (none from a header-only datagram).
 struct Chunk {
   ChunkHeader header;
+  std::uint32_t count = 0;
   std::vector<float> floats;
 };
 
 // The datagram of `header` and `floats` (at most kMaxChunkFloats), ready to send.
 std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const float> floats);
+// The header alone, declaring `count` floats: what a size-only simulation sends (its simulated size is the whole).
+std::vector<std::byte> encode_header(const ChunkHeader& header, std::size_t count);
 
 // Why a datagram was refused.
 enum class ChunkDefect { kNone, kShort, kBadMagic, kWrongLength, kOutOfRange };
@@ -48,8 +51,10 @@ std::string_view to_string(ChunkDefect defect);
 
 // Reads a datagram for a receiver whose buffer holds `buffer_floats` floats. kNone and the chunk, or the defect:
 // shorter than a header, a foreign magic, a length that is not the header's count of floats, or a range past the
-// buffer (offset + count > buffer_floats, overflow included).
-ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer_floats, Chunk& chunk);
+// buffer (offset + count > buffer_floats, overflow included). With `header_only`, the datagram is exactly a header
+// (encode_header) and the chunk's floats stay empty.
+ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer_floats, Chunk& chunk,
+                         bool header_only = false);
 
 // What a receiver saw, counted per source from the sequence numbers, and what it refused. Loss is measured: the
 // sequences a source sent up to the highest one seen, minus those that arrived (a late one fills its gap).
@@ -98,16 +103,18 @@ class LossModel {
 // thread sends and one receives on an endpoint (they may differ).
 class DatagramEndpoint {
  public:
-  DatagramEndpoint(int rank, std::optional<LossModel> loss) : rank_(rank), loss_(loss) {}
+  // Without `payload` (a size-only simulation) datagrams carry headers only and received chunks no floats.
+  DatagramEndpoint(int rank, std::optional<LossModel> loss, bool payload = true)
+      : rank_(rank), loss_(loss), payload_(payload) {}
   virtual ~DatagramEndpoint() = default;
   DatagramEndpoint(const DatagramEndpoint&) = delete;
   DatagramEndpoint& operator=(const DatagramEndpoint&) = delete;
 
   int rank() const { return rank_; }
-  // Sends `floats` to `destination` with the next sequence for it; returns false where the datagram was dropped at
-  // the sender (the loss model, or no room in the transport).
-  bool send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
-            std::span<const float> floats);
+  // Sends the `count` floats at `floats` (null without payload) to `destination` with the next sequence for it;
+  // returns false where the datagram was dropped at the sender (the loss model, or no room in the transport).
+  bool send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round, const float* floats,
+            std::size_t count);
   // The next valid chunk for a buffer of `buffer_floats`, or nullopt after `timeout_s`; refused datagrams are
   // counted in ledger() and skipped.
   std::optional<Chunk> receive(std::size_t buffer_floats, double timeout_s);
@@ -122,10 +129,13 @@ class DatagramEndpoint {
   virtual bool transmit(int destination, std::vector<std::byte> datagram) = 0;
   // The next datagram that arrived, waiting at most `timeout_s`; nullopt on timeout.
   virtual std::optional<std::vector<std::byte>> next_datagram(double timeout_s) = 0;
+  // The transport's clock for receive()'s deadline: wall time natively, simulated time in a simulation.
+  virtual double clock_s() const;
 
  private:
   int rank_;
   std::optional<LossModel> loss_;
+  bool payload_;
   std::vector<std::uint64_t> sequences_;  // by destination
   ReceiveLedger ledger_;
   std::uint64_t injected_ = 0;

@@ -367,6 +367,28 @@ s4u::Mailbox* World::mailbox(int destination, Tag tag) {
   return mailbox;
 }
 
+void* World::keep_datagram(int destination, std::vector<std::byte> datagram) {
+  auto kept = std::make_unique<std::vector<std::byte>>(std::move(datagram));
+  void* key = kept.get();
+  datagrams_.emplace(key, std::move(kept));
+  if (pending_datagrams_.empty()) pending_datagrams_.assign(static_cast<std::size_t>(size()), 0);
+  ++pending_datagrams_[static_cast<std::size_t>(destination)];
+  return key;
+}
+
+std::vector<std::byte> World::take_datagram(int destination, void* kept) {
+  const auto found = datagrams_.find(kept);
+  DSGD_ENFORCE(found != datagrams_.end(), "a datagram the world did not keep");
+  std::vector<std::byte> datagram = std::move(*found->second);
+  datagrams_.erase(found);
+  --pending_datagrams_[static_cast<std::size_t>(destination)];
+  return datagram;
+}
+
+std::size_t World::pending_datagrams(int destination) const {
+  return pending_datagrams_.empty() ? 0 : pending_datagrams_[static_cast<std::size_t>(destination)];
+}
+
 void World::fail(int rank, std::exception_ptr error) {
   if (!failure_.record(rank, std::move(error))) return;
   // The others would only time out waiting for this rank: end them now (they unwind; none records an error).
@@ -637,6 +659,66 @@ class ActorStream final : public Stream {
 
 }  // namespace
 
+// --- datagrams -----------------------------------------------------------------------------------------------------
+
+// Rank r's datagrams arrive in the mailbox of (r, kDatagramTag), whose permanent receiver is r's actor: a put flows
+// to r's host at once, without waiting for a get, as datagrams fill a socket's receive buffer. Sends are detached
+// (the sender never waits). A receiver holds at most queue_datagrams of them, on their way or waiting: a sender
+// drops one beyond that, as a full buffer does, and the receiver's ledger sees the gap; so loss grows with
+// congestion. Simulated size: header and floats, also when a size-only world carries the header alone.
+constexpr Tag kDatagramTag = -7;
+
+class SimDatagramEndpoint final : public DatagramEndpoint {
+ public:
+  SimDatagramEndpoint(World& world, int rank, const DatagramOptions& options)
+      : DatagramEndpoint(rank,
+                         options.loss_rate > 0
+                             ? std::optional<LossModel>(LossModel(options.loss_rate, options.loss_seed))
+                             : std::nullopt,
+                         world.options().payload),
+        world_(world),
+        queue_datagrams_(options.queue_datagrams) {}
+
+ protected:
+  bool transmit(int destination, std::vector<std::byte> datagram) override {
+    if (destination >= world_.size()) throw InputError("datagram: no endpoint " + std::to_string(destination));
+    if (world_.pending_datagrams(destination) >= queue_datagrams_) return true;  // on the wire, lost there
+    std::uint32_t count = 0;
+    std::memcpy(&count, datagram.data() + 12, sizeof count);
+    const auto simulated_bytes = static_cast<std::uint64_t>(kDatagramHeaderBytes + std::size_t{count} * sizeof(float));
+    void* kept = world_.keep_datagram(destination, std::move(datagram));
+    world_.mailbox(destination, kDatagramTag)->put_init(kept, simulated_bytes)->detach();
+    return true;
+  }
+
+  std::optional<std::vector<std::byte>> next_datagram(double timeout_s) override {
+    void* kept = nullptr;
+    const s4u::CommPtr get = world_.mailbox(rank(), kDatagramTag)->get_async<void>(&kept);
+    try {
+      get->wait_for(timeout_s);
+    } catch (const ::simgrid::TimeoutException&) {
+      get->cancel();
+      return std::nullopt;
+    }
+    return world_.take_datagram(rank(), kept);
+  }
+
+  double clock_s() const override { return s4u::Engine::get_clock(); }
+
+ private:
+  World& world_;
+  std::size_t queue_datagrams_;
+};
+
+std::shared_ptr<DatagramEndpoint> SimgridComm::datagrams(const DatagramOptions& options) {
+  if (caller_ != nullptr) {
+    throw CommError("rank " + std::to_string(rank_) + ": datagrams() from a stream; open them before the stream");
+  }
+  world_.mailbox(rank_, kDatagramTag)->set_receiver(s4u::Actor::self());
+  receives_datagrams_ = true;
+  return std::make_shared<SimDatagramEndpoint>(world_, rank_, options);
+}
+
 // --- SimgridComm --------------------------------------------------------------------------------------------------
 
 SimgridComm::SimgridComm(World& world, int rank, SimgridComm* caller) : world_(world), rank_(rank), caller_(caller) {}
@@ -748,6 +830,8 @@ void SimgridComm::defer_error(std::exception_ptr error) {
 
 void SimgridComm::finish() {
   for (auto& [tag, inbox] : inboxes_) inbox->cancel_surplus();
+  // SimGrid keeps a permanent receiver's actor alive until it is unset (s4u::Mailbox::set_receiver).
+  if (receives_datagrams_) world_.mailbox(rank_, kDatagramTag)->set_receiver(nullptr);
   if (deferred_error_) std::rethrow_exception(deferred_error_);
 }
 

@@ -112,6 +112,13 @@ class World {
   // Keeps a message whose transfer failed alive until the engine is done with it.
   void bury(std::unique_ptr<SimMessage> message);
 
+  // Datagrams (Comm::datagrams) are the World's from their send until their receiver takes them, so one nobody
+  // receives is freed with the World whatever SimGrid does with its transfer. pending_datagrams(r): those kept for
+  // rank r (on their way or waiting in its mailbox).
+  void* keep_datagram(int destination, std::vector<std::byte> datagram);
+  std::vector<std::byte> take_datagram(int destination, void* kept);
+  std::size_t pending_datagrams(int destination) const;
+
   SharedVectors& shared_vectors() { return *shared_; }
   // Null unless collectives run at flow fidelity.
   FlowCollectives* flow_collectives() { return flows_.get(); }
@@ -140,6 +147,8 @@ class World {
   FirstFailure failure_;
   std::vector<Waiting> waiting_;  // ranks' actors, then their streams
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
+  std::unordered_map<const void*, std::unique_ptr<std::vector<std::byte>>> datagrams_;
+  std::vector<std::size_t> pending_datagrams_;  // by destination
   std::unique_ptr<SharedVectors> shared_;
   std::unique_ptr<FlowCollectives> flows_;
   std::map<int, std::unique_ptr<ChipLoad>> chips_;                     // by RankSite::chip
@@ -169,6 +178,8 @@ class SimgridComm final : public Comm {
   void run_collective(const CollectiveCall& call, const std::function<void(Comm&)>& body) override;
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
                                               std::span<const float> initial) override;
+  // Datagrams over the simulated network: docs/dogwild.md "In simulation". Not from a stream.
+  std::shared_ptr<DatagramEndpoint> datagrams(const DatagramOptions& options) override;
 
   World& world() { return world_; }
   bool is_stream() const { return caller_ != nullptr; }
@@ -191,6 +202,7 @@ class SimgridComm final : public Comm {
   std::uint64_t compute_steps_ = 0;  // for the noise generator (a stream counts in its caller's)
   std::map<Tag, std::unique_ptr<Inbox>> inboxes_;
   std::exception_ptr deferred_error_;
+  bool receives_datagrams_ = false;  // this rank's actor is its datagram mailbox's permanent receiver
 };
 
 }  // namespace dsgd::simulate

@@ -26,7 +26,7 @@ inline void check_datagrams_lose_exactly_the_injected(Comm& comm, int count) {
   const std::vector<float> floats(64, static_cast<float>(rank));
   for (int s = 0; s < count; ++s) {
     for (int destination = 0; destination < comm.size(); ++destination) {
-      if (destination != rank) endpoint->send(destination, 1, 0, 0, floats);
+      if (destination != rank) endpoint->send(destination, 1, 0, 0, floats.data(), floats.size());
     }
   }
   std::map<std::uint32_t, std::set<std::uint64_t>> received;

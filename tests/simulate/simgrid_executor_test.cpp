@@ -27,6 +27,7 @@
 #include "simulate/simgrid/executor.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 #include "tests/core/collective_checks.hpp"
+#include "tests/core/datagram_checks.hpp"
 #include "tests/support/error_message.hpp"
 #include "tests/support/shared_chip_platform.hpp"
 
@@ -136,12 +137,60 @@ TEST(SimgridExecutor, SilentPeerTimesOutNamingBothRanks) {
   EXPECT_TRUE(contains(message, "rank 1 waited 60 s for a message from rank 0 (tag 7, 4096 bytes)")) << message;
 }
 
-TEST(SimgridExecutor, HasNoDatagramsYetAndSaysSo) {
-  const std::string message = testing::error_of<UnavailableError>([] {
-    simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2),
-                 [](Comm& comm) { comm.datagrams(DatagramOptions{}); });
+TEST(SimgridDatagrams, LoseExactlyTheInjectedOnes) {
+  simgrid::run(flat_platform(3, kLatency, kBandwidth, kFlops), world_of(3),
+               [](Comm& comm) { testing::check_datagrams_lose_exactly_the_injected(comm, 300); });
+}
+
+// The simulation runs in a child process: checks inside it throw, and the executor rethrows here.
+void require(bool condition, const std::string& what) {
+  if (!condition) throw std::runtime_error(what);
+}
+
+TEST(SimgridDatagrams, SizeOnlyCarryHeadersAtTheirFullSimulatedSize) {
+  WorldOptions world = world_of(2);
+  world.payload = false;
+  simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world, [](Comm& comm) {
+    const auto endpoint = comm.datagrams(DatagramOptions{});
+    if (comm.rank() == 0) {
+      for (int i = 0; i < 20; ++i) endpoint->send(1, 0, 0, 0, nullptr, 1000);
+      return;
+    }
+    int received = 0;
+    double last_s = 0;
+    while (const auto chunk = endpoint->receive(1000, 1.0)) {
+      require(chunk->floats.empty() && chunk->count == 1000, "a size-only chunk carried floats or lost its count");
+      ++received;
+      last_s = comm.now_s();
+    }
+    require(received == 20, "received " + std::to_string(received) + " of 20 datagrams");
+    // 20 datagrams of 40 + 4000 bytes share the link: the last arrives after at least their transfer time.
+    require(last_s >= 20 * 4040.0 / kBandwidth, "the last datagram arrived at " + std::to_string(last_s) + " s");
   });
-  EXPECT_TRUE(contains(message, "datagrams: the simgrid executor has no unreliable channel yet")) << message;
+}
+
+TEST(SimgridDatagrams, AFullReceiverDropsTheRestAndTheLedgerSeesTheGaps) {
+  simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
+    DatagramOptions options;
+    options.queue_datagrams = 5;
+    const auto endpoint = comm.datagrams(options);
+    const std::vector<float> floats(100, 1.0F);
+    if (comm.rank() == 0) {
+      for (int i = 0; i < 20; ++i) endpoint->send(1, 0, 0, 0, floats.data(), floats.size());
+      comm.send(1, 1, nullptr, 0, Category::kNetwork);           // the burst is out
+      comm.recv(1, 2, nullptr, 0, Category::kNetwork);           // rank 1 drained it
+      endpoint->send(1, 0, 0, 0, floats.data(), floats.size());  // sequence 20 reveals the gaps
+      return;
+    }
+    comm.recv(0, 1, nullptr, 0, Category::kNetwork);
+    int received = 0;
+    while (endpoint->receive(100, 1.0)) ++received;
+    require(received == 5, "the full receiver held " + std::to_string(received) + " datagrams, not 5");
+    comm.send(0, 2, nullptr, 0, Category::kNetwork);
+    require(endpoint->receive(100, 1.0).has_value(), "sequence 20 did not arrive");
+    require(endpoint->ledger().missing() == 15,
+            "the ledger counts " + std::to_string(endpoint->ledger().missing()) + " gaps, not 15");
+  });
 }
 
 TEST(SimgridExecutor, UnreceivedSendTimesOut) {
