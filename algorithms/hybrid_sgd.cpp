@@ -122,6 +122,29 @@ HeadPlan plan_head(const ModelSpec& model, int workers, int rank, const std::str
 
 float* at(std::vector<float>& v, std::size_t offset) { return v.empty() ? nullptr : v.data() + offset; }
 
+int wrap(int index, int ranks) { return (index % ranks + ranks) % ranks; }
+
+// A ring allgather of P blocks of `buffer` (block j = [starts[j], starts[j + 1]), this rank's own filled; `buffer`
+// empty in a size-only world): step t sends block r - t to the right and receives block r - t - 1 from the left.
+// on_block(j), if set, runs for every block once it is here -- the own block first, each while the next one is on
+// its way (the roll's overlap).
+void ring_allgather_blocks(Comm& comm, std::vector<float>& buffer, const std::vector<std::size_t>& starts, Tag tag,
+                           const std::function<void(int)>& on_block) {
+  const int ranks = comm.size();
+  const int rank = comm.rank();
+  auto bytes = [&](int j) { return (starts[j + 1] - starts[j]) * sizeof(float); };
+  for (int step = 0; step < ranks - 1; ++step) {
+    const int in = wrap(rank - step - 1, ranks);
+    const int out = wrap(rank - step, ranks);
+    auto receive = comm.irecv(wrap(rank - 1, ranks), tag, at(buffer, starts[in]), bytes(in), Category::kGpuGpuPara);
+    auto sending = comm.isend(wrap(rank + 1, ranks), tag, at(buffer, starts[out]), bytes(out), Category::kGpuGpuPara);
+    if (on_block) on_block(out);
+    receive->wait();
+    sending->wait();
+  }
+  if (on_block) on_block(wrap(rank + 1, ranks));
+}
+
 class HybridSgd final : public Algorithm {
  public:
   explicit HybridSgd(Trainer& trainer) {
@@ -138,6 +161,15 @@ class HybridSgd final : public Algorithm {
     slice_count_ = plan.slice_count;
     global_batch_ = static_cast<std::int64_t>(hyper.batch) * trainer.workers();
     classes_ = model.classes;
+    // The ring's blocks: the rolled input by batch rows, the logits by each rank's columns (B of them each).
+    const int workers = trainer.workers();
+    const auto rows = static_cast<std::size_t>(global_batch_);
+    const auto block = static_cast<std::size_t>(hyper.batch * head_.front().in);
+    for (int r = 0; r <= workers; ++r) {
+      roll_starts_.push_back(static_cast<std::size_t>(r) * block);
+      column_starts_.push_back(r == workers ? rows * static_cast<std::size_t>(classes_)
+                                            : rows * shard_of(static_cast<std::size_t>(classes_), workers, r).offset);
+    }
     const std::size_t conv_end = trainer.layout()[head_.front().index].offset;
     conv_ = {0, conv_end};
     conv_sgd_ = trainer.make_sgd(hyper.momentum, conv_);
@@ -151,6 +183,7 @@ class HybridSgd final : public Algorithm {
     }
     rolled_.assign(static_cast<std::size_t>(global_batch_ * head_.front().in), 0.0F);
     logits_.assign(static_cast<std::size_t>(global_batch_ * classes_), 0.0F);
+    logit_blocks_.assign(logits_.size(), 0.0F);
     labels_.assign(static_cast<std::size_t>(global_batch_), 0.0F);
     gradient_.assign(static_cast<std::size_t>(global_batch_ * widest), 0.0F);
     gradient_in_.assign(gradient_.size(), 0.0F);
@@ -299,33 +332,17 @@ class HybridSgd final : public Algorithm {
   // product runs while block j - 1 is on its way, and every block stays in rolled_ for the backward pass.
   void roll_first_product(Trainer& trainer, const HeadLayer& layer, const float* features, const float* w, float* y) {
     Comm& comm = trainer.comm();
-    const int workers = comm.size();
-    const int rank = comm.rank();
     const std::int64_t batch = trainer.hyper().batch;
-    const std::size_t block = static_cast<std::size_t>(batch * layer.in);
-    if (trainer.has_data()) std::copy_n(features, block, rolled_.data() + static_cast<std::size_t>(rank) * block);
-    auto block_at = [&](int j) {
-      return at(rolled_, static_cast<std::size_t>((j % workers + workers) % workers) * block);
-    };
-    auto multiply = [&](int j) {
-      const int b = (j % workers + workers) % workers;
+    const std::size_t own = roll_starts_[static_cast<std::size_t>(comm.rank())];
+    if (trainer.has_data()) std::copy_n(features, roll_starts_[1], rolled_.data() + own);
+    ring_allgather_blocks(comm, rolled_, roll_starts_, kRollTag, [&](int j) {
       product(comm, 2.0 * static_cast<double>(batch * layer.in * layer.width), [&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(batch), static_cast<int>(layer.width),
-                    static_cast<int>(layer.in), 1.0F, block_at(b), static_cast<int>(layer.in), w,
-                    static_cast<int>(layer.in), 0.0F, y + b * batch * layer.width, static_cast<int>(layer.width));
+                    static_cast<int>(layer.in), 1.0F, rolled_.data() + roll_starts_[static_cast<std::size_t>(j)],
+                    static_cast<int>(layer.in), w, static_cast<int>(layer.in), 0.0F, y + j * batch * layer.width,
+                    static_cast<int>(layer.width));
       });
-    };
-    const int right = (rank + 1) % workers;
-    const int left = (rank - 1 + workers) % workers;
-    const std::size_t bytes = block * sizeof(float);
-    for (int step = 0; step < workers - 1; ++step) {
-      auto receive = comm.irecv(left, kRollTag, block_at(rank - step - 1), bytes, Category::kGpuGpuPara);
-      auto sending = comm.isend(right, kRollTag, block_at(rank - step), bytes, Category::kGpuGpuPara);
-      multiply(rank - step);
-      receive->wait();
-      sending->wait();
-    }
-    multiply(rank - workers + 1);
+    });
   }
 
   // Softmax cross-entropy over the global batch on every worker; leaves dL/dlogits (B x classes) in gradient_.
@@ -348,32 +365,16 @@ class HybridSgd final : public Algorithm {
   void gather_columns(Trainer& trainer, const float* mine) {
     Comm& comm = trainer.comm();
     const int workers = comm.size();
-    const int rank = comm.rank();
-    std::vector<std::size_t> starts;
-    for (int r = 0; r <= workers; ++r) {
-      starts.push_back(static_cast<std::size_t>(global_batch_) *
-                       shard_of(static_cast<std::size_t>(classes_), workers, std::min(r, workers - 1)).offset);
+    const auto rank = static_cast<std::size_t>(comm.rank());
+    if (logit_blocks_.empty()) {  // a size-only world: the messages alone
+      ring_allgather_blocks(comm, logit_blocks_, column_starts_, kGatherTag, {});
+      return;
     }
-    starts.back() = static_cast<std::size_t>(global_batch_ * classes_);
-    std::vector<float> blocks(trainer.has_data() ? starts.back() : 0);
-    if (!blocks.empty()) std::copy_n(mine, starts[rank + 1] - starts[rank], blocks.data() + starts[rank]);
-    const int right = (rank + 1) % workers;
-    const int left = (rank - 1 + workers) % workers;
-    auto block = [&](int j) { return (j % workers + workers) % workers; };
-    for (int step = 0; step < workers - 1; ++step) {
-      const int in = block(rank - step - 1);
-      const int out = block(rank - step);
-      auto receive = comm.irecv(left, kGatherTag, at(blocks, starts[in]), (starts[in + 1] - starts[in]) * sizeof(float),
-                                Category::kGpuGpuPara);
-      auto sending = comm.isend(right, kGatherTag, at(blocks, starts[out]),
-                                (starts[out + 1] - starts[out]) * sizeof(float), Category::kGpuGpuPara);
-      receive->wait();
-      sending->wait();
-    }
-    if (blocks.empty()) return;
+    std::copy_n(mine, column_starts_[rank + 1] - column_starts_[rank], logit_blocks_.data() + column_starts_[rank]);
+    ring_allgather_blocks(comm, logit_blocks_, column_starts_, kGatherTag, {});
     for (int r = 0; r < workers; ++r) {
       const Shard columns = shard_of(static_cast<std::size_t>(classes_), workers, r);
-      const float* part = blocks.data() + starts[r];
+      const float* part = logit_blocks_.data() + column_starts_[static_cast<std::size_t>(r)];
       for (std::int64_t n = 0; n < global_batch_; ++n) {
         std::copy_n(part + n * static_cast<std::int64_t>(columns.count), columns.count,
                     logits_.data() + n * classes_ + static_cast<std::int64_t>(columns.offset));
@@ -455,11 +456,11 @@ class HybridSgd final : public Algorithm {
     const int rank = comm.rank();
     const std::size_t block = static_cast<std::size_t>(trainer.hyper().batch * layer.in);
     auto block_at = [&](std::vector<float>& v, int j) {
-      return at(v, static_cast<std::size_t>((j % workers + workers) % workers) * block);
+      return at(v, static_cast<std::size_t>(wrap(j, workers)) * block);
     };
     std::vector<float> incoming(trainer.has_data() ? block : 0);
-    const int right = (rank + 1) % workers;
-    const int left = (rank - 1 + workers) % workers;
+    const int right = wrap(rank + 1, workers);
+    const int left = wrap(rank - 1, workers);
     // Step t sends block r - t - 1 (summed over the t ranks before) and adds the received one into block r - t - 2;
     // the last step's is block r.
     for (int step = 0; step < workers - 1; ++step) {
@@ -515,6 +516,9 @@ class HybridSgd final : public Algorithm {
   std::vector<std::vector<float>> outputs_;
   std::vector<std::vector<float>> masks_;
   std::vector<float> logits_;
+  std::vector<float> logit_blocks_;         // the logits' column blocks, rank after rank, as the ring gathers them
+  std::vector<std::size_t> roll_starts_;    // ring_allgather_blocks' blocks of rolled_
+  std::vector<std::size_t> column_starts_;  // and of logit_blocks_
   std::vector<float> labels_;
   std::vector<float> gradient_;
   std::vector<float> gradient_in_;

@@ -111,6 +111,11 @@ std::string awaited_message_text(int source, Tag tag, std::size_t bytes) {
          " bytes)";
 }
 
+std::optional<LossModel> injected_loss(const DatagramOptions& options) {
+  if (options.loss_rate <= 0) return std::nullopt;
+  return LossModel(options.loss_rate, options.loss_seed);
+}
+
 std::shared_ptr<DatagramEndpoint> Comm::datagrams(const DatagramOptions& /*options*/) {
   throw UnavailableError("datagrams: the " + std::string(executor()) +
                          " executor has no unreliable channel yet (threads, mpi and simgrid have; docs/dogwild.md)");

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -157,6 +158,8 @@ struct DatagramOptions {
   double loss_rate = 0;                // injected at the senders (LossModel), on every transport
   std::uint64_t loss_seed = 1;
 };
+// The loss model of `options`: none at a rate of 0.
+std::optional<LossModel> injected_loss(const DatagramOptions& options);
 
 // One worker's view of a world of size() workers.
 class Comm {

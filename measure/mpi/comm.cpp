@@ -552,7 +552,7 @@ std::shared_ptr<DatagramEndpoint> MpiComm::datagrams(const DatagramOptions& opti
   udp::UdpOptions udp;
   udp.receive_buffer_bytes = options.receive_buffer_bytes;
   udp.send_rate_Bps = options.send_rate_Bps;
-  if (options.loss_rate > 0) udp.loss = LossModel(options.loss_rate, options.loss_seed);
+  udp.loss = injected_loss(options);
   auto endpoint = std::make_shared<udp::UdpEndpoint>(rank_, udp);
   // Ports (< 2^16) are exact in floats: one allreduce gives every rank every port.
   std::vector<float> ports(static_cast<std::size_t>(size()), 0.0F);

@@ -197,10 +197,8 @@ std::shared_ptr<SharedVector> Hub::shared_vector(int rank, const std::string& na
 
 std::shared_ptr<DatagramEndpoint> Hub::datagrams(int rank, const DatagramOptions& options) {
   if (rank == 0) {
-    std::optional<LossModel> loss;
-    if (options.loss_rate > 0) loss = LossModel(options.loss_rate, options.loss_seed);
     std::lock_guard lock(state_mutex_);
-    datagrams_ = std::make_shared<InProcessDatagrams>(options_.size, options.queue_datagrams, loss);
+    datagrams_ = std::make_shared<InProcessDatagrams>(options_.size, options.queue_datagrams, injected_loss(options));
   }
   barrier(rank, "datagrams");
   std::shared_ptr<InProcessDatagrams> channel;

@@ -671,11 +671,7 @@ constexpr Tag kDatagramTag = -7;
 class SimDatagramEndpoint final : public DatagramEndpoint {
  public:
   SimDatagramEndpoint(World& world, int rank, const DatagramOptions& options)
-      : DatagramEndpoint(rank,
-                         options.loss_rate > 0
-                             ? std::optional<LossModel>(LossModel(options.loss_rate, options.loss_seed))
-                             : std::nullopt,
-                         world.options().payload),
+      : DatagramEndpoint(rank, injected_loss(options), world.options().payload),
         world_(world),
         queue_datagrams_(options.queue_datagrams) {}
 
