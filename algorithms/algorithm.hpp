@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -76,6 +77,10 @@ struct Hyperparameters {
   // none, fp16, onebit or topk keeping ceil(topk_ratio x parameters) entries per worker.
   Compression compression = Compression::kNone;
   double topk_ratio = 0.01;
+  // Dogwild (dogwild): its datagram channel (core/comm.hpp: the injected loss rate, UDP's receive buffer and send
+  // pace; the loss seed is `seed`) and the floats per chunk a master streams, at most kMaxChunkFloats.
+  DatagramOptions datagrams;
+  std::size_t chunk_floats = kMaxChunkFloats;
 };
 
 // The rate after warm-up for `workers` workers: eta, or eta scaled by the linear rule.
@@ -115,6 +120,9 @@ class Algorithm {
   // rewrites before reading. Checkpoints cover the synchronous algorithms (AlgorithmInfo::synchronous), which
   // implement it; the default throws InternalError.
   virtual void visit_state(Trainer& trainer, StateVisitor& state);
+  // Counts this rank kept (dogwild's datagrams sent, lost, refused), by name; the runner sums them over the ranks
+  // (RunResult::counters). Every rank names the same ones. By default none.
+  virtual std::map<std::string, double> counters(Trainer& trainer) const;
 };
 
 // Builds this rank's part of an algorithm; called on every rank, it may communicate (collectively).

@@ -15,6 +15,7 @@ const std::vector<AlgorithmEntry>& algorithm_catalog() {
     for (auto entry : {ssp_sgd_entry(), a_bsp_sgd_entry()}) entries.push_back(std::move(entry));  // seed 004
     entries.push_back(wfbp_sgd_entry());    // issue 25's communication schemes, after seed 000's algorithms
     entries.push_back(hybrid_sgd_entry());  // seed 001 (dMath)
+    for (auto& entry : dogwild_entries()) entries.push_back(std::move(entry));  // seed 002
     return entries;
   }();
   return catalog;

@@ -154,6 +154,17 @@ void check_run_options(const RunOptions& options) {
     throw InputError("run: " + options.algorithm + " does not compress its exchange; --compression " +
                      std::string(to_string(hyper.compression)) + " needs one of: " + compressing);
   }
+  if (!(hyper.datagrams.loss_rate >= 0 && hyper.datagrams.loss_rate < 1)) {
+    throw InputError("run: --loss-rate is a fraction in [0, 1), got " + significant(hyper.datagrams.loss_rate));
+  }
+  if (hyper.datagrams.receive_buffer_bytes < 1) throw InputError("run: --receive-buffer must be at least 1 byte");
+  if (!(hyper.datagrams.send_rate_Bps >= 0) || !std::isfinite(hyper.datagrams.send_rate_Bps)) {
+    throw InputError("run: --send-rate must be >= 0 bytes per second (0: unpaced)");
+  }
+  if (hyper.chunk_floats < 1 || hyper.chunk_floats > kMaxChunkFloats) {
+    throw InputError("run: --chunk-floats must be in [1, " + std::to_string(kMaxChunkFloats) +
+                     "] (a UDP datagram), got " + std::to_string(hyper.chunk_floats));
+  }
   if (!(hyper.topk_ratio > 0 && hyper.topk_ratio <= 1)) {
     throw InputError("run: --topk-ratio is a fraction in (0, 1], got " + significant(hyper.topk_ratio));
   }
@@ -279,6 +290,7 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       const auto rank = static_cast<std::size_t>(comm.rank());
       if (result != nullptr && rank < result->bytes_sent_per_rank.size()) {
         result->bytes_sent_per_rank[rank] = training_bytes;
+        for (const auto& [name, value] : algorithm->counters(trainer)) result->counters[name] += value;
       }
       if (recorder) recorder->finish(trainer);
       return;
@@ -286,11 +298,17 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
     // Every rank's training and first-round breakdowns to rank 0, as raw doubles in one message.
     std::array<Breakdown, 2> both{training, first_round};
     static_assert(sizeof both == 2 * sizeof training.seconds, "the breakdowns travel as raw doubles");
+    // The algorithm's counters travel as their values, in name order: every rank has the same names.
+    const auto counters = algorithm->counters(trainer);
+    std::vector<double> values;
+    for (const auto& [name, value] : counters) values.push_back(value);
     if (comm.rank() != 0) {
       comm.send(0, kBreakdownTag, both.data(), sizeof both, Category::kWait);
       comm.send(0, kBreakdownTag, &training_bytes, sizeof training_bytes, Category::kWait);
+      if (!values.empty()) comm.send(0, kBreakdownTag, values.data(), values.size() * sizeof(double), Category::kWait);
       return;
     }
+    result->counters = counters;
     result->per_rank[0] = training;
     result->bytes_sent_per_rank[0] = training_bytes;
     result->first_round_per_rank.assign(result->per_rank.size(), Breakdown{});
@@ -302,6 +320,10 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
       result->per_rank[static_cast<std::size_t>(rank)] = both[0];
       result->first_round_per_rank[static_cast<std::size_t>(rank)] = both[1];
       result->bytes_sent_per_rank[static_cast<std::size_t>(rank)] = bytes;
+      if (values.empty()) continue;
+      comm.recv(rank, kBreakdownTag, values.data(), values.size() * sizeof(double), Category::kWait);
+      auto value = values.begin();
+      for (auto& [name, sum] : result->counters) sum += *value++;
     }
     recorder->finish(trainer);
   };

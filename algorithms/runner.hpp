@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -89,6 +90,8 @@ struct RunResult {
   // Bytes each rank sent in the training rounds (Comm::bytes_sent, the runner's own messages left out), by rank;
   // empty for a rank that did not report (the analytic level runs rank 0 alone).
   std::vector<std::optional<std::uint64_t>> bytes_sent_per_rank;
+  // What the algorithm counted (Algorithm::counters), summed over the ranks at the end of the run; empty for most.
+  std::map<std::string, double> counters;
 };
 
 // Bytes sent per iteration per worker: the mean over the workers that reported, divided by the iterations per

@@ -10,6 +10,10 @@
 //   batch-size      seed 000 §7.2: Sync SGD's test accuracy against the global batch (64 .. 4096) after the same
 //                   number of epochs, without and with the large-batch rules of seed 004 (linear scaling and
 //                   warm-up, Goyal et al. 2017; LARS, You et al. 2017)
+//   dogwild         seed 002 Fig 1: dogwild's test accuracy against time, one run per worker count
+//   dogwild-loss    seed 002: dogwild's accuracy after the same time against injected datagram loss 0-30%
+//   dogwild-transports  seed 002: time to accuracy of dogwild over datagrams and over reliable messages
+//                   (dogwild-reliable), sync-sgd beside
 // A second catalog, scaling_study_catalog(), holds the published results that are predicted in simulation instead
 // (seed 000 Tables 3 and 4, Fig 12 on the paper's platforms); simulate/scaling_study.hpp runs them.
 

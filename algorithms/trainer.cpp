@@ -74,6 +74,8 @@ void Algorithm::model_of_record(Trainer& trainer, std::span<float> parameters) {
   std::copy_n(trainer.parameters(), parameters.size(), parameters.begin());
 }
 
+std::map<std::string, double> Algorithm::counters(Trainer&) const { return {}; }
+
 void Algorithm::visit_state(Trainer& trainer, StateVisitor&) {
   throw InternalError(trainer.info().name + " does not name its state for a checkpoint");
 }
@@ -279,12 +281,12 @@ float scaled_learning_rate(const Hyperparameters& hyper, int workers) {
 
 std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum) { return make_sgd(momentum, {0, parameter_count()}); }
 
-std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum, Shard shard) {
+std::unique_ptr<nn::Sgd> Trainer::make_sgd(float momentum, Shard shard, float rate_factor) {
   nn::SgdOptions options;
-  options.learning_rate = hyper_.learning_rate;
+  options.learning_rate = hyper_.learning_rate * rate_factor;
   options.momentum = momentum;
   options.weight_decay = hyper_.weight_decay;
-  options.scaled_learning_rate = scaled_learning_rate(hyper_, workers());
+  options.scaled_learning_rate = scaled_learning_rate(hyper_, workers()) * rate_factor;
   options.warmup_iterations = hyper_.warmup_iterations;
   options.lars = hyper_.lars;
   options.lars_trust = hyper_.lars_trust;

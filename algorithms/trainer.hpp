@@ -132,8 +132,8 @@ class Trainer {
   // An optimiser for this replica's parameters.
   std::unique_ptr<nn::Sgd> make_sgd(float momentum);
   // An optimiser for `shard` of them (a sharded server's). LARS's layers are cut at the shard's edges, so a layer
-  // split between two servers takes its norms over each part.
-  std::unique_ptr<nn::Sgd> make_sgd(float momentum, Shard shard);
+  // split between two servers takes its norms over each part. Its rates are the run's times `rate_factor`.
+  std::unique_ptr<nn::Sgd> make_sgd(float momentum, Shard shard, float rate_factor = 1.0F);
   // Runs `kernel` as a compute step of `flops` elementwise FLOPs charged to `category`, moving 6 bytes per FLOP
   // (axpy-like) unless `bytes` says otherwise.
   void elementwise(double flops, Category category, const std::function<void()>& kernel);

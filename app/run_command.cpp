@@ -111,6 +111,7 @@ struct StudyCommand {
   std::int64_t budget_iterations = 0;  // 0: the study's budget
   std::int64_t eval_every = 0;         // 0: the study's
   int threads = 0;                     // 0: the study's CPU threads per rank
+  float momentum = -1;                 // < 0: the study's
   AllreduceAlgorithm allreduce = AllreduceAlgorithm::kRing;
   CLI::Option* allreduce_option = nullptr;  // given: every run's allreduce instead of the study's
 };
@@ -120,6 +121,7 @@ algorithms::RunOptions overridden(const StudyCommand& command, algorithms::RunOp
   if (command.batch > 0) options.hyper.batch = command.batch;
   if (command.eval_every > 0) options.budget.eval_every = command.eval_every;
   if (command.threads > 0) options.threads_per_rank = command.threads;
+  if (command.momentum >= 0) options.hyper.momentum = command.momentum;
   if (command.allreduce_option != nullptr && command.allreduce_option->count() > 0) {
     options.hyper.allreduce = command.allreduce;
   }
@@ -271,6 +273,7 @@ void register_study_command(CLI::App& app, Context& context) {
   study->add_option("--batch", command->batch, "Every run's batch per worker instead of the study's");
   study->add_option("--eval-every", command->eval_every, "Every run's iterations between evaluations");
   study->add_option("--threads", command->threads, "Every run's CPU threads per rank (simgrid: for the kernels)");
+  study->add_option("--momentum", command->momentum, "Every run's momentum mu instead of the study's");
   study->add_option("--test-images", command->run.job.cli.test_images, "Evaluate on at most this many test images")
       ->capture_default_str();
   study

@@ -72,6 +72,28 @@ void add_compression_options(CLI::App& command, algorithms::Hyperparameters& hyp
       ->capture_default_str();
 }
 
+void add_datagram_options(CLI::App& command, algorithms::Hyperparameters& hyper) {
+  auto& datagrams = hyper.datagrams;
+  command
+      .add_option("--loss-rate", datagrams.loss_rate,
+                  "dogwild: datagrams lost at random at the senders, a fraction in [0, 1) (docs/dogwild.md)")
+      ->capture_default_str();
+  command
+      .add_option("--receive-buffer", datagrams.receive_buffer_bytes,
+                  "dogwild on MPI: each UDP socket's buffer (bytes)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  command
+      .add_option("--send-rate", datagrams.send_rate_Bps,
+                  "dogwild on MPI: bytes per second each rank sends at most (0: unpaced)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+  command
+      .add_option("--chunk-floats", hyper.chunk_floats,
+                  "dogwild: floats per datagram (at most " + std::to_string(kMaxChunkFloats) + ")")
+      ->capture_default_str();
+}
+
 CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorithm) {
   std::string names;
   for (const auto each : kAllreduceAlgorithms) names += (names.empty() ? "" : ", ") + std::string(to_string(each));
@@ -144,6 +166,7 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,
                           run.hyper.lars, run.hyper.lars_trust);
   add_compression_options(command, run.hyper);
+  add_datagram_options(command, run.hyper);
   command.add_option("--seed", run.hyper.seed, "Seed of initialisation, sampling and dropout")->capture_default_str();
   command.add_option("--iterations", run.budget.iterations, "Stop after this many iterations per worker")
       ->check(positive_check());
@@ -210,6 +233,10 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--lars-trust", real(run.hyper.lars_trust)},
       {"--compression", std::string(to_string(run.hyper.compression))},
       {"--topk-ratio", significant(run.hyper.topk_ratio, 17)},
+      {"--loss-rate", significant(run.hyper.datagrams.loss_rate, 17)},
+      {"--receive-buffer", std::to_string(run.hyper.datagrams.receive_buffer_bytes)},
+      {"--send-rate", significant(run.hyper.datagrams.send_rate_Bps, 17)},
+      {"--chunk-floats", std::to_string(run.hyper.chunk_floats)},
       {"--seed", std::to_string(run.hyper.seed)},
       {"--target-accuracy", real(run.budget.target_accuracy)},
       {"--eval-every", std::to_string(run.budget.eval_every)},
@@ -309,7 +336,9 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"lars", run.hyper.lars},
                              {"lars_trust", run.hyper.lars_trust},
                              {"compression", std::string(to_string(run.hyper.compression))},
-                             {"topk_ratio", run.hyper.topk_ratio}};
+                             {"topk_ratio", run.hyper.topk_ratio},
+                             {"loss_rate", run.hyper.datagrams.loss_rate},
+                             {"chunk_floats", run.hyper.chunk_floats}};
   entry.model = run.model;
   entry.dataset = cli.dataset;
   entry.ranks = result.ranks;
@@ -391,6 +420,13 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
     entry.counters["overlapped_comm_s"] = result.overlapped_comm_s / iterations;
   }
   add_bytes_sent(entry, result);
+  for (const auto& [name, value] : result.counters) entry.counters[name] = value;
+  if (const auto received = result.counters.find("datagrams_received"); received != result.counters.end()) {
+    // Measured from the sequence gaps of every receiver (docs/dogwild.md "Measured loss").
+    const double missing = result.counters.at("datagrams_missing");
+    entry.counters["datagram_loss_measured"] =
+        missing + received->second > 0 ? missing / (missing + received->second) : 0;
+  }
   return entry;
 }
 
@@ -438,6 +474,16 @@ std::string run_summary(const RunCli& cli, const reports::Entry& entry) {
       text += line;
     }
     text += "\n";
+  }
+  if (entry.counters.contains("datagram_loss_measured")) {
+    std::snprintf(line, sizeof line,
+                  "datagrams: %.0f sent, %.0f received, measured loss %.2f%% (%.0f missing; %.0f dropped by the loss "
+                  "model, %.0f by full receive buffers, %.0f refused); %.0f sends refused by a full send buffer\n",
+                  counter("datagrams_sent") + counter("datagrams_injected_drops"), counter("datagrams_received"),
+                  100 * counter("datagram_loss_measured"), counter("datagrams_missing"),
+                  counter("datagrams_injected_drops"), counter("datagrams_receiver_drops"),
+                  counter("datagrams_refused"), counter("datagrams_send_refusals"));
+    text += line;
   }
   double total = 0;
   for (const auto& [category, seconds] : entry.breakdown_s) total += seconds;

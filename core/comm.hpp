@@ -152,7 +152,11 @@ struct CollectiveCall {
 
 // An unreliable channel's settings (Comm::datagrams); each transport reads its own.
 struct DatagramOptions {
-  std::size_t queue_datagrams = 4096;  // threads: datagrams a receiver's queue holds before it drops
+  std::size_t queue_datagrams = 4096;  // threads, SimGrid: datagrams a receiver holds before it drops more
+  // SimGrid: the bytes a sender's buffer holds, drained at its route's bottleneck bandwidth; a datagram that does
+  // not fit is refused (SendOutcome::kRefused), as a full socket buffer refuses a non-blocking send, so a sender
+  // streams at what its route carries instead of flooding it.
+  std::size_t send_buffer_bytes = 1 << 20;
   int receive_buffer_bytes = 4 << 20;  // UDP: the socket's receive buffer asked for
   double send_rate_Bps = 0;            // UDP: bytes per second a sender may put out (0: unpaced)
   double loss_rate = 0;                // injected at the senders (LossModel), on every transport
@@ -221,8 +225,8 @@ class Comm {
   // Collective: every rank calls it with equal options, outside a stream. Returns this rank's endpoint of an
   // unreliable, unordered channel among the world's ranks (core/datagram.hpp; docs/dogwild.md): natively on
   // threads in-process queues, on MPI UDP sockets on 127.0.0.1 (all ranks on one machine), in SimGrid datagrams over
-  // the simulated network with bounded receive queues. The default throws UnavailableError naming the executor (the
-  // analytic level: issue 28).
+  // the simulated network with bounded receive queues. The default throws UnavailableError naming the executor; the
+  // analytic level refuses it as it refuses messages (its one rank stands for all).
   virtual std::shared_ptr<DatagramEndpoint> datagrams(const DatagramOptions& options);
 
   const Breakdown& breakdown() const { return breakdown_; }

@@ -140,23 +140,24 @@ double DatagramEndpoint::clock_s() const {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-bool DatagramEndpoint::send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
-                            const float* floats, std::size_t count) {
+SendOutcome DatagramEndpoint::send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
+                                   const float* floats, std::size_t count) {
   if (destination < 0) throw InputError("datagram: no endpoint " + std::to_string(destination));
   if (sequences_.size() <= static_cast<std::size_t>(destination)) sequences_.resize(destination + 1U, 0);
-  const ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), sequences_[static_cast<std::size_t>(destination)]++,
-                           offset, round};
+  std::uint64_t& sequence = sequences_[static_cast<std::size_t>(destination)];
+  const ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), sequence++, offset, round};
   if (loss_ && loss_->drops(header.source, static_cast<std::uint32_t>(destination), header.sequence)) {
     ++injected_;
-    return false;
+    return SendOutcome::kLost;
   }
   auto datagram = payload_ ? encode_chunk(header, {floats, count}) : encode_header(header, count);
   if (!transmit(destination, std::move(datagram))) {
     ++refused_sends_;
-    return false;
+    --sequence;  // nothing left: the next datagram takes this number, and no receiver sees a gap
+    return SendOutcome::kRefused;
   }
   ++sent_;
-  return true;
+  return SendOutcome::kSent;
 }
 
 std::optional<Chunk> DatagramEndpoint::receive(std::size_t buffer_floats, double timeout_s) {
@@ -217,6 +218,9 @@ class InProcessDatagrams::Endpoint final : public DatagramEndpoint {
     queue.datagrams.pop_front();
     return datagram;
   }
+
+ public:
+  std::uint64_t receiver_drops() const override { return channel_.overflows(rank()); }
 
  private:
   InProcessDatagrams& channel_;

@@ -97,6 +97,14 @@ class LossModel {
   std::uint64_t seed_;
 };
 
+// What became of a datagram handed to DatagramEndpoint::send.
+//   kSent     on its way (it may still be lost there: a full receiver drops it)
+//   kLost     dropped by the injected loss model: counted, never sent, and to the sender as good as kSent (a real
+//             sender cannot tell a datagram the network will lose)
+//   kRefused  the transport had no room (a full send buffer): nothing left and its sequence number was not used, so
+//             no receiver sees a gap; the sender may keep what it meant to send for later
+enum class SendOutcome { kSent, kLost, kRefused };
+
 // One endpoint's side of an unreliable channel: send never blocks (a full queue drops, as a kernel buffer does),
 // receive waits at most `timeout_s` for the next datagram. Datagrams a LossModel drops are counted, never sent. This
 // base numbers, drops, encodes, decodes and counts; a transport only moves bytes (transmit, next_datagram). One
@@ -111,17 +119,19 @@ class DatagramEndpoint {
   DatagramEndpoint& operator=(const DatagramEndpoint&) = delete;
 
   int rank() const { return rank_; }
-  // Sends the `count` floats at `floats` (null without payload) to `destination` with the next sequence for it;
-  // returns false where the datagram was dropped at the sender (the loss model, or no room in the transport).
-  bool send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round, const float* floats,
-            std::size_t count);
-  // The next valid chunk for a buffer of `buffer_floats`, or nullopt after `timeout_s`; refused datagrams are
-  // counted in ledger() and skipped.
+  // Sends the `count` floats at `floats` (null without payload) to `destination` with the next sequence for it.
+  SendOutcome send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round, const float* floats,
+                   std::size_t count);
+  // The next valid chunk for a buffer of `buffer_floats`, or nullopt after `timeout_s` (0: only what has arrived,
+  // without waiting); refused datagrams are counted in ledger() and skipped.
   std::optional<Chunk> receive(std::size_t buffer_floats, double timeout_s);
   const ReceiveLedger& ledger() const { return ledger_; }
   std::uint64_t injected_drops() const { return injected_; }      // the loss model's
   std::uint64_t sent() const { return sent_; }                    // handed to the transport
-  std::uint64_t send_refusals() const { return refused_sends_; }  // the transport had no room
+  std::uint64_t send_refusals() const { return refused_sends_; }  // the transport had no room (kRefused)
+  // Datagrams that reached this endpoint's receive side and found no room (UDP: the kernel's count for the socket;
+  // in process: the full queue's); 0 where the transport drops them elsewhere (SimGrid: at the sender).
+  virtual std::uint64_t receiver_drops() const { return 0; }
 
  protected:
   // Puts `datagram` on the way to `destination`; false where the transport had no room. Throws InputError for a

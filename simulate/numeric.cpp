@@ -39,6 +39,7 @@ Json to_json(const algorithms::RunResult& result) {
           {"staleness", result.staleness.counts()},
           {"clock_staleness", result.clock_staleness.counts()},
           {"overlapped_comm_s", result.overlapped_comm_s},
+          {"counters", result.counters},
           {"parameters_hash", result.parameters_hash}};
 }
 
@@ -73,6 +74,7 @@ void from_json(const Json& json, algorithms::RunResult& result) {
   histogram("clock_staleness", result.clock_staleness);
   result.parameters_hash = json.at("parameters_hash").get<std::uint64_t>();
   result.overlapped_comm_s = json.at("overlapped_comm_s").get<double>();
+  result.counters = json.at("counters").get<std::map<std::string, double>>();
 }
 
 }  // namespace

@@ -87,21 +87,14 @@ bool UdpEndpoint::transmit(int destination, std::vector<std::byte> datagram) {
 std::optional<std::vector<std::byte>> UdpEndpoint::next_datagram(double timeout_s) {
   const double deadline = now_s() + timeout_s;
   while (true) {
+    // What has arrived is taken first: a timeout of 0 takes it without waiting.
+    const ssize_t bytes = ::recv(socket_, scratch_.data(), scratch_.size(), MSG_DONTWAIT);
+    if (bytes >= 0) return std::vector<std::byte>(scratch_.begin(), scratch_.begin() + bytes);
+    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) fail("recv on 127.0.0.1:" + std::to_string(port_));
     const double left_s = deadline - now_s();
     if (left_s <= 0) return std::nullopt;
     pollfd ready{socket_, POLLIN, 0};
-    const int polled = ::poll(&ready, 1, static_cast<int>(left_s * 1000) + 1);
-    if (polled < 0) {
-      if (errno == EINTR) continue;
-      fail("poll");
-    }
-    if (polled == 0) continue;
-    const ssize_t bytes = ::recv(socket_, scratch_.data(), scratch_.size(), MSG_DONTWAIT);
-    if (bytes < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) continue;
-      fail("recv on 127.0.0.1:" + std::to_string(port_));
-    }
-    return std::vector<std::byte>(scratch_.begin(), scratch_.begin() + bytes);
+    if (::poll(&ready, 1, static_cast<int>(left_s * 1000) + 1) < 0 && errno != EINTR) fail("poll");
   }
 }
 

@@ -38,6 +38,7 @@ class UdpEndpoint final : public DatagramEndpoint {
 
   // Datagrams the kernel dropped at this socket (its full receive buffer) since it was bound.
   std::uint64_t kernel_drops() const;
+  std::uint64_t receiver_drops() const override { return kernel_drops(); }
 
  protected:
   bool transmit(int destination, std::vector<std::byte> datagram) override;

@@ -61,6 +61,9 @@ class AnalyticComm final : public Comm {
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t, std::span<const float>) override {
     throw UnavailableError(refusal("opens shared vector '" + name + "'"));
   }
+  std::shared_ptr<DatagramEndpoint> datagrams(const DatagramOptions&) override {
+    throw UnavailableError(refusal("opens a datagram channel"));
+  }
 
   void compute(const ComputeStep& step) override {
     DSGD_ENFORCE(step.flops >= 0, "compute step with negative flops");

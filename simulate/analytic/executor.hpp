@@ -16,7 +16,7 @@
 // the nodes sets the start of the next collective; a node's time is that of its slowest rank (core groups of a
 // KNL may differ by a core).
 //
-// Refused (UnavailableError, naming the operation): point-to-point messages and shared vectors -- they would
+// Refused (UnavailableError, naming the operation): point-to-point messages, datagrams and shared vectors -- they would
 // need the other ranks to exist. The result holds rank 0's breakdown only (SimulationResult::per_rank has one
 // entry); the waiting for stragglers is charged to the collective's category, as at the flow level.
 

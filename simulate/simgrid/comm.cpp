@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <deque>
+#include <limits>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -673,28 +673,43 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
   SimDatagramEndpoint(World& world, int rank, const DatagramOptions& options)
       : DatagramEndpoint(rank, injected_loss(options), world.options().payload),
         world_(world),
-        queue_datagrams_(options.queue_datagrams) {}
+        queue_datagrams_(options.queue_datagrams),
+        send_buffer_bytes_(static_cast<double>(options.send_buffer_bytes)) {}
 
  protected:
   bool transmit(int destination, std::vector<std::byte> datagram) override {
     if (destination >= world_.size()) throw InputError("datagram: no endpoint " + std::to_string(destination));
-    if (world_.pending_datagrams(destination) >= queue_datagrams_) return true;  // on the wire, lost there
     std::uint32_t count = 0;
     std::memcpy(&count, datagram.data() + 12, sizeof count);
     const auto simulated_bytes = static_cast<std::uint64_t>(kDatagramHeaderBytes + std::size_t{count} * sizeof(float));
+    // The sender's buffer drains at its route's bottleneck bandwidth: a datagram that would find more than
+    // send_buffer_bytes ahead of it is refused, as a full socket buffer refuses a non-blocking sendto.
+    const double drain_Bps = route_bandwidth_Bps(destination);
+    const double now_s = s4u::Engine::get_clock();
+    drained_at_s_ = std::max(drained_at_s_, now_s);
+    if ((drained_at_s_ - now_s) * drain_Bps + static_cast<double>(simulated_bytes) > send_buffer_bytes_) return false;
+    drained_at_s_ += static_cast<double>(simulated_bytes) / drain_Bps;
+    if (world_.pending_datagrams(destination) >= queue_datagrams_) return true;  // on the wire, lost there
     void* kept = world_.keep_datagram(destination, std::move(datagram));
     world_.mailbox(destination, kDatagramTag)->put_init(kept, simulated_bytes)->detach();
     return true;
   }
 
   std::optional<std::vector<std::byte>> next_datagram(double timeout_s) override {
+    s4u::Mailbox* mailbox = world_.mailbox(rank(), kDatagramTag);
+    // Without a wait, only a datagram that has arrived: one still on its way stays there for the next receive.
+    if (timeout_s <= 0 && !mailbox->ready()) return std::nullopt;
     void* kept = nullptr;
-    const s4u::CommPtr get = world_.mailbox(rank(), kDatagramTag)->get_async<void>(&kept);
+    const s4u::CommPtr get = mailbox->get_async<void>(&kept);
     try {
       get->wait_for(timeout_s);
     } catch (const ::simgrid::TimeoutException&) {
-      get->cancel();
-      return std::nullopt;
+      // The receive took a datagram already on its way: cancelling would lose it mid-transfer, so it is waited for.
+      if (get->get_sender() == nullptr) {
+        get->cancel();
+        return std::nullopt;
+      }
+      get->wait();
     }
     return world_.take_datagram(rank(), kept);
   }
@@ -702,8 +717,24 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
   double clock_s() const override { return s4u::Engine::get_clock(); }
 
  private:
+  // The smallest bandwidth on the route to `destination`'s host (infinite on the same host), kept per destination.
+  double route_bandwidth_Bps(int destination) {
+    if (route_Bps_.empty()) route_Bps_.assign(static_cast<std::size_t>(world_.size()), 0.0);
+    double& bandwidth = route_Bps_[static_cast<std::size_t>(destination)];
+    if (bandwidth > 0) return bandwidth;
+    std::vector<s4u::Link*> links;
+    double latency_s = 0;
+    world_.host(rank())->route_to(world_.host(destination), links, &latency_s);
+    bandwidth = std::numeric_limits<double>::infinity();
+    for (const s4u::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
+    return bandwidth;
+  }
+
   World& world_;
   std::size_t queue_datagrams_;
+  double send_buffer_bytes_;
+  double drained_at_s_ = 0;        // when the sender's buffer will have drained
+  std::vector<double> route_Bps_;  // by destination; 0: not looked up yet
 };
 
 std::shared_ptr<DatagramEndpoint> SimgridComm::datagrams(const DatagramOptions& options) {

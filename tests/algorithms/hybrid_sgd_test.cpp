@@ -16,50 +16,12 @@
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
 #include "simulate/weak_scaling.hpp"
-#include "tests/support/scratch_dir.hpp"
-#include "tests/support/synthetic_images.hpp"
+#include "tests/algorithms/training_runs.hpp"
 
 namespace dsgd::algorithms {
 namespace {
 
-class HybridSgd : public testing::ScratchDirTest {
- protected:
-  void SetUp() override {
-    ScratchDirTest::SetUp();
-    testing::write_synthetic_idx_folder(dir_, 960, 200);
-    cli_.dataset = "idx:" + dir_.string();
-    cli_.run.hyper.batch = 16;
-    cli_.run.hyper.momentum = 0.5F;
-    data_ = app::load_run_data(cli_);
-  }
-
-  // Rank 0's model of record after `iterations` of `algorithm` on `workers` threads.
-  std::vector<float> weights(const std::string& algorithm, int workers, std::int64_t iterations,
-                             const Hyperparameters& hyper) {
-    const AlgorithmEntry& entry = find_algorithm(algorithm);
-    TrainerSetup setup;
-    setup.model = build_model(cli_.run.model);
-    setup.train = data_.train;
-    std::vector<float> out;
-    WorldOptions world;
-    world.size = workers;
-    measure::threads::run(world, [&](Comm& comm) {
-      Trainer trainer(comm, entry.info, hyper, setup);
-      const auto instance = entry.make(trainer);
-      instance->run_round(trainer, iterations);
-      if (comm.rank() == 0) {
-        out.resize(trainer.parameter_count());
-        instance->model_of_record(trainer, out);
-        bytes_sent_ = comm.bytes_sent();
-      }
-    });
-    return out;
-  }
-
-  std::uint64_t bytes_sent_ = 0;  // rank 0's, in the last weights() run
-  app::RunCli cli_;
-  RunData data_;
-};
+using HybridSgd = testing::TrainingRuns;
 
 TEST_F(HybridSgd, TrainsToSyncSgdsWeightsOnAnyNumberOfWorkers) {
   for (const int workers : {1, 2, 3}) {
@@ -67,12 +29,7 @@ TEST_F(HybridSgd, TrainsToSyncSgdsWeightsOnAnyNumberOfWorkers) {
     const std::uint64_t sync_bytes = bytes_sent_;
     const auto hybrid = weights("hybrid-sgd", workers, 20, cli_.run.hyper);
     ASSERT_EQ(hybrid.size(), sync.size());
-    double largest = 0;
-    double difference = 0;
-    for (std::size_t i = 0; i < sync.size(); ++i) {
-      largest = std::max(largest, std::fabs(static_cast<double>(sync[i])));
-      difference = std::max(difference, std::fabs(static_cast<double>(hybrid[i]) - sync[i]));
-    }
+    const auto [difference, largest] = testing::largest_difference(hybrid, sync);
     std::printf(
         "%d workers, 20 iterations: largest difference from sync-sgd %.3g (largest weight %.3g); rank 0 sent "
         "%llu bytes (sync-sgd %llu)\n",

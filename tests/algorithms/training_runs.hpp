@@ -5,15 +5,19 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/runner.hpp"
+#include "algorithms/trainer.hpp"
 #include "app/run_common.hpp"
 #include "core/subprocess.hpp"
 #include "measure/mpi/launch.hpp"
@@ -25,6 +29,17 @@
 #include "tests/support/synthetic_images.hpp"
 
 namespace dsgd::algorithms::testing {
+
+// The largest |a_i - b_i| and the largest |b_i|, to compare two runs' weights.
+inline std::pair<double, double> largest_difference(const std::vector<float>& a, const std::vector<float>& b) {
+  double difference = 0;
+  double largest = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    largest = std::max(largest, std::fabs(static_cast<double>(b[i])));
+    difference = std::max(difference, std::fabs(static_cast<double>(a[i]) - b[i]));
+  }
+  return {difference, largest};
+}
 
 inline std::string hex(std::uint64_t value) {
   char text[32];
@@ -95,6 +110,30 @@ class TrainingRuns : public dsgd::testing::ScratchDirTest {
         .collected;
   }
 
+  // Rank 0's model of record after one round of `iterations` of `algorithm` on `workers` threads; rank 0's bytes
+  // sent in bytes_sent_.
+  std::vector<float> weights(const std::string& algorithm, int workers, std::int64_t iterations,
+                             const Hyperparameters& hyper) {
+    const AlgorithmEntry& entry = find_algorithm(algorithm);
+    TrainerSetup setup;
+    setup.model = build_model(cli_.run.model);
+    setup.train = data_.train;
+    std::vector<float> out;
+    WorldOptions world;
+    world.size = workers;
+    measure::threads::run(world, [&](Comm& comm) {
+      Trainer trainer(comm, entry.info, hyper, setup);
+      const auto instance = entry.make(trainer);
+      instance->run_round(trainer, iterations);
+      if (comm.rank() == 0) {
+        out.resize(trainer.parameter_count());
+        instance->model_of_record(trainer, out);
+        bytes_sent_ = comm.bytes_sent();
+      }
+    });
+    return out;
+  }
+
   struct Hashes {
     std::string threads, mpi, simgrid;
   };
@@ -113,6 +152,7 @@ class TrainingRuns : public dsgd::testing::ScratchDirTest {
   inline static const std::string kWorker = std::string(DSGD_BINARY_DIR) + "/app/dsgd-mpi";
   app::RunCli cli_;
   RunData data_;
+  std::uint64_t bytes_sent_ = 0;  // rank 0's, in the last weights() run
 };
 
 }  // namespace dsgd::algorithms::testing

@@ -101,7 +101,7 @@ TEST(Datagram, InProcessChannelLosesExactlyTheInjectedDatagrams) {
   std::set<std::uint64_t> expected;
   const std::vector<float> floats(16, 0.5F);
   for (int s = 0; s < n; ++s) {
-    const bool sent = channel.endpoint(0).send(1, 1, 0, 0, floats.data(), floats.size());
+    const bool sent = channel.endpoint(0).send(1, 1, 0, 0, floats.data(), floats.size()) == SendOutcome::kSent;
     EXPECT_EQ(sent, !loss.drops(0, 1, static_cast<std::uint64_t>(s)));
     if (sent) expected.insert(static_cast<std::uint64_t>(s));
   }
@@ -115,14 +115,16 @@ TEST(Datagram, InProcessChannelLosesExactlyTheInjectedDatagrams) {
 TEST(Datagram, InProcessQueueOverflowIsLossTheLedgerMeasures) {
   InProcessDatagrams channel(2, 10, std::nullopt);
   const std::vector<float> floats(4, 1.0F);
-  for (int s = 0; s < 25; ++s) EXPECT_TRUE(channel.endpoint(0).send(1, 0, 0, 0, floats.data(), floats.size()));
+  for (int s = 0; s < 25; ++s)
+    EXPECT_EQ(channel.endpoint(0).send(1, 0, 0, 0, floats.data(), floats.size()), SendOutcome::kSent);
   EXPECT_EQ(channel.overflows(1), 15U);
   int received = 0;
   while (channel.endpoint(1).receive(4, 0.01)) ++received;
   EXPECT_EQ(received, 10);
   // The queue kept 0..9; 10..24 were dropped, and no later sequence arrived to reveal them as gaps.
   EXPECT_EQ(channel.endpoint(1).ledger().missing(), 0U);
-  EXPECT_TRUE(channel.endpoint(0).send(1, 0, 0, 0, floats.data(), floats.size()));  // sequence 25 reveals 15 gaps
+  EXPECT_EQ(channel.endpoint(0).send(1, 0, 0, 0, floats.data(), floats.size()),
+            SendOutcome::kSent);  // sequence 25 reveals 15 gaps
   ASSERT_TRUE(channel.endpoint(1).receive(4, 0.01));
   EXPECT_EQ(channel.endpoint(1).ledger().missing(), 15U);
 }

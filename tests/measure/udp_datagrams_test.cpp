@@ -32,7 +32,8 @@ TEST(UdpDatagrams, LosesExactlyTheInjectedDatagramsOnLoopback) {
   });
   std::set<std::uint64_t> expected;
   for (int s = 0; s < n; ++s) {
-    if (sender.send(1, 0, 0, 0, floats.data(), floats.size())) expected.insert(static_cast<std::uint64_t>(s));
+    if (sender.send(1, 0, 0, 0, floats.data(), floats.size()) == SendOutcome::kSent)
+      expected.insert(static_cast<std::uint64_t>(s));
   }
   reader.join();
   std::printf("udp loopback: %zu of %d sent after %llu injected drops, %zu received, kernel drops %llu, buffer %d B\n",
@@ -53,7 +54,9 @@ TEST(UdpDatagrams, KernelDropsOfAFullReceiveBufferAreCountedAndSeenAsGaps) {
   const std::vector<float> floats(1000, 1.0F);  // 4 KB each: a few fill the buffer
   const int n = 200;
   int handed = 0;
-  for (int s = 0; s < n; ++s) handed += sender.send(1, 0, 0, 0, floats.data(), floats.size()) ? 1 : 0;
+  for (int s = 0; s < n; ++s) {
+    handed += sender.send(1, 0, 0, 0, floats.data(), floats.size()) == SendOutcome::kSent ? 1 : 0;
+  }
   int received = 0;
   while (receiver.receive(1000, 0.2)) ++received;
   const std::uint64_t dropped = receiver.kernel_drops();
@@ -63,7 +66,7 @@ TEST(UdpDatagrams, KernelDropsOfAFullReceiveBufferAreCountedAndSeenAsGaps) {
   EXPECT_GT(dropped, 0U);
   EXPECT_EQ(static_cast<std::uint64_t>(received) + dropped, static_cast<std::uint64_t>(handed));
   // The drops show as gaps once a later sequence arrives: the sequence gaps measure the same loss.
-  ASSERT_TRUE(sender.send(1, 0, 0, 0, floats.data(), floats.size()));
+  ASSERT_EQ(sender.send(1, 0, 0, 0, floats.data(), floats.size()), SendOutcome::kSent);
   ASSERT_TRUE(receiver.receive(1000, 2.0));
   EXPECT_EQ(receiver.ledger().missing(), dropped);
 }

@@ -199,8 +199,36 @@ TEST(SimgridDatagrams, UnreceivedOnesEndWithTheSimulation) {
     const auto endpoint = comm.datagrams(DatagramOptions{});
     const std::vector<float> floats(100, 1.0F);
     if (comm.rank() == 0) {
-      for (int i = 0; i < 3; ++i) require(endpoint->send(1, 0, 0, 0, floats.data(), floats.size()), "a send failed");
+      for (int i = 0; i < 3; ++i) {
+        require(endpoint->send(1, 0, 0, 0, floats.data(), floats.size()) == SendOutcome::kSent, "a send failed");
+      }
     }
+  });
+}
+
+TEST(SimgridDatagrams, AFullSendBufferRefusesWithoutAGap) {
+  // A sender whose buffer holds 4 datagrams refuses the 5th to 10th sent at once (nothing sent, no sequence used);
+  // once its buffer has drained it sends again, and the receiver sees sequences 0-4 with no gap.
+  simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
+    DatagramOptions options;
+    options.send_buffer_bytes = 4 * (40 + 4000);
+    const auto endpoint = comm.datagrams(options);
+    const std::vector<float> floats(1000, 1.0F);
+    if (comm.rank() == 0) {
+      int sent = 0;
+      for (int i = 0; i < 10; ++i) {
+        sent += endpoint->send(1, 0, 0, 0, floats.data(), floats.size()) == SendOutcome::kSent ? 1 : 0;
+      }
+      require(sent == 4 && endpoint->send_refusals() == 6, "sent " + std::to_string(sent) + " of 10, not 4");
+      comm.recv(1, 1, nullptr, 0, Category::kNetwork);  // the four have arrived
+      require(endpoint->send(1, 0, 0, 0, floats.data(), floats.size()) == SendOutcome::kSent, "no room again");
+      return;
+    }
+    for (int i = 0; i < 4; ++i) require(endpoint->receive(1000, 1.0).has_value(), "a datagram did not arrive");
+    comm.send(0, 1, nullptr, 0, Category::kNetwork);
+    const auto fifth = endpoint->receive(1000, 1.0);
+    require(fifth.has_value() && fifth->header.sequence == 4, "the fifth datagram is not sequence 4");
+    require(endpoint->ledger().missing() == 0, "refused datagrams left gaps");
   });
 }
 

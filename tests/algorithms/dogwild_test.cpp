@@ -1,0 +1,113 @@
+// algorithms/dogwild.cpp: Dogwild's streaming. Over reliable messages (dogwild-reliable) with solvers stepping at
+// eta / P, a replica adopts each master's segment with every slave's progress but its own one iteration late: with
+// one or two workers that is sync-sgd's weights to rounding, with three a small, deterministic distance from them.
+// Over datagrams (dogwild) the loss the run reports is measured: in SimGrid, which is deterministic, the receivers'
+// sequence gaps are the datagrams the loss model dropped; over real UDP sockets under mpirun they are counted too,
+// and training goes on through them. The catalog-wide tests (algorithms_test.cpp) train both on every executor.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "reports/results.hpp"
+#include "tests/algorithms/training_runs.hpp"
+
+namespace dsgd::algorithms {
+namespace {
+
+using Dogwild = testing::TrainingRuns;
+
+TEST_F(Dogwild, ReliableStreamingComputesSyncSgdsWeightsUpToTheOtherSlavesLastStep) {
+  for (const int workers : {1, 2, 3}) {
+    const auto sync = weights("sync-sgd", workers, 20, cli_.run.hyper);
+    const auto streamed = weights("dogwild-reliable", workers, 20, cli_.run.hyper);
+    ASSERT_EQ(streamed.size(), sync.size());
+    const auto [difference, largest] = testing::largest_difference(streamed, sync);
+    std::printf("%d workers, 20 iterations: largest difference from sync-sgd %.3g (largest weight %.3g)\n", workers,
+                difference, largest);
+    if (workers <= 2) {
+      EXPECT_LE(difference, 1e-5 * largest) << workers << " workers: more than rounding apart";
+    } else {
+      // Slave 1 adopts segment 0 with slave 2's progress of the iteration before: close, not equal.
+      EXPECT_GT(difference, 1e-5 * largest);
+      EXPECT_LT(difference, 0.02 * largest);
+    }
+  }
+}
+
+// counters_text's "name=value" lines back.
+std::map<std::string, double> parse_counters(const std::string& text) {
+  std::map<std::string, double> counters;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const auto equals = line.find('=');
+    if (equals != std::string::npos) counters[line.substr(0, equals)] = std::stod(line.substr(equals + 1));
+  }
+  return counters;
+}
+
+// A run's weights' hash and counters, as text out of the simulation's process.
+std::string counters_text(const RunResult& result) {
+  std::string text = "hash " + testing::hex(result.parameters_hash) + "\n";
+  for (const auto& [name, value] : result.counters) text += name + "=" + std::to_string(value) + "\n";
+  return text;
+}
+
+TEST_F(Dogwild, SimulatedLossIsTheInjectedLossAndRepeats) {
+  for (const double rate : {0.0, 0.2}) {
+    auto cli = with("dogwild");
+    cli.run.hyper.datagrams.loss_rate = rate;
+    cli.run.hyper.chunk_floats = 2000;  // many datagrams per pass
+    // A network faster than the streams (100 GB/s), so that few datagrams are still on their way at the end.
+    const auto platform = simulate::flat_platform(3, 1e-6, 1e11, 1e12);
+    const std::string first = run_simgrid(cli, /*payload=*/true, &platform, counters_text);
+    EXPECT_EQ(run_simgrid(cli, /*payload=*/true, &platform, counters_text), first) << "a simulation repeats";
+    const auto counters = parse_counters(first);
+    const double injected = counters.at("datagrams_injected_drops");
+    const double offered = counters.at("datagrams_sent") + injected;
+    const double missing = counters.at("datagrams_missing");
+    std::printf("loss %.2f: %.0f datagrams offered, %.0f dropped by the model, %.0f received, %.0f missing\n", rate,
+                offered, injected, counters.at("datagrams_received"), missing);
+    EXPECT_GT(counters.at("datagrams_received"), 1000);
+    EXPECT_EQ(counters.at("datagrams_refused"), 0);
+    EXPECT_EQ(counters.at("datagrams_duplicates"), 0);
+    // The receivers see as gaps what the model dropped, but for drops after the last datagram that reached them
+    // (some of the last pass's).
+    EXPECT_LE(missing, injected);
+    EXPECT_GE(missing, 0.95 * injected);
+    EXPECT_NEAR(injected / offered, rate, 0.03);
+  }
+}
+
+TEST_F(Dogwild, RealUdpSocketsUnderMpirunCountTheirLossAndLearn) {
+  auto cli = with("dogwild");
+  cli.run.hyper.datagrams.loss_rate = 0.1;
+  ASSERT_FALSE(run_mpi(cli).empty());
+  const auto results = reports::read_results(dir_ / "dogwild.json");
+  const auto& entry = results.benchmarks.at(0);
+  const double measured = entry.counters.at("datagram_loss_measured");
+  const double injected = entry.counters.at("datagrams_injected_drops");
+  std::printf("3 ranks over UDP, 10%% injected: measured loss %.4f, %.0f dropped by the model, %.0f by the kernel\n",
+              measured, injected, entry.counters.at("datagrams_receiver_drops"));
+  EXPECT_GT(injected, 0);
+  EXPECT_NEAR(measured, 0.1, 0.05);  // the model's draws, plus what a full socket buffer dropped
+  EXPECT_GT(entry.counters.at("test_accuracy"), 0.5);
+}
+
+TEST_F(Dogwild, RefusesALossRateOrChunkOutOfRange) {
+  auto cli = with("dogwild");
+  for (const double rate : {-0.1, 1.0}) {
+    cli.run.hyper.datagrams.loss_rate = rate;
+    EXPECT_THROW(check_run_options(cli.run), InputError) << rate;
+  }
+  cli.run.hyper.datagrams.loss_rate = 0;
+  for (const std::size_t floats : {std::size_t{0}, kMaxChunkFloats + 1}) {
+    cli.run.hyper.chunk_floats = floats;
+    EXPECT_THROW(check_run_options(cli.run), InputError) << floats;
+  }
+}
+
+}  // namespace
+}  // namespace dsgd::algorithms
