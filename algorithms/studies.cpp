@@ -122,7 +122,7 @@ std::vector<StudyRun> batch_size(const StudySettings& settings) {
 std::vector<StudyRun> dogwild_solvers(const StudySettings& settings) {
   RunOptions options = base(settings, "dogwild");
   options.budget.seconds = settings.seconds;
-  return {{"dogwild", options}};
+  return {{std::to_string(settings.workers) + (settings.workers == 1 ? " solver" : " solvers"), options}};
 }
 
 // Seed 002 sec. 6 ("up to 10% packet loss ... no measurable effect"): the same training time with 0 to 30% of the

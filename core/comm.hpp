@@ -153,10 +153,10 @@ struct CollectiveCall {
 // An unreliable channel's settings (Comm::datagrams); each transport reads its own.
 struct DatagramOptions {
   std::size_t queue_datagrams = 4096;  // threads, SimGrid: datagrams a receiver holds before it drops more
-  // SimGrid: the bytes a sender's buffer holds, drained at its route's bottleneck bandwidth; a datagram that does
-  // not fit is refused (SendOutcome::kRefused), as a full socket buffer refuses a non-blocking send, so a sender
-  // streams at what its route carries instead of flooding it.
-  std::size_t send_buffer_bytes = 1 << 20;
+  // SimGrid: the bytes a sender's network interface holds, queued or on the wire (its datagrams leave one at a
+  // time); a datagram that does not fit is refused (SendOutcome::kRefused), as a full socket buffer refuses a
+  // non-blocking send, so a sender streams at what its route carries instead of flooding it.
+  std::size_t send_buffer_bytes = 256 << 10;
   int receive_buffer_bytes = 4 << 20;  // UDP: the socket's receive buffer asked for
   double send_rate_Bps = 0;            // UDP: bytes per second a sender may put out (0: unpaced)
   double loss_rate = 0;                // injected at the senders (LossModel), on every transport

@@ -4,13 +4,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <limits>
+#include <deque>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
+#include <simgrid/s4u/ConditionVariable.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Mailbox.hpp>
+#include <simgrid/s4u/Mutex.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
 #include "core/matching.hpp"
@@ -662,11 +664,28 @@ class ActorStream final : public Stream {
 // --- datagrams -----------------------------------------------------------------------------------------------------
 
 // Rank r's datagrams arrive in the mailbox of (r, kDatagramTag), whose permanent receiver is r's actor: a put flows
-// to r's host at once, without waiting for a get, as datagrams fill a socket's receive buffer. Sends are detached
-// (the sender never waits). A receiver holds at most queue_datagrams of them, on their way or waiting: a sender
+// to r's host at once, without waiting for a get, as datagrams fill a socket's receive buffer. The sender never
+// waits: its datagrams queue at its network interface (SimNic), which refuses one that does not fit its
+// send_buffer_bytes. A receiver holds at most queue_datagrams of them, on their way or waiting: a sender
 // drops one beyond that, as a full buffer does, and the receiver's ledger sees the gap; so loss grows with
 // congestion. Simulated size: header and floats, also when a size-only world carries the header alone.
 constexpr Tag kDatagramTag = -7;
+
+// A sender's network interface: its datagrams leave one at a time, each a transfer of its simulated size to its
+// destination's mailbox, so a sender streams at what its route carries and holds one flow at a time (thousands of
+// concurrent flows would also make SimGrid's sharing slow). A daemon actor on the sender's host: it ends with the
+// simulation. Shared with the endpoint, so a datagram still queued when the endpoint goes survives it.
+struct SimNic {
+  struct Outgoing {
+    int destination = 0;
+    void* kept = nullptr;
+    std::uint64_t bytes = 0;
+  };
+  std::deque<Outgoing> queue;
+  double queued_bytes = 0;  // queued or on the wire
+  s4u::MutexPtr mutex = s4u::Mutex::create();
+  s4u::ConditionVariablePtr ready = s4u::ConditionVariable::create();
+};
 
 class SimDatagramEndpoint final : public DatagramEndpoint {
  public:
@@ -674,7 +693,22 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
       : DatagramEndpoint(rank, injected_loss(options), world.options().payload),
         world_(world),
         queue_datagrams_(options.queue_datagrams),
-        send_buffer_bytes_(static_cast<double>(options.send_buffer_bytes)) {}
+        send_buffer_bytes_(static_cast<double>(options.send_buffer_bytes)),
+        nic_(std::make_shared<SimNic>()) {
+    s4u::Actor::create("nic-" + std::to_string(rank), world.host(rank), [nic = nic_, &world] {
+      for (;;) {
+        SimNic::Outgoing out;
+        {
+          const std::unique_lock lock(*nic->mutex);
+          nic->ready->wait(lock, [&] { return !nic->queue.empty(); });
+          out = nic->queue.front();
+          nic->queue.pop_front();
+        }
+        world.mailbox(out.destination, kDatagramTag)->put(out.kept, out.bytes);
+        nic->queued_bytes -= static_cast<double>(out.bytes);
+      }
+    })->daemonize();
+  }
 
  protected:
   bool transmit(int destination, std::vector<std::byte> datagram) override {
@@ -682,16 +716,16 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
     std::uint32_t count = 0;
     std::memcpy(&count, datagram.data() + 12, sizeof count);
     const auto simulated_bytes = static_cast<std::uint64_t>(kDatagramHeaderBytes + std::size_t{count} * sizeof(float));
-    // The sender's buffer drains at its route's bottleneck bandwidth: a datagram that would find more than
-    // send_buffer_bytes ahead of it is refused, as a full socket buffer refuses a non-blocking sendto.
-    const double drain_Bps = route_bandwidth_Bps(destination);
-    const double now_s = s4u::Engine::get_clock();
-    drained_at_s_ = std::max(drained_at_s_, now_s);
-    if ((drained_at_s_ - now_s) * drain_Bps + static_cast<double>(simulated_bytes) > send_buffer_bytes_) return false;
-    drained_at_s_ += static_cast<double>(simulated_bytes) / drain_Bps;
+    // A full buffer refuses, as a full socket buffer refuses a non-blocking sendto.
+    if (nic_->queued_bytes + static_cast<double>(simulated_bytes) > send_buffer_bytes_) return false;
     if (world_.pending_datagrams(destination) >= queue_datagrams_) return true;  // on the wire, lost there
     void* kept = world_.keep_datagram(destination, std::move(datagram));
-    world_.mailbox(destination, kDatagramTag)->put_init(kept, simulated_bytes)->detach();
+    nic_->queued_bytes += static_cast<double>(simulated_bytes);
+    {
+      const std::unique_lock lock(*nic_->mutex);
+      nic_->queue.push_back({destination, kept, simulated_bytes});
+    }
+    nic_->ready->notify_one();
     return true;
   }
 
@@ -717,24 +751,10 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
   double clock_s() const override { return s4u::Engine::get_clock(); }
 
  private:
-  // The smallest bandwidth on the route to `destination`'s host (infinite on the same host), kept per destination.
-  double route_bandwidth_Bps(int destination) {
-    if (route_Bps_.empty()) route_Bps_.assign(static_cast<std::size_t>(world_.size()), 0.0);
-    double& bandwidth = route_Bps_[static_cast<std::size_t>(destination)];
-    if (bandwidth > 0) return bandwidth;
-    std::vector<s4u::Link*> links;
-    double latency_s = 0;
-    world_.host(rank())->route_to(world_.host(destination), links, &latency_s);
-    bandwidth = std::numeric_limits<double>::infinity();
-    for (const s4u::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
-    return bandwidth;
-  }
-
   World& world_;
   std::size_t queue_datagrams_;
   double send_buffer_bytes_;
-  double drained_at_s_ = 0;        // when the sender's buffer will have drained
-  std::vector<double> route_Bps_;  // by destination; 0: not looked up yet
+  std::shared_ptr<SimNic> nic_;
 };
 
 std::shared_ptr<DatagramEndpoint> SimgridComm::datagrams(const DatagramOptions& options) {
