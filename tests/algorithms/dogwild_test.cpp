@@ -84,15 +84,22 @@ TEST_F(Dogwild, SimulatedLossIsTheInjectedLossAndRepeats) {
 TEST_F(Dogwild, RealUdpSocketsUnderMpirunCountTheirLossAndLearn) {
   auto cli = with("dogwild");
   cli.run.hyper.datagrams.loss_rate = 0.1;
+  cli.run.hyper.datagrams.receive_buffer_bytes = 16 << 20;  // fewer kernel drops when the ranks share 2 cores
   ASSERT_FALSE(run_mpi(cli).empty());
   const auto results = reports::read_results(dir_ / "dogwild.json");
   const auto& entry = results.benchmarks.at(0);
   const double measured = entry.counters.at("datagram_loss_measured");
   const double injected = entry.counters.at("datagrams_injected_drops");
-  std::printf("3 ranks over UDP, 10%% injected: measured loss %.4f, %.0f dropped by the model, %.0f by the kernel\n",
-              measured, injected, entry.counters.at("datagrams_receiver_drops"));
-  EXPECT_GT(injected, 0);
-  EXPECT_NEAR(measured, 0.1, 0.05);  // the model's draws, plus what a full socket buffer dropped
+  const double kernel = entry.counters.at("datagrams_receiver_drops");
+  const double offered = entry.counters.at("datagrams_sent") + injected;
+  std::printf(
+      "3 ranks over UDP, 10%% injected: measured loss %.4f, %.0f of %.0f dropped by the model, %.0f by the kernel\n",
+      measured, injected, offered, kernel);
+  EXPECT_NEAR(injected / offered, 0.1, 0.03);
+  // The gaps are the model's drops plus the kernel's (full socket buffers, as the ranks share the cores), less those
+  // after the last datagram that arrived.
+  EXPECT_GE(measured, injected / offered - 0.03);
+  EXPECT_LE(measured, (injected + kernel) / offered + 0.03);
   EXPECT_GT(entry.counters.at("test_accuracy"), 0.5);
 }
 
