@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -671,10 +672,11 @@ class ActorStream final : public Stream {
 // congestion. Simulated size: header and floats, also when a size-only world carries the header alone.
 constexpr Tag kDatagramTag = -7;
 
-// A sender's network interface: its datagrams leave one at a time, each a transfer of its simulated size to its
-// destination's mailbox, so a sender streams at what its route carries and holds one flow at a time (thousands of
-// concurrent flows would also make SimGrid's sharing slow). A daemon actor on the sender's host: it ends with the
-// simulation. Shared with the endpoint, so a datagram still queued when the endpoint goes survives it.
+// A sender's network interface: an actor on the sender's host that puts its datagrams on the wire one at a time,
+// each taking its simulated size over the route's bottleneck bandwidth at the sender before the next leaves (the
+// transfer itself is a detached flow), so a sender streams at what its route carries instead of opening thousands
+// of concurrent flows (which also made SimGrid's sharing slow). It ends once its rank has finished and its queue is
+// empty (SimgridComm::finish); not a daemon, whose end with the simulation hangs SimGrid's thread contexts.
 struct SimNic {
   struct Outgoing {
     int destination = 0;
@@ -682,10 +684,21 @@ struct SimNic {
     std::uint64_t bytes = 0;
   };
   std::deque<Outgoing> queue;
-  double queued_bytes = 0;  // queued or on the wire
+  double queued_bytes = 0;  // queued or leaving
+  bool closing = false;     // the rank has finished: end once the queue is empty
   s4u::MutexPtr mutex = s4u::Mutex::create();
   s4u::ConditionVariablePtr ready = s4u::ConditionVariable::create();
 };
+
+// The smallest bandwidth on the route from `source`'s host to `destination`'s (infinite on one host).
+double route_bandwidth_Bps(World& world, int source, int destination) {
+  std::vector<s4u::Link*> links;
+  double latency_s = 0;
+  world.host(source)->route_to(world.host(destination), links, &latency_s);
+  double bandwidth = std::numeric_limits<double>::infinity();
+  for (const s4u::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
+  return bandwidth;
+}
 
 class SimDatagramEndpoint final : public DatagramEndpoint {
  public:
@@ -695,20 +708,24 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
         queue_datagrams_(options.queue_datagrams),
         send_buffer_bytes_(static_cast<double>(options.send_buffer_bytes)),
         nic_(std::make_shared<SimNic>()) {
-    s4u::Actor::create("nic-" + std::to_string(rank), world.host(rank), [nic = nic_, &world] {
+    s4u::Actor::create("nic-" + std::to_string(rank), world.host(rank), [nic = nic_, &world, rank] {
       for (;;) {
         SimNic::Outgoing out;
         {
           const std::unique_lock lock(*nic->mutex);
-          nic->ready->wait(lock, [&] { return !nic->queue.empty(); });
+          nic->ready->wait(lock, [&] { return !nic->queue.empty() || nic->closing; });
+          if (nic->queue.empty()) return;
           out = nic->queue.front();
           nic->queue.pop_front();
         }
-        world.mailbox(out.destination, kDatagramTag)->put(out.kept, out.bytes);
+        world.mailbox(out.destination, kDatagramTag)->put_init(out.kept, out.bytes)->detach();
+        s4u::this_actor::sleep_for(static_cast<double>(out.bytes) / route_bandwidth_Bps(world, rank, out.destination));
         nic->queued_bytes -= static_cast<double>(out.bytes);
       }
-    })->daemonize();
+    });
   }
+
+  const std::shared_ptr<SimNic>& nic() const { return nic_; }
 
  protected:
   bool transmit(int destination, std::vector<std::byte> datagram) override {
@@ -763,7 +780,9 @@ std::shared_ptr<DatagramEndpoint> SimgridComm::datagrams(const DatagramOptions& 
   }
   world_.mailbox(rank_, kDatagramTag)->set_receiver(s4u::Actor::self());
   receives_datagrams_ = true;
-  return std::make_shared<SimDatagramEndpoint>(world_, rank_, options);
+  auto endpoint = std::make_shared<SimDatagramEndpoint>(world_, rank_, options);
+  nic_ = endpoint->nic();
+  return endpoint;
 }
 
 // --- SimgridComm --------------------------------------------------------------------------------------------------
@@ -879,6 +898,14 @@ void SimgridComm::finish() {
   for (auto& [tag, inbox] : inboxes_) inbox->cancel_surplus();
   // SimGrid keeps a permanent receiver's actor alive until it is unset (s4u::Mailbox::set_receiver).
   if (receives_datagrams_) world_.mailbox(rank_, kDatagramTag)->set_receiver(nullptr);
+  if (nic_) {
+    // The rank's network interface sends what is queued and ends.
+    {
+      const std::unique_lock lock(*nic_->mutex);
+      nic_->closing = true;
+    }
+    nic_->ready->notify_one();
+  }
   if (deferred_error_) std::rethrow_exception(deferred_error_);
 }
 

@@ -68,6 +68,8 @@ struct Waiting {
 std::string describe(const Waiting& waiting);
 
 // The state the actors of one simulation share. Created before Engine::run() and destroyed after it.
+struct SimNic;  // a rank's datagram network interface (comm.cpp)
+
 class World {
  public:
   // `hosts[r]` runs rank r at `sites[r]`'s rates (a memory bandwidth of 0 makes shared-vector access free);
@@ -203,6 +205,7 @@ class SimgridComm final : public Comm {
   std::map<Tag, std::unique_ptr<Inbox>> inboxes_;
   std::exception_ptr deferred_error_;
   bool receives_datagrams_ = false;  // this rank's actor is its datagram mailbox's permanent receiver
+  std::shared_ptr<SimNic> nic_;      // its datagrams' network interface (comm.cpp), told to end in finish()
 };
 
 }  // namespace dsgd::simulate
