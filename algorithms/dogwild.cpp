@@ -15,7 +15,6 @@
 // (seed 002 runs it on threads of its own that never synchronise with the solvers).
 
 #include <algorithm>
-#include <cmath>
 
 #include "algorithms/entries.hpp"
 #include "algorithms/trainer.hpp"
@@ -50,9 +49,7 @@ class Streaming : public Algorithm {
       : sgd_(trainer.make_sgd(trainer.hyper().momentum, {0, trainer.parameter_count()},
                               1.0F / static_cast<float>(trainer.comm().size()))),
         copy_(trainer.model_vector()),
-        segment_(trainer.comm().size() > 1
-                     ? shard_of(trainer.parameter_count(), trainer.comm().size(), trainer.comm().rank())
-                     : Shard{0, trainer.parameter_count()}) {
+        segment_(segment_of(trainer, trainer.comm().rank())) {
     // Every rank starts from the same weights: the copy of every master's segment is them.
     trainer.on_data([&] { std::copy_n(trainer.parameters(), trainer.parameter_count(), copy_.begin()); });
   }
@@ -228,7 +225,7 @@ class Dogwild final : public Streaming {
     std::uint64_t pass = 0;
   };
   std::vector<Cursor> cursors_;    // by slave rank
-  std::uint64_t misdirected_ = 0;  // well-formed chunks for a range their kind does not allow
+  std::uint64_t misdirected_ = 0;  // well-formed chunks from an unknown source or for a range their kind does not allow
 };
 
 // --- dogwild-reliable: messages ----------------------------------------------------------------------------------
