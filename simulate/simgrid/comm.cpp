@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <limits>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -388,6 +387,15 @@ std::vector<std::byte> World::take_datagram(int destination, void* kept) {
   return datagram;
 }
 
+void World::close_datagrams(int rank) {
+  if (closed_datagrams_.empty()) closed_datagrams_.assign(static_cast<std::size_t>(size()), false);
+  closed_datagrams_[static_cast<std::size_t>(rank)] = true;
+}
+
+bool World::datagrams_closed(int rank) const {
+  return !closed_datagrams_.empty() && closed_datagrams_[static_cast<std::size_t>(rank)];
+}
+
 std::size_t World::pending_datagrams(int destination) const {
   return pending_datagrams_.empty() ? 0 : pending_datagrams_[static_cast<std::size_t>(destination)];
 }
@@ -673,10 +681,11 @@ class ActorStream final : public Stream {
 constexpr Tag kDatagramTag = -7;
 
 // A sender's network interface: an actor on the sender's host that puts its datagrams on the wire one at a time,
-// each taking its simulated size over the route's bottleneck bandwidth at the sender before the next leaves (the
-// transfer itself is a detached flow), so a sender streams at what its route carries instead of opening thousands
-// of concurrent flows (which also made SimGrid's sharing slow). It ends once its rank has finished and its queue is
-// empty (SimgridComm::finish); not a daemon, whose end with the simulation hangs SimGrid's thread contexts.
+// each transfer done before the next starts, so a sender streams at what its route carries and holds one flow
+// (thousands of concurrent flows also made SimGrid's sharing slow: 64 Dogwild ranks, 24 s of wall time for 10 steps
+// against 3 s). A datagram for a receiver that has finished is lost there (a put to it would never end). The
+// interface ends once its rank has finished and its queue is empty (SimgridComm::finish); not a daemon, whose end
+// with the simulation hangs SimGrid's thread contexts (under ASan).
 struct SimNic {
   struct Outgoing {
     int destination = 0;
@@ -684,21 +693,27 @@ struct SimNic {
     std::uint64_t bytes = 0;
   };
   std::deque<Outgoing> queue;
-  double queued_bytes = 0;  // queued or leaving
+  double queued_bytes = 0;  // queued or on the wire
   bool closing = false;     // the rank has finished: end once the queue is empty
   s4u::MutexPtr mutex = s4u::Mutex::create();
   s4u::ConditionVariablePtr ready = s4u::ConditionVariable::create();
-};
 
-// The smallest bandwidth on the route from `source`'s host to `destination`'s (infinite on one host).
-double route_bandwidth_Bps(World& world, int source, int destination) {
-  std::vector<s4u::Link*> links;
-  double latency_s = 0;
-  world.host(source)->route_to(world.host(destination), links, &latency_s);
-  double bandwidth = std::numeric_limits<double>::infinity();
-  for (const s4u::Link* link : links) bandwidth = std::min(bandwidth, link->get_bandwidth());
-  return bandwidth;
-}
+  void push(const Outgoing& out) {
+    queued_bytes += static_cast<double>(out.bytes);
+    {
+      const std::unique_lock lock(*mutex);
+      queue.push_back(out);
+    }
+    ready->notify_one();
+  }
+  void close() {
+    {
+      const std::unique_lock lock(*mutex);
+      closing = true;
+    }
+    ready->notify_one();
+  }
+};
 
 class SimDatagramEndpoint final : public DatagramEndpoint {
  public:
@@ -708,7 +723,7 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
         queue_datagrams_(options.queue_datagrams),
         send_buffer_bytes_(static_cast<double>(options.send_buffer_bytes)),
         nic_(std::make_shared<SimNic>()) {
-    s4u::Actor::create("nic-" + std::to_string(rank), world.host(rank), [nic = nic_, &world, rank] {
+    s4u::Actor::create("nic-" + std::to_string(rank), world.host(rank), [nic = nic_, &world] {
       for (;;) {
         SimNic::Outgoing out;
         {
@@ -718,8 +733,11 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
           out = nic->queue.front();
           nic->queue.pop_front();
         }
-        world.mailbox(out.destination, kDatagramTag)->put_init(out.kept, out.bytes)->detach();
-        s4u::this_actor::sleep_for(static_cast<double>(out.bytes) / route_bandwidth_Bps(world, rank, out.destination));
+        if (world.datagrams_closed(out.destination)) {
+          world.take_datagram(out.destination, out.kept);
+        } else {
+          world.mailbox(out.destination, kDatagramTag)->put(out.kept, out.bytes);
+        }
         nic->queued_bytes -= static_cast<double>(out.bytes);
       }
     });
@@ -736,13 +754,7 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
     // A full buffer refuses, as a full socket buffer refuses a non-blocking sendto.
     if (nic_->queued_bytes + static_cast<double>(simulated_bytes) > send_buffer_bytes_) return false;
     if (world_.pending_datagrams(destination) >= queue_datagrams_) return true;  // on the wire, lost there
-    void* kept = world_.keep_datagram(destination, std::move(datagram));
-    nic_->queued_bytes += static_cast<double>(simulated_bytes);
-    {
-      const std::unique_lock lock(*nic_->mutex);
-      nic_->queue.push_back({destination, kept, simulated_bytes});
-    }
-    nic_->ready->notify_one();
+    nic_->push({destination, world_.keep_datagram(destination, std::move(datagram)), simulated_bytes});
     return true;
   }
 
@@ -897,15 +909,11 @@ void SimgridComm::defer_error(std::exception_ptr error) {
 void SimgridComm::finish() {
   for (auto& [tag, inbox] : inboxes_) inbox->cancel_surplus();
   // SimGrid keeps a permanent receiver's actor alive until it is unset (s4u::Mailbox::set_receiver).
-  if (receives_datagrams_) world_.mailbox(rank_, kDatagramTag)->set_receiver(nullptr);
-  if (nic_) {
-    // The rank's network interface sends what is queued and ends.
-    {
-      const std::unique_lock lock(*nic_->mutex);
-      nic_->closing = true;
-    }
-    nic_->ready->notify_one();
+  if (receives_datagrams_) {
+    world_.close_datagrams(rank_);
+    world_.mailbox(rank_, kDatagramTag)->set_receiver(nullptr);
   }
+  if (nic_) nic_->close();  // the rank's network interface sends what is queued and ends
   if (deferred_error_) std::rethrow_exception(deferred_error_);
 }
 

@@ -67,9 +67,9 @@ struct Waiting {
 // Formats "a message from rank 0 (tag 7, 4096 bytes)", "rank 1 to receive (tag 7, 4096 bytes)", ...
 std::string describe(const Waiting& waiting);
 
-// The state the actors of one simulation share. Created before Engine::run() and destroyed after it.
 struct SimNic;  // a rank's datagram network interface (comm.cpp)
 
+// The state the actors of one simulation share. Created before Engine::run() and destroyed after it.
 class World {
  public:
   // `hosts[r]` runs rank r at `sites[r]`'s rates (a memory bandwidth of 0 makes shared-vector access free);
@@ -120,6 +120,9 @@ class World {
   void* keep_datagram(int destination, std::vector<std::byte> datagram);
   std::vector<std::byte> take_datagram(int destination, void* kept);
   std::size_t pending_datagrams(int destination) const;
+  // Rank r has finished (SimgridComm::finish): its mailbox has no receiver any more, so a datagram for it is lost.
+  void close_datagrams(int rank);
+  bool datagrams_closed(int rank) const;
 
   SharedVectors& shared_vectors() { return *shared_; }
   // Null unless collectives run at flow fidelity.
@@ -151,6 +154,7 @@ class World {
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
   std::unordered_map<const void*, std::unique_ptr<std::vector<std::byte>>> datagrams_;
   std::vector<std::size_t> pending_datagrams_;  // by destination
+  std::vector<bool> closed_datagrams_;          // by rank: finished receivers
   std::unique_ptr<SharedVectors> shared_;
   std::unique_ptr<FlowCollectives> flows_;
   std::map<int, std::unique_ptr<ChipLoad>> chips_;                     // by RankSite::chip
