@@ -8,6 +8,8 @@
 //
 //   dogwild           over the datagram channel (Comm::datagrams: UDP on MPI, in-process queues on threads,
 //                     SimGrid's network with bounded receivers): nothing waits; whatever arrived is applied
+//   dogwild-multicast dogwild whose masters send each chunk once to all their slaves (send_to_group: IP multicast
+//                     natively where the kernel delivers it, one send's cost in SimGrid; docs/dogwild.md "Multicast")
 //   dogwild-reliable  the same streaming as reliable messages that every receiver waits for (MPI's, TCP's
 //                     semantics): no loss, and each iteration waits for every peer's chunks and differences
 //
@@ -106,13 +108,14 @@ class Streaming : public Algorithm {
 
 class Dogwild final : public Streaming {
  public:
-  explicit Dogwild(Trainer& trainer)
+  Dogwild(Trainer& trainer, bool multicast)
       : Streaming(trainer),
-        endpoint_(trainer.comm().datagrams(channel_options(trainer.hyper()))),
+        multicast_(multicast),
+        endpoint_(trainer.comm().datagrams(channel_options(trainer.hyper(), multicast))),
         difference_(trainer.has_data() ? std::min(trainer.hyper().chunk_floats, trainer.parameter_count()) : 0),
-        cursors_(static_cast<std::size_t>(trainer.comm().size())) {}
+        cursors_(multicast ? 1 : static_cast<std::size_t>(trainer.comm().size())) {}
 
-  std::map<std::string, double> counters(Trainer&) const override {
+  std::map<std::string, double> counters(Trainer& trainer) const override {
     const ReceiveLedger& ledger = endpoint_->ledger();
     const auto value = [](std::uint64_t count) { return static_cast<double>(count); };
     return {{"datagrams_sent", value(endpoint_->sent())},
@@ -123,7 +126,10 @@ class Dogwild final : public Streaming {
             {"datagrams_reordered", value(ledger.reordered())},
             {"datagrams_duplicates", value(ledger.duplicates())},
             {"datagrams_refused", value(ledger.refused_total() + misdirected_)},
-            {"datagrams_receiver_drops", value(endpoint_->receiver_drops())}};
+            {"datagrams_receiver_drops", value(endpoint_->receiver_drops())},
+            {"weight_passes_received", passes_received(trainer)},
+            {"multicast_ranks", multicast_ ? 1.0 : 0.0},
+            {"multicast_once_ranks", multicast_ && endpoint_->sends_group_once() ? 1.0 : 0.0}};
   }
 
  protected:
@@ -139,31 +145,55 @@ class Dogwild final : public Streaming {
       if (!chunk) break;
       apply(trainer, *chunk);
     }
-    // At most one pass over the segment to each slave, from where the last one stopped: once the transport refuses
-    // (a full send buffer) the slave waits for the next iteration, so a master streams at what its route carries.
-    const std::size_t chunk_floats = trainer.hyper().chunk_floats;
-    for (int slave = 0; slave < comm.size() && segment_.count > 0; ++slave) {
-      if (slave == comm.rank()) continue;
-      Cursor& cursor = cursors_[static_cast<std::size_t>(slave)];
-      for (std::size_t streamed = 0; streamed < segment_.count;) {
-        const std::size_t offset = segment_.offset + cursor.at;
-        const std::size_t count = std::min(chunk_floats, segment_.count - cursor.at);
-        if (send(comm, slave, kMasterChunk, offset, cursor.pass, at(trainer.parameters(), offset), count) ==
-            SendOutcome::kRefused) {
-          break;
-        }
-        streamed += count;
-        cursor.at += count;
-        if (cursor.at == segment_.count) cursor = {0, cursor.pass + 1};
-      }
+    // At most one pass over the segment to each slave (multicast: to all at once), from where the last one stopped:
+    // once the transport refuses (a full send buffer) the rest waits for the next iteration, so a master streams
+    // at what its route carries.
+    if (segment_.count == 0) return;
+    if (multicast_) {
+      stream_segment(trainer, cursors_.front(), -1);
+      return;
+    }
+    for (int slave = 0; slave < comm.size(); ++slave) {
+      if (slave != comm.rank()) stream_segment(trainer, cursors_[static_cast<std::size_t>(slave)], slave);
     }
   }
 
  private:
-  static DatagramOptions channel_options(const Hyperparameters& hyper) {
+  // Where this master's stream to a slave (or its group) stands: the next float of the segment, and the pass it is
+  // in (ChunkHeader::round).
+  struct Cursor {
+    std::size_t at = 0;
+    std::uint64_t pass = 0;
+  };
+
+  // Up to one pass over the segment from `cursor` to `slave` (-1: the group of all slaves).
+  void stream_segment(Trainer& trainer, Cursor& cursor, int slave) {
+    const std::size_t chunk_floats = trainer.hyper().chunk_floats;
+    for (std::size_t streamed = 0; streamed < segment_.count;) {
+      const std::size_t offset = segment_.offset + cursor.at;
+      const std::size_t count = std::min(chunk_floats, segment_.count - cursor.at);
+      if (send(trainer.comm(), slave, kMasterChunk, offset, cursor.pass, at(trainer.parameters(), offset), count) ==
+          SendOutcome::kRefused) {
+        return;
+      }
+      streamed += count;
+      cursor.at += count;
+      if (cursor.at == segment_.count) cursor = {0, cursor.pass + 1};
+    }
+  }
+
+  static DatagramOptions channel_options(const Hyperparameters& hyper, bool multicast) {
     DatagramOptions options = hyper.datagrams;
     options.loss_seed = hyper.seed;  // the same datagrams lost for the same seed, on every executor
+    options.multicast = multicast;
     return options;
+  }
+
+  // Passes over the other masters' weights this slave adopted: its sync rate's numerator (docs/dogwild.md
+  // "Multicast").
+  double passes_received(const Trainer& trainer) const {
+    const std::size_t others = trainer.parameter_count() - segment_.count;
+    return others > 0 ? static_cast<double>(adopted_floats_) / static_cast<double>(others) : 0.0;
   }
 
   static std::size_t chunks(const Trainer& trainer, std::size_t floats) {
@@ -171,10 +201,13 @@ class Dogwild final : public Streaming {
     return (floats + chunk_floats - 1) / chunk_floats;
   }
 
+  // To `destination`, or to the group of every other rank where it is -1.
   SendOutcome send(Comm& comm, int destination, std::uint32_t kind, std::size_t offset, std::uint64_t round,
                    const float* floats, std::size_t count) {
-    const SendOutcome outcome =
-        exchange_time(comm, [&] { return endpoint_->send(destination, kind, offset, round, floats, count); });
+    const SendOutcome outcome = exchange_time(comm, [&] {
+      return destination < 0 ? endpoint_->send_to_group(kind, offset, round, floats, count)
+                             : endpoint_->send(destination, kind, offset, round, floats, count);
+    });
     if (outcome == SendOutcome::kSent) comm.count_sent(kDatagramHeaderBytes + count * sizeof(float));
     return outcome;
   }
@@ -205,6 +238,7 @@ class Dogwild final : public Streaming {
     }
     float* difference = trainer.has_data() ? difference_.data() : nullptr;
     adopt(trainer, offset, chunk.count, floats, difference);
+    adopted_floats_ += chunk.count;
     if (send(trainer.comm(), static_cast<int>(source), kDifference, offset, chunk.header.round, difference,
              chunk.count) == SendOutcome::kRefused) {
       // Nothing left: the copy goes back to the master's chunk, so the next difference carries this one too.
@@ -216,15 +250,11 @@ class Dogwild final : public Streaming {
     }
   }
 
+  bool multicast_;
   std::shared_ptr<DatagramEndpoint> endpoint_;
-  std::vector<float> difference_;  // one chunk's, on its way back
-  // Where this master's stream to each slave stands: the next float of the segment, and the pass it is in
-  // (ChunkHeader::round).
-  struct Cursor {
-    std::size_t at = 0;
-    std::uint64_t pass = 0;
-  };
-  std::vector<Cursor> cursors_;    // by slave rank
+  std::vector<float> difference_;     // one chunk's, on its way back
+  std::vector<Cursor> cursors_;       // by slave rank; multicast: one, the group's
+  std::uint64_t adopted_floats_ = 0;  // of masters' chunks
   std::uint64_t misdirected_ = 0;  // well-formed chunks from an unknown source or for a range their kind does not allow
 };
 
@@ -287,7 +317,10 @@ class DogwildReliable final : public Streaming {
 std::vector<AlgorithmEntry> dogwild_entries() {
   return {{{"dogwild", "Dogwild: segment masters stream weights, slaves return differences, over lossy datagrams",
             /*has_master=*/false, /*synchronous=*/false},
-           [](Trainer& trainer) { return std::make_unique<Dogwild>(trainer); }},
+           [](Trainer& trainer) { return std::make_unique<Dogwild>(trainer, false); }},
+          {{"dogwild-multicast", "dogwild whose masters send each chunk once to all slaves (IP multicast natively)",
+            /*has_master=*/false, /*synchronous=*/false},
+           [](Trainer& trainer) { return std::make_unique<Dogwild>(trainer, true); }},
           {{"dogwild-reliable", "dogwild's streaming as reliable messages every receiver waits for (MPI, TCP)",
             /*has_master=*/false, /*synchronous=*/true},
            [](Trainer& trainer) { return std::make_unique<DogwildReliable>(trainer); }}};

@@ -153,6 +153,19 @@ std::vector<StudyRun> dogwild_transports(const StudySettings& settings) {
   return runs;
 }
 
+// Seed 002's multicast: the same streaming with each master chunk sent once per slave (dogwild) or once for all
+// (dogwild-multicast), for the same time, at each --workers: the slaves' sync rate (weight passes per second) and
+// the accuracy it buys.
+std::vector<StudyRun> dogwild_multicast(const StudySettings& settings) {
+  std::vector<StudyRun> runs;
+  for (const char* name : {"dogwild", "dogwild-multicast"}) {
+    RunOptions options = base(settings, name);
+    options.budget.seconds = settings.seconds;
+    runs.push_back({std::string(name) + ", " + std::to_string(settings.workers) + " solvers", options});
+  }
+  return runs;
+}
+
 }  // namespace
 
 const std::vector<Study>& study_catalog() {
@@ -170,6 +183,8 @@ const std::vector<Study>& study_catalog() {
        dogwild_loss},
       {"dogwild-transports", "seed 002: time to accuracy over datagrams, over reliable messages, and sync-sgd",
        dogwild_transports},
+      {"dogwild-multicast", "seed 002: Dogwild's sync rate and accuracy with multicast and unicast, by --workers",
+       dogwild_multicast},
   };
   return catalog;
 }

@@ -426,6 +426,15 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
     const double missing = result.counters.at("datagrams_missing");
     entry.counters["datagram_loss_measured"] =
         missing + received->second > 0 ? missing / (missing + received->second) : 0;
+    // About 1 when every datagram has one receiver; multicast's go to P - 1 (docs/dogwild.md "Multicast").
+    if (received->second > 0) {
+      entry.counters["datagrams_sent_per_received"] = result.counters.at("datagrams_sent") / received->second;
+    }
+  }
+  if (const auto passes = result.counters.find("weight_passes_received");
+      passes != result.counters.end() && entry.ranks > 0 && entry.real_time > 0) {
+    // How often a slave had every other master's weights, on average: Dogwild's sync rate.
+    entry.counters["weight_passes_per_slave_s"] = passes->second / static_cast<double>(entry.ranks) / entry.real_time;
   }
   return entry;
 }
@@ -479,10 +488,22 @@ std::string run_summary(const RunCli& cli, const reports::Entry& entry) {
     std::snprintf(line, sizeof line,
                   "datagrams: %.0f sent, %.0f received, measured loss %.2f%% (%.0f missing; %.0f dropped by the loss "
                   "model, %.0f by full receive buffers, %.0f refused); %.0f sends refused by a full send buffer\n",
-                  counter("datagrams_sent") + counter("datagrams_injected_drops"), counter("datagrams_received"),
-                  100 * counter("datagram_loss_measured"), counter("datagrams_missing"),
-                  counter("datagrams_injected_drops"), counter("datagrams_receiver_drops"),
-                  counter("datagrams_refused"), counter("datagrams_send_refusals"));
+                  counter("datagrams_sent"), counter("datagrams_received"), 100 * counter("datagram_loss_measured"),
+                  counter("datagrams_missing"), counter("datagrams_injected_drops"),
+                  counter("datagrams_receiver_drops"), counter("datagrams_refused"),
+                  counter("datagrams_send_refusals"));
+    text += line;
+  }
+  if (entry.counters.contains("weight_passes_per_slave_s")) {
+    std::snprintf(line, sizeof line, "sync rate: each slave had every other master's weights %.2f times per second\n",
+                  counter("weight_passes_per_slave_s"));
+    text += line;
+  }
+  if (counter("multicast_ranks") > 0) {
+    std::snprintf(line, sizeof line,
+                  "multicast: %.0f of %.0f ranks sent each chunk once for all their slaves; elsewhere the transport "
+                  "emulated it as one send per slave (docs/dogwild.md \"Multicast\")\n",
+                  counter("multicast_once_ranks"), counter("multicast_ranks"));
     text += line;
   }
   double total = 0;

@@ -161,6 +161,7 @@ struct DatagramOptions {
   double send_rate_Bps = 0;            // UDP: bytes per second a sender may put out (0: unpaced)
   double loss_rate = 0;                // injected at the senders (LossModel), on every transport
   std::uint64_t loss_seed = 1;
+  bool multicast = false;  // UDP: join every peer's multicast group, so send_to_group goes out once
 };
 // The loss model of `options`: none at a rate of 0.
 std::optional<LossModel> injected_loss(const DatagramOptions& options);

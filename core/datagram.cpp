@@ -44,7 +44,10 @@ std::vector<std::byte> encode_header(const ChunkHeader& header, std::size_t coun
   }
   std::vector<std::byte> out(kDatagramHeaderBytes);
   put(out.data(), 0, kDatagramMagic);
-  put(out.data(), 4, header.kind);
+  if (header.kind >= kGroupKindBit) {
+    throw InputError("datagram: kind " + std::to_string(header.kind) + " takes the group bit (kinds are < 2^31)");
+  }
+  put(out.data(), 4, header.kind | (header.group ? kGroupKindBit : 0U));
   put(out.data(), 8, header.source);
   put(out.data(), 12, static_cast<std::uint32_t>(count));
   put(out.data(), 16, header.sequence);
@@ -72,7 +75,9 @@ ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer
   if (datagram.size() != kDatagramHeaderBytes + floats * sizeof(float)) return ChunkDefect::kWrongLength;
   const auto offset = get<std::uint64_t>(in, 24);
   if (offset > buffer_floats || count > buffer_floats - offset) return ChunkDefect::kOutOfRange;
-  chunk.header.kind = get<std::uint32_t>(in, 4);
+  const auto kind = get<std::uint32_t>(in, 4);
+  chunk.header.kind = kind & ~kGroupKindBit;
+  chunk.header.group = (kind & kGroupKindBit) != 0;
   chunk.header.source = get<std::uint32_t>(in, 8);
   chunk.header.sequence = get<std::uint64_t>(in, 16);
   chunk.header.offset = offset;
@@ -84,7 +89,7 @@ ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer
 }
 
 void ReceiveLedger::received(const ChunkHeader& header) {
-  Source& source = sources_[header.source];
+  Source& source = sources_[std::uint64_t{header.source} << 1 | (header.group ? 1U : 0U)];
   const std::uint64_t sequence = header.sequence;
   if (sequence >= source.next) {
     // The sequences jumped over are missing until they arrive. A sender never skips more than it sent, but a
@@ -145,17 +150,32 @@ SendOutcome DatagramEndpoint::send(int destination, std::uint32_t kind, std::uin
   if (destination < 0) throw InputError("datagram: no endpoint " + std::to_string(destination));
   if (sequences_.size() <= static_cast<std::size_t>(destination)) sequences_.resize(destination + 1U, 0);
   std::uint64_t& sequence = sequences_[static_cast<std::size_t>(destination)];
-  const ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), sequence++, offset, round};
+  const ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), sequence, offset, round};
   if (loss_ && loss_->drops(header.source, static_cast<std::uint32_t>(destination), header.sequence)) {
+    ++sequence;
     ++injected_;
     return SendOutcome::kLost;
   }
+  return hand_over(sequence, header, floats, count, destination);
+}
+
+SendOutcome DatagramEndpoint::send_to_group(std::uint32_t kind, std::uint64_t offset, std::uint64_t round,
+                                            const float* floats, std::size_t count) {
+  ChunkHeader header{kind, static_cast<std::uint32_t>(rank_), group_sequence_, offset, round};
+  header.group = true;
+  return hand_over(group_sequence_, header, floats, count, -1);
+}
+
+// Encodes and transmits (to the group where `destination` < 0); the sequence is used only if the transport took it,
+// so a refusal leaves no gap.
+SendOutcome DatagramEndpoint::hand_over(std::uint64_t& sequence, const ChunkHeader& header, const float* floats,
+                                        std::size_t count, int destination) {
   auto datagram = payload_ ? encode_chunk(header, {floats, count}) : encode_header(header, count);
-  if (!transmit(destination, std::move(datagram))) {
+  if (!(destination < 0 ? transmit_to_group(std::move(datagram)) : transmit(destination, std::move(datagram)))) {
     ++refused_sends_;
-    --sequence;  // nothing left: the next datagram takes this number, and no receiver sees a gap
     return SendOutcome::kRefused;
   }
+  ++sequence;
   ++sent_;
   return SendOutcome::kSent;
 }
@@ -168,6 +188,12 @@ std::optional<Chunk> DatagramEndpoint::receive(std::size_t buffer_floats, double
     Chunk chunk;
     const ChunkDefect defect = decode_chunk(*datagram, buffer_floats, chunk, !payload_);
     if (defect == ChunkDefect::kNone) {
+      // A group datagram meets the loss model here, on this member's link; its own stream of decisions (top bit).
+      if (chunk.header.group && loss_ &&
+          loss_->drops(chunk.header.source, static_cast<std::uint32_t>(rank_), chunk.header.sequence | 1ULL << 63)) {
+        ++injected_;
+        continue;
+      }
       ledger_.received(chunk.header);
       return chunk;
     }
@@ -189,22 +215,37 @@ class InProcessDatagrams::Endpoint final : public DatagramEndpoint {
   Endpoint(InProcessDatagrams& channel, int rank, const std::optional<LossModel>& loss)
       : DatagramEndpoint(rank, loss), channel_(channel) {}
 
+  std::string group_delivery() const override { return "a copy to each member's queue"; }
+
  protected:
   bool transmit(int destination, std::vector<std::byte> datagram) override {
     if (destination >= static_cast<int>(channel_.queues_.size())) {
       throw InputError("datagram: no endpoint " + std::to_string(destination));
     }
+    deliver(destination, std::move(datagram));
+    return true;
+  }
+
+  // A copy in every other queue: threads share no network to save a send on.
+  bool transmit_to_group(std::vector<std::byte> datagram) override {
+    const int endpoints = static_cast<int>(channel_.queues_.size());
+    for (int member = 0; member < endpoints; ++member) {
+      if (member != rank()) deliver(member, datagram);
+    }
+    return true;
+  }
+
+  void deliver(int destination, std::vector<std::byte> datagram) {
     Queue& queue = *channel_.queues_[static_cast<std::size_t>(destination)];
     {
       const std::lock_guard lock(queue.mutex);
       if (queue.datagrams.size() >= channel_.queue_datagrams_) {
         ++queue.overflows;  // on the wire, lost at the receiver: the ledger sees the gap
-        return true;
+        return;
       }
       queue.datagrams.push_back(std::move(datagram));
     }
     queue.arrived.notify_one();
-    return true;
   }
 
   std::optional<std::vector<std::byte>> next_datagram(double timeout_s) override {

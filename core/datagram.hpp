@@ -7,6 +7,7 @@
 //
 // Wire format, little-endian, 40 bytes of header then count float32 (docs/dogwild.md "Wire format"):
 //   magic u32 ("DGW1"), kind u32, source u32, count u32, sequence u64, offset u64, round u64.
+// kind's top bit marks a group datagram (DatagramEndpoint::send_to_group), whose sequence is the sender's to its group.
 
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -24,13 +26,15 @@ inline constexpr std::size_t kDatagramHeaderBytes = 40;
 // UDP's largest payload over IPv4 (65535 - 20 - 8): header and floats must fit one datagram.
 inline constexpr std::size_t kMaxDatagramBytes = 65507;
 inline constexpr std::size_t kMaxChunkFloats = (kMaxDatagramBytes - kDatagramHeaderBytes) / sizeof(float);
+inline constexpr std::uint32_t kGroupKindBit = 0x80000000U;  // on the wire: a group datagram
 
 struct ChunkHeader {
-  std::uint32_t kind = 0;      // the protocol's message kind (Dogwild: master weights, slave difference)
+  std::uint32_t kind = 0;      // the protocol's message kind (Dogwild: master weights, slave difference), < 2^31
   std::uint32_t source = 0;    // the sender's rank
-  std::uint64_t sequence = 0;  // per sender and destination, from 0, +1 per datagram sent
+  std::uint64_t sequence = 0;  // per sender and destination (or group), from 0, +1 per datagram sent
   std::uint64_t offset = 0;    // first float of the receiver's buffer
   std::uint64_t round = 0;     // the sender's pass over its buffer
+  bool group = false;          // sent once to every other endpoint (send_to_group), not to this receiver alone
 };
 
 // A chunk as received: its header, its count of floats and the floats (none from a header-only datagram).
@@ -77,7 +81,7 @@ class ReceiveLedger {
     std::uint64_t next = 0;                   // one past the highest sequence seen
     std::vector<std::uint64_t> missing = {};  // sequences below `next` not seen, sorted
   };
-  std::map<std::uint32_t, Source> sources_;
+  std::map<std::uint64_t, Source> sources_;  // by source << 1 | group: a sender's group and unicast sequences differ
   std::uint64_t received_ = 0;
   std::uint64_t reordered_ = 0;
   std::uint64_t duplicates_ = 0;
@@ -122,6 +126,16 @@ class DatagramEndpoint {
   // Sends the `count` floats at `floats` (null without payload) to `destination` with the next sequence for it.
   SendOutcome send(int destination, std::uint32_t kind, std::uint64_t offset, std::uint64_t round, const float* floats,
                    std::size_t count);
+  // Sends them once to every other endpoint of the world (multicast to the sender's group), with the next sequence
+  // of the group. The loss model decides per receiver, at the receiver (each member's link loses its own): such
+  // drops count in the receiver's injected_drops(). kLost is never returned.
+  SendOutcome send_to_group(std::uint32_t kind, std::uint64_t offset, std::uint64_t round, const float* floats,
+                            std::size_t count);
+  // How the transport delivers send_to_group: "ip multicast", or "emulated (why)" where it sends one datagram per
+  // member (the base's default: "one send per member").
+  virtual std::string group_delivery() const { return "one send per member"; }
+  // Whether send_to_group puts a datagram out once for all members (IP multicast; SimGrid's model of it).
+  virtual bool sends_group_once() const { return false; }
   // The next valid chunk for a buffer of `buffer_floats`, or nullopt after `timeout_s` (0: only what has arrived,
   // without waiting); refused datagrams are counted in ledger() and skipped.
   std::optional<Chunk> receive(std::size_t buffer_floats, double timeout_s);
@@ -137,16 +151,22 @@ class DatagramEndpoint {
   // Puts `datagram` on the way to `destination`; false where the transport had no room. Throws InputError for a
   // destination it does not know.
   virtual bool transmit(int destination, std::vector<std::byte> datagram) = 0;
+  // Puts `datagram` on the way to every other endpoint as one send; false where the transport had no room.
+  virtual bool transmit_to_group(std::vector<std::byte> datagram) = 0;
   // The next datagram that arrived, waiting at most `timeout_s`; nullopt on timeout.
   virtual std::optional<std::vector<std::byte>> next_datagram(double timeout_s) = 0;
   // The transport's clock for receive()'s deadline: wall time natively, simulated time in a simulation.
   virtual double clock_s() const;
 
  private:
+  SendOutcome hand_over(std::uint64_t& sequence, const ChunkHeader& header, const float* floats, std::size_t count,
+                        int destination);
+
   int rank_;
   std::optional<LossModel> loss_;
   bool payload_;
   std::vector<std::uint64_t> sequences_;  // by destination
+  std::uint64_t group_sequence_ = 0;
   ReceiveLedger ledger_;
   std::uint64_t injected_ = 0;
   std::uint64_t sent_ = 0;

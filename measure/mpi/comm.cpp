@@ -553,6 +553,7 @@ std::shared_ptr<DatagramEndpoint> MpiComm::datagrams(const DatagramOptions& opti
   udp.receive_buffer_bytes = options.receive_buffer_bytes;
   udp.send_rate_Bps = options.send_rate_Bps;
   udp.loss = injected_loss(options);
+  udp.multicast = options.multicast;
   auto endpoint = std::make_shared<udp::UdpEndpoint>(rank_, udp);
   // Ports (< 2^16) are exact in floats: one allreduce gives every rank every port.
   std::vector<float> ports(static_cast<std::size_t>(size()), 0.0F);

@@ -686,10 +686,14 @@ constexpr Tag kDatagramTag = -7;
 // against 3 s). A datagram for a receiver that has finished is lost there (a put to it would never end). The
 // interface ends once its rank has finished and its queue is empty (SimgridComm::finish); not a daemon, whose end
 // with the simulation hangs SimGrid's thread contexts (under ASan).
+//
+// A group datagram (multicast) costs one send: the transfer to its first live member carries its bytes over the
+// sender's route, and the copies to the others follow as a switch's would, concurrently, a route's latency each
+// (their own downlinks' share is not costed; docs/dogwild.md "Multicast").
 struct SimNic {
   struct Outgoing {
-    int destination = 0;
-    void* kept = nullptr;
+    std::vector<int> destinations;  // one, or a group's members
+    std::vector<void*> kept;        // the datagram kept for each
     std::uint64_t bytes = 0;
   };
   std::deque<Outgoing> queue;
@@ -733,28 +737,51 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
           out = nic->queue.front();
           nic->queue.pop_front();
         }
-        if (world.datagrams_closed(out.destination)) {
-          world.take_datagram(out.destination, out.kept);
-        } else {
-          world.mailbox(out.destination, kDatagramTag)->put(out.kept, out.bytes);
+        bool carried = false;
+        std::vector<s4u::CommPtr> copies;
+        for (std::size_t i = 0; i < out.destinations.size(); ++i) {
+          const int destination = out.destinations[i];
+          if (world.datagrams_closed(destination)) {
+            world.take_datagram(destination, out.kept[i]);
+          } else if (!carried) {
+            world.mailbox(destination, kDatagramTag)->put(out.kept[i], out.bytes);
+            carried = true;
+          } else {
+            copies.push_back(world.mailbox(destination, kDatagramTag)->put_async(out.kept[i], 0));
+          }
         }
+        s4u::Comm::wait_all(copies);
         nic->queued_bytes -= static_cast<double>(out.bytes);
       }
     });
   }
 
   const std::shared_ptr<SimNic>& nic() const { return nic_; }
+  std::string group_delivery() const override { return "one send over the sender's route (simulated multicast)"; }
+  bool sends_group_once() const override { return true; }
 
  protected:
   bool transmit(int destination, std::vector<std::byte> datagram) override {
     if (destination >= world_.size()) throw InputError("datagram: no endpoint " + std::to_string(destination));
-    std::uint32_t count = 0;
-    std::memcpy(&count, datagram.data() + 12, sizeof count);
-    const auto simulated_bytes = static_cast<std::uint64_t>(kDatagramHeaderBytes + std::size_t{count} * sizeof(float));
+    const std::uint64_t bytes = simulated_bytes(datagram);
     // A full buffer refuses, as a full socket buffer refuses a non-blocking sendto.
-    if (nic_->queued_bytes + static_cast<double>(simulated_bytes) > send_buffer_bytes_) return false;
+    if (nic_->queued_bytes + static_cast<double>(bytes) > send_buffer_bytes_) return false;
     if (world_.pending_datagrams(destination) >= queue_datagrams_) return true;  // on the wire, lost there
-    nic_->push({destination, world_.keep_datagram(destination, std::move(datagram)), simulated_bytes});
+    nic_->push({{destination}, {world_.keep_datagram(destination, std::move(datagram))}, bytes});
+    return true;
+  }
+
+  bool transmit_to_group(std::vector<std::byte> datagram) override {
+    const std::uint64_t bytes = simulated_bytes(datagram);
+    if (nic_->queued_bytes + static_cast<double>(bytes) > send_buffer_bytes_) return false;
+    SimNic::Outgoing out{{}, {}, bytes};
+    for (int member = 0; member < world_.size(); ++member) {
+      // A member whose receive queue is full loses its copy there.
+      if (member == rank() || world_.pending_datagrams(member) >= queue_datagrams_) continue;
+      out.destinations.push_back(member);
+      out.kept.push_back(world_.keep_datagram(member, datagram));
+    }
+    if (!out.destinations.empty()) nic_->push(out);
     return true;
   }
 
@@ -780,6 +807,13 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
   double clock_s() const override { return s4u::Engine::get_clock(); }
 
  private:
+  // Header and floats, also when a size-only world carries the header alone.
+  static std::uint64_t simulated_bytes(const std::vector<std::byte>& datagram) {
+    std::uint32_t count = 0;
+    std::memcpy(&count, datagram.data() + 12, sizeof count);
+    return kDatagramHeaderBytes + std::uint64_t{count} * sizeof(float);
+  }
+
   World& world_;
   std::size_t queue_datagrams_;
   double send_buffer_bytes_;

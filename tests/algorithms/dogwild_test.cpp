@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "measure/udp/udp_datagrams.hpp"
 #include "reports/results.hpp"
 #include "tests/algorithms/training_runs.hpp"
 
@@ -100,6 +101,53 @@ TEST_F(Dogwild, RealUdpSocketsUnderMpirunCountTheirLossAndLearn) {
   // after the last datagram that arrived.
   EXPECT_GE(measured, injected / offered - 0.03);
   EXPECT_LE(measured, (injected + kernel) / offered + 0.03);
+  EXPECT_GT(entry.counters.at("test_accuracy"), 0.5);
+}
+
+TEST_F(Dogwild, MulticastSendsEachChunkOnceForAllSlavesAndCountsItsLoss) {
+  // 4 ranks for the same iterations: with multicast a master's pass is one send per chunk, not one per slave, so
+  // fewer datagrams leave for about as many received; each member's drops are counted where they happen.
+  std::map<std::string, std::map<std::string, double>> runs;
+  for (const std::string algorithm : {"dogwild", "dogwild-multicast"}) {
+    auto cli = with(algorithm);
+    cli.run.workers = 4;
+    cli.run.hyper.datagrams.loss_rate = 0.2;
+    cli.run.hyper.chunk_floats = 2000;
+    const auto platform = simulate::flat_platform(4, 1e-6, 1e11, 1e12);
+    const std::string text = run_simgrid(cli, /*payload=*/true, &platform, counters_text);
+    EXPECT_EQ(run_simgrid(cli, /*payload=*/true, &platform, counters_text), text) << algorithm << " repeats";
+    runs[algorithm] = parse_counters(text);
+    const auto& counters = runs[algorithm];
+    std::printf("%s: %.0f datagrams sent, %.0f received, %.0f dropped by the model, %.0f missing\n", algorithm.c_str(),
+                counters.at("datagrams_sent"), counters.at("datagrams_received"),
+                counters.at("datagrams_injected_drops"), counters.at("datagrams_missing"));
+    EXPECT_LE(counters.at("datagrams_missing"), counters.at("datagrams_injected_drops"));
+    EXPECT_GE(counters.at("datagrams_missing"), 0.9 * counters.at("datagrams_injected_drops"));
+    EXPECT_EQ(counters.at("datagrams_refused"), 0);
+  }
+  const auto& unicast = runs["dogwild"];
+  const auto& multicast = runs["dogwild-multicast"];
+  EXPECT_EQ(multicast.at("multicast_once_ranks"), 4);
+  EXPECT_EQ(unicast.at("multicast_ranks"), 0);
+  // Per datagram received, the unicast run sent about one; the multicast run's master chunks reach 3 slaves each.
+  const double unicast_ratio = unicast.at("datagrams_sent") / unicast.at("datagrams_received");
+  const double multicast_ratio = multicast.at("datagrams_sent") / multicast.at("datagrams_received");
+  EXPECT_LT(multicast_ratio, 0.8 * unicast_ratio);
+}
+
+TEST_F(Dogwild, MulticastOverUdpUnderMpirunLearns) {
+  auto cli = with("dogwild-multicast");
+  cli.run.hyper.datagrams.receive_buffer_bytes = 16 << 20;
+  ASSERT_FALSE(run_mpi(cli).empty());
+  const auto results = reports::read_results(dir_ / "dogwild-multicast.json");
+  const auto& entry = results.benchmarks.at(0);
+  const bool ip = !measure::udp::multicast_on_loopback().has_value();
+  std::printf("3 ranks, dogwild-multicast over UDP (%s): measured loss %.4f, accuracy %.4f\n",
+              ip ? "ip multicast" : "emulated", entry.counters.at("datagram_loss_measured"),
+              entry.counters.at("test_accuracy"));
+  EXPECT_EQ(entry.counters.at("multicast_ranks"), 3);
+  EXPECT_EQ(entry.counters.at("multicast_once_ranks"), ip ? 3 : 0);
+  EXPECT_EQ(entry.counters.at("datagrams_duplicates"), 0);
   EXPECT_GT(entry.counters.at("test_accuracy"), 0.5);
 }
 

@@ -30,7 +30,15 @@ TEST(Datagram, EncodesAndDecodesAChunk) {
   EXPECT_EQ(chunk.header.offset, 100U);
   EXPECT_EQ(chunk.header.round, 9U);
   EXPECT_EQ(chunk.floats, floats);
+  EXPECT_FALSE(chunk.header.group);
   EXPECT_THROW(encode_chunk(header, std::vector<float>(kMaxChunkFloats + 1)), InputError);
+  // A group datagram keeps its kind and says it was sent to the group; a kind cannot take the group's bit.
+  ChunkHeader group = header;
+  group.group = true;
+  ASSERT_EQ(decode_chunk(encode_chunk(group, floats), 103, chunk), ChunkDefect::kNone);
+  EXPECT_EQ(chunk.header.kind, 7U);
+  EXPECT_TRUE(chunk.header.group);
+  EXPECT_THROW(encode_chunk({kGroupKindBit | 7, 3, 42, 100, 9}, floats), InputError);
 }
 
 TEST(Datagram, RefusesMalformedAndOutOfRangeChunksWithoutWritingThem) {
@@ -110,6 +118,51 @@ TEST(Datagram, InProcessChannelLosesExactlyTheInjectedDatagrams) {
   EXPECT_EQ(received, expected);
   EXPECT_EQ(channel.endpoint(0).injected_drops(), static_cast<std::uint64_t>(n) - expected.size());
   EXPECT_NEAR(static_cast<double>(channel.endpoint(0).injected_drops()) / n, 0.1, 0.02);
+}
+
+// The sequences of `sent` that `loss` keeps for receiver `member` (at the receiver: group datagrams' own stream).
+std::set<std::uint64_t> kept_for(const LossModel& loss, std::uint32_t source, std::uint32_t member, int sent,
+                                 bool group) {
+  std::set<std::uint64_t> kept;
+  for (std::uint64_t s = 0; s < static_cast<std::uint64_t>(sent); ++s) {
+    if (!loss.drops(source, member, group ? s | 1ULL << 63 : s)) kept.insert(s);
+  }
+  return kept;
+}
+
+TEST(Datagram, AGroupSendReachesEveryOtherEndpointLosingEachMembersOwnDrops) {
+  // Rank 1 sends 600 datagrams to its group and, between them, 60 to rank 2 alone: each member gets the group's
+  // sequences its own link kept, rank 2 the unicast ones too, counted apart (no false gaps), and rank 1 none.
+  const LossModel loss(0.2, 9);
+  InProcessDatagrams channel(4, 100000, loss);
+  const std::vector<float> floats(8, 1.0F);
+  const int group_sends = 600;
+  const int unicast_sends = 60;
+  for (int s = 0; s < group_sends; ++s) {
+    EXPECT_EQ(channel.endpoint(1).send_to_group(3, 0, 0, floats.data(), floats.size()), SendOutcome::kSent);
+    if (s % 10 == 0) channel.endpoint(1).send(2, 3, 0, 0, floats.data(), floats.size());
+  }
+  EXPECT_EQ(channel.endpoint(1).sent() + channel.endpoint(1).injected_drops(),
+            static_cast<std::uint64_t>(group_sends + unicast_sends));
+  EXPECT_FALSE(channel.endpoint(1).sends_group_once());
+  EXPECT_FALSE(channel.endpoint(1).receive(8, 0.01)) << "a sender is no member of its own group";
+  for (const std::uint32_t member : {0U, 2U, 3U}) {
+    DatagramEndpoint& endpoint = channel.endpoint(static_cast<int>(member));
+    std::set<std::uint64_t> group;
+    std::set<std::uint64_t> unicast;
+    while (auto chunk = endpoint.receive(8, 0.01))
+      (chunk->header.group ? group : unicast).insert(chunk->header.sequence);
+    const auto kept = kept_for(loss, 1, member, group_sends, true);
+    EXPECT_EQ(group, kept) << "member " << member;
+    EXPECT_EQ(unicast, member == 2 ? kept_for(loss, 1, 2, unicast_sends, false) : std::set<std::uint64_t>{});
+    EXPECT_EQ(endpoint.injected_drops(), static_cast<std::uint64_t>(group_sends) - kept.size()) << member;
+    // Every gap the ledger sees is a drop of the model's (drops after the last arrival are not yet gaps).
+    const auto below_last = [](const std::set<std::uint64_t>& got) { return got.empty() ? 0 : *got.rbegin() + 1; };
+    const std::uint64_t gaps = below_last(group) - group.size() + below_last(unicast) - unicast.size();
+    EXPECT_EQ(endpoint.ledger().missing(), gaps) << member;
+  }
+  // The members' drops are their own: member 0 and member 3 lose different datagrams.
+  EXPECT_NE(kept_for(loss, 1, 0, group_sends, true), kept_for(loss, 1, 3, group_sends, true));
 }
 
 TEST(Datagram, InProcessQueueOverflowIsLossTheLedgerMeasures) {

@@ -11,8 +11,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <memory>
 #include <set>
 #include <thread>
+#include <utility>
 
 namespace dsgd::measure::udp {
 namespace {
@@ -43,6 +45,60 @@ TEST(UdpDatagrams, LosesExactlyTheInjectedDatagramsOnLoopback) {
   EXPECT_EQ(received, expected);
   EXPECT_EQ(sender.injected_drops() + expected.size(), static_cast<std::uint64_t>(n));
   EXPECT_EQ(sender.send_refusals(), 0U);
+}
+
+// Every sequence `endpoint` receives until it is quiet for 0.5 s, and whether one arrived twice.
+std::pair<std::set<std::uint64_t>, bool> receive_all(UdpEndpoint& endpoint, std::size_t floats) {
+  std::set<std::uint64_t> received;
+  bool twice = false;
+  while (auto chunk = endpoint.receive(floats, 0.5)) twice |= !received.insert(chunk->header.sequence).second;
+  return {received, twice};
+}
+
+TEST(UdpDatagrams, AGroupSendGoesOutOnceAndReachesEveryOtherMemberOnce) {
+  if (const auto& why = multicast_on_loopback()) GTEST_SKIP() << "no IP multicast on 127.0.0.1 here: " << *why;
+  UdpOptions options;
+  options.multicast = true;
+  options.send_rate_Bps = 50e6;
+  std::vector<std::unique_ptr<UdpEndpoint>> endpoints;
+  for (int r = 0; r < 3; ++r) endpoints.push_back(std::make_unique<UdpEndpoint>(r, options));
+  for (auto& endpoint : endpoints)
+    endpoint->set_peers({endpoints[0]->port(), endpoints[1]->port(), endpoints[2]->port()});
+  EXPECT_TRUE(endpoints[0]->sends_group_once());
+  EXPECT_EQ(endpoints[0]->group_delivery(), "ip multicast on 127.0.0.1");
+  const int n = 1000;
+  std::pair<std::set<std::uint64_t>, bool> received[2];
+  std::thread readers[2];
+  for (int m = 0; m < 2; ++m) readers[m] = std::thread([&, m] { received[m] = receive_all(*endpoints[m + 1], 256); });
+  const std::vector<float> floats(256, 1.0F);
+  for (int s = 0; s < n; ++s) ASSERT_EQ(endpoints[0]->send_to_group(1, 0, 0, floats.data(), 256), SendOutcome::kSent);
+  for (auto& reader : readers) reader.join();
+  std::printf("ip multicast on loopback: %d datagrams sent once, received %zu and %zu, kernel drops %llu and %llu\n", n,
+              received[0].first.size(), received[1].first.size(),
+              static_cast<unsigned long long>(endpoints[1]->kernel_drops()),
+              static_cast<unsigned long long>(endpoints[2]->kernel_drops()));
+  EXPECT_EQ(endpoints[0]->sent(), static_cast<std::uint64_t>(n)) << "one send per datagram";
+  for (int m = 0; m < 2; ++m) {
+    EXPECT_EQ(received[m].first.size(), static_cast<std::size_t>(n)) << "member " << m + 1;
+    EXPECT_FALSE(received[m].second) << "member " << m + 1 << " received a datagram twice";
+  }
+  EXPECT_FALSE(endpoints[0]->receive(256, 0.1)) << "the sender is no member of its own group";
+}
+
+TEST(UdpDatagrams, WithoutMulticastAGroupSendIsOneSendtoPerMember) {
+  std::vector<std::unique_ptr<UdpEndpoint>> endpoints;
+  for (int r = 0; r < 3; ++r) endpoints.push_back(std::make_unique<UdpEndpoint>(r, UdpOptions{}));
+  for (auto& endpoint : endpoints)
+    endpoint->set_peers({endpoints[0]->port(), endpoints[1]->port(), endpoints[2]->port()});
+  EXPECT_FALSE(endpoints[2]->sends_group_once());
+  EXPECT_NE(endpoints[2]->group_delivery().find("not asked for"), std::string::npos) << endpoints[2]->group_delivery();
+  const std::vector<float> floats(16, 1.0F);
+  for (int s = 0; s < 50; ++s) ASSERT_EQ(endpoints[2]->send_to_group(1, 0, 0, floats.data(), 16), SendOutcome::kSent);
+  for (int m = 0; m < 2; ++m) {
+    const auto [received, twice] = receive_all(*endpoints[m], 16);
+    EXPECT_EQ(received.size(), 50U) << "member " << m;
+    EXPECT_FALSE(twice);
+  }
 }
 
 TEST(UdpDatagrams, KernelDropsOfAFullReceiveBufferAreCountedAndSeenAsGaps) {

@@ -232,6 +232,49 @@ TEST(SimgridDatagrams, AFullSendBufferRefusesWithoutAGap) {
   });
 }
 
+TEST(SimgridDatagrams, AGroupSendCostsOneTransferNotOnePerMember) {
+  // Rank 0 sends 20 datagrams of 4040 bytes to its group of 4 and, after them, the same 20 to each member alone:
+  // every member gets all 40; the group's take about one transfer each over rank 0's link, the unicast ones four.
+  simgrid::run(flat_platform(5, kLatency, kBandwidth, kFlops), world_of(5), [](Comm& comm) {
+    DatagramOptions options;
+    options.send_buffer_bytes = 1 << 20;  // the 80 unicast datagrams at once
+    const auto endpoint = comm.datagrams(options);
+    const std::vector<float> floats(1000, 1.0F);
+    constexpr double kTransfer_s = 4040.0 / kBandwidth;
+    if (comm.rank() == 0) {
+      require(endpoint->sends_group_once(), "a simulated group send is not one send");
+      for (int i = 0; i < 20; ++i) endpoint->send_to_group(0, 0, 0, floats.data(), floats.size());
+      for (int m = 1; m < 5; ++m) comm.recv(m, 1, nullptr, 0, Category::kNetwork);  // each member has them
+      const double unicast_start_s = comm.now_s();
+      for (int i = 0; i < 20; ++i) {
+        for (int m = 1; m < 5; ++m) endpoint->send(m, 0, 0, 0, floats.data(), floats.size());
+      }
+      for (int m = 1; m < 5; ++m) comm.recv(m, 1, nullptr, 0, Category::kNetwork);
+      const double unicast_s = comm.now_s() - unicast_start_s;
+      std::printf("20 datagrams to 4 members: unicast %.3g s, %.1f transfers each\n", unicast_s,
+                  unicast_s / (20 * kTransfer_s));
+      require(unicast_s > 3.5 * 20 * kTransfer_s, "unicast took " + std::to_string(unicast_s) + " s");
+      return;
+    }
+    int group = 0;
+    while (group < 20) {
+      const auto chunk = endpoint->receive(1000, 1.0);
+      require(chunk.has_value() && chunk->header.group, "a group datagram did not arrive");
+      ++group;
+    }
+    const double group_s = comm.now_s();
+    std::printf("member %d: 20 group datagrams by %.3g s, %.2f transfers each\n", comm.rank(), group_s,
+                group_s / (20 * kTransfer_s));
+    // Each: one transfer, the route's latency and the copy's (rank 0's link, then the member's: 2 latencies each).
+    require(group_s < 20 * (kTransfer_s + 4 * kLatency),
+            "the group's datagrams took " + std::to_string(group_s) + " s");
+    comm.send(0, 1, nullptr, 0, Category::kNetwork);
+    for (int i = 0; i < 20; ++i) require(endpoint->receive(1000, 1.0).has_value(), "a unicast datagram is missing");
+    comm.send(0, 1, nullptr, 0, Category::kNetwork);
+    require(endpoint->ledger().missing() == 0, "gaps between a source's group and unicast sequences");
+  });
+}
+
 TEST(SimgridExecutor, UnreceivedSendTimesOut) {
   WorldOptions world = world_of(2);
   world.timeout_s = 5;
