@@ -92,6 +92,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   register_validate_command(app, context);
   register_shared_memory_command(app, context);
   register_lost_updates_command(app, context);
+  register_lasso_command(app, context);
 
   try {
     check_subcommand(app, args);

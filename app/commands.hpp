@@ -43,6 +43,7 @@ void register_accuracy_command(CLI::App& app, Context& context);
 void register_validate_command(CLI::App& app, Context& context);
 void register_shared_memory_command(CLI::App& app, Context& context);
 void register_lost_updates_command(CLI::App& app, Context& context);
+void register_lasso_command(CLI::App& app, Context& context);
 
 // An empty results document with this run's provenance, executable and CPU count (run_common.hpp's, with the
 // context's command line).

@@ -7,6 +7,7 @@
 //   selftest   a quick end-to-end check of the MPI executor (used by the tests), optionally with a failing rank
 //   run        training with an algorithm of the catalog (what `dsgd run --executor mpi` starts)
 //   gemm       the distributed GEMM benchmark (algorithms/dmath/gemm_bench.hpp; what `dsgd bench gemm` starts)
+//   lasso      STRADS Lasso with one scheduler (algorithms/strads/; what `dsgd lasso --executor mpi` starts)
 // The measurements are measure/mpi/sweeps.hpp's; this file parses, prints and writes the results file (rank 0,
 // reports/results.hpp schema). A rank that fails prints one line "dsgd-mpi: rank R: <what>" and ends the whole world
 // with MPI_Abort, so no other rank waits for it.
@@ -21,6 +22,7 @@
 #include "algorithms/runner.hpp"
 #include "app/dsgd_mpi_sweeps.hpp"
 #include "app/gemm_bench_cli.hpp"
+#include "app/lasso_cli.hpp"
 #include "app/run_common.hpp"
 #include "measure/mpi/executor.hpp"
 #include "measure/mpi/leak_check.hpp"
@@ -90,6 +92,26 @@ void gemm(dsgd::app::GemmCli cli, const std::string& results_path, const dsgd::W
       results.benchmarks.push_back(entry);
     }
     if (comm.rank() == 0 && !results_path.empty()) dsgd::reports::write_results(results_path, results);
+  });
+}
+
+// --- lasso ----------------------------------------------------------------------------------------------------
+
+// Every rank loads the whole problem (each keeps its rows); rank 0 writes the one results entry.
+void lasso(dsgd::app::LassoCli cli, const std::string& scheduler, int workers, const std::string& results_path,
+           const dsgd::WorldOptions& world, const std::string& command) {
+  const auto problem = dsgd::algorithms::strads::load_lasso(cli.problem);
+  dsgd::app::resolve_lasso_cli(cli, scheduler, workers, problem);
+  mpi::run(world, [&](dsgd::Comm& comm) {
+    if (comm.size() != workers) {
+      throw dsgd::InputError("lasso: --workers " + std::to_string(workers) + " but mpirun started " +
+                             std::to_string(comm.size()) + " ranks");
+    }
+    const auto result = dsgd::algorithms::strads::run_lasso(comm, problem, cli.run);
+    if (comm.rank() != 0 || results_path.empty()) return;
+    auto results = dsgd::app::new_results(command);
+    results.benchmarks.push_back(dsgd::app::lasso_entry(cli, problem, result, "mpi", workers));
+    dsgd::reports::write_results(results_path, results);
   });
 }
 
@@ -175,6 +197,16 @@ int run(int argc, char** argv, int world_rank) {
   dsgd::app::add_gemm_options(*gemm_command, gemm_cli);
   gemm_command->add_option("--results", gemm_results, "Write the results (JSON) here");
 
+  dsgd::app::LassoCli lasso_cli;
+  std::string lasso_scheduler = "strads-dynamic";
+  int lasso_workers = 2;
+  std::string lasso_results;
+  auto* lasso_command = app.add_subcommand("lasso", "STRADS Lasso with one scheduler (as `dsgd lasso`)");
+  lasso_command->add_option("--scheduler", lasso_scheduler, "serial, shotgun, strads-static, strads-dynamic");
+  lasso_command->add_option("--workers", lasso_workers, "Workers: must be mpirun's rank count");
+  dsgd::app::add_lasso_options(*lasso_command, lasso_cli);
+  lasso_command->add_option("--results", lasso_results, "Write the results (JSON) here");
+
   dsgd::app::RunCli run_cli;
   auto* run_command = app.add_subcommand("run", "Training with an algorithm of the catalog (as `dsgd run`)");
   dsgd::app::add_run_options(*run_command, run_cli);
@@ -212,6 +244,10 @@ int run(int argc, char** argv, int world_rank) {
   }
   if (*gemm_command) {
     gemm(gemm_cli, gemm_results, world, command);
+    return kExitOk;
+  }
+  if (*lasso_command) {
+    lasso(lasso_cli, lasso_scheduler, lasso_workers, lasso_results, world, command);
     return kExitOk;
   }
   mpi::run(world, [&](dsgd::Comm& base) {

@@ -110,6 +110,12 @@ class Parser {
 
   float parse_label(std::string_view text) {
     double label = 0;
+    if (options_.regression) {
+      if (!parse_number(text, label) || std::abs(label) > std::numeric_limits<float>::max()) {
+        fail("label '" + shown(text) + "' is not a finite float");
+      }
+      return static_cast<float>(label);
+    }
     if (!parse_number(text, label) || (label != 1.0 && label != -1.0 && label != 0.0)) {
       fail("label '" + shown(text) + "' is not one of -1, +1, 0, 1 (binary classification only)");
     }

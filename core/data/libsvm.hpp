@@ -1,7 +1,8 @@
 #pragma once
 // LIBSVM's sparse text format (Chang and Lin; the format of seed 003's data sets on the LIBSVM site):
 //   LABEL INDEX:VALUE INDEX:VALUE ...      one example per line, indices 1-based and strictly increasing
-// Labels are -1/+1 (also written "+1" or as 1.0) or 0/1, where 0 reads as -1; one file uses one of the two. Blank
+// Labels are -1/+1 (also written "+1" or as 1.0) or 0/1, where 0 reads as -1; one file uses one of the two (or, for
+// regression, any finite float: LibsvmOptions::regression). Blank
 // lines are skipped and '#' starts a comment (SVMlight's convention). Files may be gzip-compressed.
 
 #include <cstddef>
@@ -25,6 +26,8 @@ struct LibsvmOptions {
   // The model's dimension. 0: the largest index in the file. Otherwise a declared count (a test set read with its
   // training set's dimension): an index beyond it is an error.
   std::size_t features = 0;
+  // Labels are any finite float (a regression target: Lasso, algorithms/strads/), not classes.
+  bool regression = false;
 };
 
 // Reads a LIBSVM file, gzip or plain (core/data/binary_file.hpp). The result is named after `path` and has 0-based

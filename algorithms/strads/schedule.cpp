@@ -1,0 +1,177 @@
+#include "algorithms/strads/schedule.hpp"
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/sequential_vertex_coloring.hpp>
+#include <cmath>
+#include <numeric>
+
+#include "core/enum_names.hpp"
+#include "core/error.hpp"
+#include "core/nn/random.hpp"
+
+namespace dsgd::algorithms::strads {
+
+namespace {
+
+constexpr EnumNames<4> kSchedulerNames = {"serial", "shotgun", "strads-static", "strads-dynamic"};
+
+double uniform_open(std::uint64_t stream, std::uint64_t index) {
+  return (static_cast<double>(nn::random_bits(stream, index) >> 11) + 0.5) * 0x1.0p-53;  // in (0, 1)
+}
+
+class Serial final : public Scheduler {
+ public:
+  explicit Serial(std::size_t features) : features_(features) {}
+  std::vector<std::uint32_t> next(std::span<const double>) override {
+    const auto a = static_cast<std::uint32_t>(next_);
+    next_ = (next_ + 1) % features_;
+    return {a};
+  }
+
+ private:
+  std::size_t features_;
+  std::size_t next_ = 0;
+};
+
+class Static final : public Scheduler {
+ public:
+  Static(std::size_t features, std::size_t coordinates) : features_(features), coordinates_(coordinates) {}
+  std::vector<std::uint32_t> next(std::span<const double>) override {
+    std::vector<std::uint32_t> block;
+    for (std::size_t k = 0; k < coordinates_; ++k) block.push_back(static_cast<std::uint32_t>((next_ + k) % features_));
+    next_ = (next_ + coordinates_) % features_;
+    return block;
+  }
+
+ private:
+  std::size_t features_;
+  std::size_t coordinates_;
+  std::size_t next_ = 0;
+};
+
+class Shotgun final : public Scheduler {
+ public:
+  Shotgun(std::size_t features, std::size_t coordinates, std::uint64_t seed)
+      : features_(features), coordinates_(coordinates), stream_(nn::mix64(seed ^ 0x5307'6E75ULL)) {}
+  std::vector<std::uint32_t> next(std::span<const double>) override {
+    // Distinct draws: C is far below M in practice, so rejection of repeats is cheap.
+    std::vector<std::uint32_t> chosen;
+    while (chosen.size() < coordinates_) {
+      const auto a = static_cast<std::uint32_t>(nn::random_bits(stream_, draws_++) % features_);
+      if (std::find(chosen.begin(), chosen.end(), a) == chosen.end()) chosen.push_back(a);
+    }
+    return chosen;
+  }
+
+ private:
+  std::size_t features_;
+  std::size_t coordinates_;
+  std::uint64_t stream_;
+  std::uint64_t draws_ = 0;
+};
+
+class Dynamic final : public Scheduler {
+ public:
+  Dynamic(const LassoProblem& problem, const SchedulerOptions& options)
+      : problem_(problem),
+        coordinates_(options.coordinates),
+        candidates_(std::min(problem.features, options.candidates > 0 ? options.candidates : 2 * options.coordinates)),
+        tau_(options.tau),
+        stream_(nn::mix64(options.seed ^ 0xD1A'A41CULL)) {}
+
+  std::vector<std::uint32_t> next(std::span<const double> change) override {
+    // L candidates without replacement, P(a) proportional to w_a = change_a^2 + floor (Efraimidis and Spirakis:
+    // the L largest keys log(u) / w). The floor, a thousandth of the mean weight, keeps every coordinate in play.
+    const std::size_t m = problem_.features;
+    double total = 0;
+    for (std::size_t a = 0; a < m; ++a) total += change[a] * change[a];
+    const double floor = total > 0 ? 1e-3 * total / static_cast<double>(m) : 1.0;
+    keys_.resize(m);
+    for (std::size_t a = 0; a < m; ++a) {
+      const double weight = change[a] * change[a] + floor;
+      keys_[a] = {std::log(uniform_open(stream_, round_ * m + a)) / weight, static_cast<std::uint32_t>(a)};
+    }
+    ++round_;
+    std::nth_element(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(candidates_ - 1), keys_.end(),
+                     std::greater<>());
+    // Highest key first: the priority order the independent set is taken in.
+    std::sort(keys_.begin(), keys_.begin() + static_cast<std::ptrdiff_t>(candidates_), std::greater<>());
+    std::vector<std::uint32_t> candidates(candidates_);
+    for (std::size_t k = 0; k < candidates_; ++k) candidates[k] = keys_[k].second;
+    auto chosen = independent_candidates(problem_, candidates, tau_);
+    if (chosen.size() > coordinates_) chosen.resize(coordinates_);
+    return chosen;
+  }
+
+ private:
+  const LassoProblem& problem_;
+  std::size_t coordinates_;
+  std::size_t candidates_;
+  double tau_;
+  std::uint64_t stream_;
+  std::uint64_t round_ = 0;
+  std::vector<std::pair<double, std::uint32_t>> keys_;
+};
+
+}  // namespace
+
+std::string_view to_string(SchedulerKind kind) { return name_of(kind, kSchedulerNames); }
+
+SchedulerKind scheduler_from_string(std::string_view name) {
+  return from_name<SchedulerKind>("Lasso scheduler", name, kSchedulerNames);
+}
+
+std::vector<std::string> scheduler_names() { return name_list(kSchedulerNames); }
+
+std::vector<std::uint32_t> independent_candidates(const LassoProblem& problem,
+                                                  std::span<const std::uint32_t> candidates, double tau) {
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS>;
+  const std::size_t count = candidates.size();
+  Graph graph(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    for (std::size_t j = i + 1; j < count; ++j) {
+      if (std::abs(column_dot(problem, candidates[i], candidates[j])) > tau) boost::add_edge(i, j, graph);
+    }
+  }
+  // Greedy colouring in vertex order (the priority order): colour 0 goes to every vertex none of whose earlier
+  // neighbours has it, which is the greedy maximal independent set.
+  std::vector<Graph::vertices_size_type> colour(count);
+  const auto colours = boost::make_iterator_property_map(colour.begin(), boost::get(boost::vertex_index, graph));
+  boost::sequential_vertex_coloring(graph, colours);
+  std::vector<std::uint32_t> kept;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (colour[i] == 0) kept.push_back(candidates[i]);
+  }
+  return kept;
+}
+
+std::unique_ptr<Scheduler> make_scheduler(const LassoProblem& problem, const SchedulerOptions& options) {
+  const std::size_t m = problem.features;
+  if (options.coordinates == 0 || options.coordinates > m) {
+    throw InputError("lasso: --coordinates " + std::to_string(options.coordinates) + " is not in [1, " +
+                     std::to_string(m) + "] (the problem's features)");
+  }
+  if (options.kind == SchedulerKind::kDynamic) {
+    if (options.candidates != 0 && options.candidates < options.coordinates) {
+      throw InputError("lasso: --candidates " + std::to_string(options.candidates) + " is below --coordinates " +
+                       std::to_string(options.coordinates) + " (strads-dynamic picks L > C candidates)");
+    }
+    if (!(options.tau >= 0 && options.tau <= 1)) {
+      throw InputError("lasso: --tau " + std::to_string(options.tau) + " is not a correlation in [0, 1]");
+    }
+  }
+  switch (options.kind) {
+    case SchedulerKind::kSerial:
+      return std::make_unique<Serial>(m);
+    case SchedulerKind::kShotgun:
+      return std::make_unique<Shotgun>(m, options.coordinates, options.seed);
+    case SchedulerKind::kStatic:
+      return std::make_unique<Static>(m, options.coordinates);
+    case SchedulerKind::kDynamic:
+      return std::make_unique<Dynamic>(problem, options);
+  }
+  throw InternalError("make_scheduler: unknown kind");
+}
+
+}  // namespace dsgd::algorithms::strads

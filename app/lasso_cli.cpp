@@ -1,0 +1,120 @@
+#include "app/lasso_cli.hpp"
+
+#include <algorithm>
+
+#include "app/run_common.hpp"
+#include "core/error.hpp"
+#include "core/format.hpp"
+
+namespace dsgd::app {
+
+namespace strads = algorithms::strads;
+
+void add_lasso_options(CLI::App& command, LassoCli& cli) {
+  auto& run = cli.run;
+  command
+      .add_option("--problem", cli.problem,
+                  "A generated problem (tiny, small, correlated, large; NAME:SEED for another seed) or libsvm:FILE "
+                  "(a regression file)")
+      ->capture_default_str();
+  command.add_option("--lambda", cli.lambda, "The L1 penalty (0: --lambda-ratio x lambda_max)")->capture_default_str();
+  command.add_option("--lambda-ratio", cli.lambda_ratio, "lambda as a share of lambda_max = max |x_a . y|")
+      ->capture_default_str();
+  command.add_option("--coordinates", cli.coordinates, "Coordinates per round, C (0: one per worker; serial: 1)")
+      ->capture_default_str();
+  command.add_option("--candidates", run.scheduler.candidates, "strads-dynamic: candidates drawn per round (0: 2 C)")
+      ->capture_default_str();
+  command.add_option("--tau", run.scheduler.tau, "strads-dynamic: |correlation| above which coordinates depend")
+      ->capture_default_str();
+  command.add_option("--rounds", run.schmp.rounds, "Rounds at most")->capture_default_str();
+  command.add_option("--seconds", run.schmp.seconds, "Seconds at most (0: no limit)")->capture_default_str();
+  command.add_option("--eval-every", run.schmp.eval_every, "Rounds between evaluations of the objective")
+      ->capture_default_str();
+  command.add_option("--target-objective", run.schmp.target_objective, "Stop at or below this objective (0: never)")
+      ->capture_default_str();
+  command.add_option("--seed", run.scheduler.seed, "Seed of the random schedulers")->capture_default_str();
+}
+
+std::vector<std::string> lasso_arguments(const LassoCli& cli, const std::string& scheduler, int workers) {
+  const auto real = [](double value) { return significant(value, 17); };
+  const auto& run = cli.run;
+  return {"--scheduler",
+          scheduler,
+          "--workers",
+          std::to_string(workers),
+          "--problem",
+          cli.problem,
+          "--lambda",
+          real(cli.lambda),
+          "--lambda-ratio",
+          real(cli.lambda_ratio),
+          "--coordinates",
+          std::to_string(cli.coordinates),
+          "--candidates",
+          std::to_string(run.scheduler.candidates),
+          "--tau",
+          real(run.scheduler.tau),
+          "--rounds",
+          std::to_string(run.schmp.rounds),
+          "--seconds",
+          real(run.schmp.seconds),
+          "--eval-every",
+          std::to_string(run.schmp.eval_every),
+          "--target-objective",
+          real(run.schmp.target_objective),
+          "--seed",
+          std::to_string(run.scheduler.seed)};
+}
+
+void resolve_lasso_cli(LassoCli& cli, const std::string& scheduler, int workers, const strads::LassoProblem& problem) {
+  if (workers < 1) throw InputError("lasso: --workers must be at least 1");
+  if (!(cli.lambda >= 0) || !(cli.lambda_ratio >= 0)) throw InputError("lasso: --lambda and --lambda-ratio are >= 0");
+  cli.run.scheduler.kind = strads::scheduler_from_string(scheduler);
+  cli.run.scheduler.coordinates = cli.run.scheduler.kind == strads::SchedulerKind::kSerial
+                                      ? 1
+                                      : (cli.coordinates > 0 ? cli.coordinates : static_cast<std::size_t>(workers));
+  cli.run.lambda = cli.lambda > 0 ? cli.lambda : cli.lambda_ratio * strads::lambda_max(problem);
+}
+
+reports::Entry lasso_entry(const LassoCli& cli, const strads::LassoProblem& problem,
+                           const strads::LassoRunResult& result, const std::string& executor, int workers) {
+  const std::string scheduler(strads::to_string(cli.run.scheduler.kind));
+  auto entry = timed_entry("lasso/" + scheduler + "/" + problem.name + "/" + std::to_string(workers), executor,
+                           "measured", scheduler, workers, result.run.seconds);
+  entry.dataset = problem.name;
+  entry.iterations = result.run.rounds;
+  const double objective = result.run.curve.empty() ? 0 : result.run.curve.back().objective;
+  std::size_t nonzeros = 0;
+  for (const double b : result.beta) nonzeros += b != 0 ? 1 : 0;
+  std::vector<std::uint64_t> counts = result.updates;
+  std::sort(counts.begin(), counts.end());
+  entry.counters = {
+      {"objective", objective},
+      {"lambda", cli.run.lambda},
+      {"lambda_max", strads::lambda_max(problem)},
+      {"rows", static_cast<double>(problem.rows)},
+      {"features", static_cast<double>(problem.features)},
+      {"coordinates_per_round", static_cast<double>(cli.run.scheduler.coordinates)},
+      {"updates", static_cast<double>(result.run.updates)},
+      {"nonzeros", static_cast<double>(nonzeros)},
+      {"rounds_per_s", result.run.seconds > 0 ? static_cast<double>(result.run.rounds) / result.run.seconds : 0}};
+  if (!counts.empty()) {
+    // How unevenly the scheduler spread its updates (STRADS's prioritised scheduling spends them where beta moves).
+    entry.counters["updates_per_coordinate_min"] = static_cast<double>(counts.front());
+    entry.counters["updates_per_coordinate_median"] = static_cast<double>(counts[counts.size() / 2]);
+    entry.counters["updates_per_coordinate_max"] = static_cast<double>(counts.back());
+  }
+  entry.labels["stop_reason"] = result.run.stop_reason;
+  entry.labels["scheduler"] = scheduler;
+  entry.labels["problem"] = problem.name;
+  reports::Curve by_time{"objective", "time_s", "objective", {}};
+  reports::Curve by_round{"objective_by_round", "round", "objective", {}};
+  for (const auto& point : result.run.curve) {
+    by_time.points.emplace_back(point.seconds, point.objective);
+    by_round.points.emplace_back(static_cast<double>(point.rounds), point.objective);
+  }
+  entry.curves = {by_time, by_round};
+  return entry;
+}
+
+}  // namespace dsgd::app
