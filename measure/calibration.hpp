@@ -52,6 +52,8 @@ struct SegmentFit {
 // Where the alpha and beta of shared-memory MPI change on this project's machine (Open MPI 4.1's vader transport;
 // AMD EPYC with 32 KiB L1d and 1 MiB L2 per core and a 32 MiB shared L3), in bytes. A ping-pong of n bytes streams
 // 2n (the sender's buffer and the receiver's):
+//   257 B    vader sends payloads up to 256 B inline in its fragment (btl_vader_max_inline_send), larger ones by a
+//            second copy: on an Intel Xeon host the round trip jumps by half from 256 to 512 B
 //   4044 B   the eager limit: payloads up to 4040 B go eager, from 4048 B rendezvous
 //   64 KiB   from here the copy, not the rendezvous handshake, dominates
 //   512 KiB  2n outgrows a core's L2
@@ -59,7 +61,7 @@ struct SegmentFit {
 //            percent of the ping-pong (tests/simulate/calibration_roundtrip_test.cpp)
 //   16 MiB   2n outgrows the L3: memory speed, the regime of large gradients
 // dsgd calibrate fits these segments unless told otherwise (--boundaries).
-inline constexpr std::array<double, 5> kDefaultSegmentBoundaries = {4044, 65536, 524288, 4194304, 16777216};
+inline constexpr std::array<double, 6> kDefaultSegmentBoundaries = {257, 4044, 65536, 524288, 4194304, 16777216};
 
 // Splits `points` at `boundaries_bytes` (strictly ascending, positive; a point exactly at a boundary belongs to the
 // segment above it) and fits a line to each segment that has at least two distinct sizes; segments with fewer are

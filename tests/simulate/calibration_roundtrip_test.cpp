@@ -137,11 +137,11 @@ Comparison compare(const std::vector<measure::PingPongPoint>& measured, const st
 
 TEST(CalibrationRoundtrip, SyntheticPiecewisePingPongReproducesItself) {
   // A known piecewise link shaped like shared-memory MPI here (issue 3's numbers), one segment per default
-  // boundary: eager, rendezvous, in L1/L2, in L3, and out of cache, where the time per byte is the largest and
-  // the latency is lost in it.
+  // boundary: inline, eager, rendezvous, in L1/L2, in L3, and out of cache, where the time per byte is the largest
+  // and the latency is lost in it.
   platforms::Link truth;
-  truth.segments = {{0, 0.25e-6, 3e9, {}},    {4044, 1.6e-6, 6e9, {}}, {65536, 4e-6, 10e9, {}},
-                    {524288, 20e-6, 6e9, {}}, {4194304, 0, 5e9, {}},   {16777216, 0, 4e9, {}}};
+  truth.segments = {{0, 0.25e-6, 3e9, {}},    {257, 0.4e-6, 3e9, {}}, {4044, 1.6e-6, 6e9, {}}, {65536, 4e-6, 10e9, {}},
+                    {524288, 20e-6, 6e9, {}}, {4194304, 0, 5e9, {}},  {16777216, 0, 4e9, {}}};
   std::mt19937 random(20240601);
   std::uniform_real_distribution<double> noise(-0.03, 0.03);
   std::vector<measure::PingPongPoint> measured;
