@@ -1,8 +1,10 @@
 // `dsgd lasso`: seed 003's STRADS Lasso (algorithms/strads/; docs/strads.md) with one or more schedulers, on
-// threads or under mpirun; with several schedulers each run also gets the time and rounds it took to come within
-// --gap of the best objective any of them reached.
+// threads, under mpirun, or in SimGrid (a numeric simulation: the real updates, the platform's clock); each run also
+// gets the time and rounds it took to come within --gap of the best objective any of the runs reached, and its
+// speed-up over the serial and shotgun runs to the objective each of those ended with.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <sstream>
@@ -13,8 +15,11 @@
 #include "app/lasso_cli.hpp"
 #include "app/mpi_worker.hpp"
 #include "core/error.hpp"
+#include "core/json.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/simgrid/executor.hpp"
 
 namespace dsgd::app {
 
@@ -28,6 +33,8 @@ struct LassoCommandCli {
   std::string executor = "threads";
   int workers = 2;
   double gap = 1e-3;
+  std::string platform;    // simgrid
+  int ranks_per_node = 1;  // simgrid
   std::string write_problem;
   std::string results;
   double timeout_s = 600;
@@ -64,6 +71,38 @@ reports::Entry run_under_mpirun(const LassoCommandCli& cli, const std::string& s
   return outcome.results.benchmarks.front();
 }
 
+// A numeric simulation: the real problem and updates, every compute step and message on the platform's clock (the
+// dynamic scheduler's graph included, as rank 0's compute). The entry comes back from SimGrid's child process as
+// JSON.
+reports::Entry run_in_simgrid(const LassoCommandCli& cli, const LassoCli& one, const strads::LassoProblem& problem,
+                              Context& context) {
+  const auto platform = platforms::load_platform(cli.platform);
+  WorldOptions world;
+  world.size = cli.workers;
+  world.timeout_s = cli.timeout_s;
+  simulate::SimulationOptions simulation;
+  simulation.placement.ranks_per_node = cli.ranks_per_node;
+  strads::LassoRunResult kept;
+  simulation.collect = [&] {
+    auto results = new_results(context);
+    results.benchmarks.push_back(lasso_entry(one, problem, kept, "simgrid", cli.workers));
+    return reports::to_json(results).dump();
+  };
+  const auto simulated = simulate::simgrid::run(
+      platform, world,
+      [&](Comm& comm) {
+        auto result = strads::run_lasso(comm, problem, one.run);
+        if (comm.rank() == 0) kept = std::move(result);
+      },
+      simulation);
+  auto entry =
+      reports::results_from_json(parse_json(simulated.collected, "the simulation"), "the simulation").benchmarks.at(0);
+  entry.fidelity = std::string(simulate::to_string(simulated.fidelity));
+  entry.platform = platform.name;
+  entry.counters["wall_s"] = simulated.wall_s;
+  return entry;
+}
+
 // The first point of `entry`'s curve at or below `objective`: its time and round, or -1 if none.
 std::pair<double, double> first_at_or_below(const reports::Entry& entry, double objective) {
   const auto& by_time = entry.curves.at(0).points;
@@ -75,8 +114,11 @@ std::pair<double, double> first_at_or_below(const reports::Entry& entry, double 
 }
 
 void lasso(Context& context, LassoCommandCli cli) {
-  static const std::vector<std::string> accepted = {"threads", "mpi"};
+  static const std::vector<std::string> accepted = {"threads", "mpi", "simgrid"};
   const Executor& executor = find_executor(cli.executor, accepted);
+  if (executor.kind == ExecutorKind::kSimgrid && cli.platform.empty()) {
+    throw InputError("lasso: --executor simgrid needs --platform (a catalog name or a platform file)");
+  }
   if (cli.schedulers.empty()) throw InputError("lasso: --scheduler names no scheduler");
   for (const auto& name : cli.schedulers) strads::scheduler_from_string(name);  // UnknownNameError before any run
   if (!(cli.gap > 0)) throw InputError("lasso: --gap must be > 0");
@@ -92,8 +134,9 @@ void lasso(Context& context, LassoCommandCli cli) {
   for (const auto& scheduler : cli.schedulers) {
     LassoCli one = cli.lasso;
     resolve_lasso_cli(one, scheduler, cli.workers, problem);
-    auto entry = executor.kind == ExecutorKind::kMpi ? run_under_mpirun(cli, scheduler, context)
-                                                     : run_on_threads(one, problem, cli.workers, cli.timeout_s);
+    auto entry = executor.kind == ExecutorKind::kMpi       ? run_under_mpirun(cli, scheduler, context)
+                 : executor.kind == ExecutorKind::kSimgrid ? run_in_simgrid(cli, one, problem, context)
+                                                           : run_on_threads(one, problem, cli.workers, cli.timeout_s);
     char line[400];
     std::snprintf(line, sizeof line,
                   "%s, %d workers on %s, %s (lambda %.4g): objective %.9g after %lld rounds (%.0f updates), %.2f s; "
@@ -112,6 +155,19 @@ void lasso(Context& context, LassoCommandCli cli) {
     const auto [seconds, rounds] = first_at_or_below(entry, target);
     entry.counters["best_objective_of_runs"] = best;
     entry.counters["gap"] = cli.gap;
+    // Suboptimality against time, for a log axis (points at the best itself have no logarithm and are left out).
+    reports::Curve relative{"relative_gap", "time_s", "(F - best) / best", {}};
+    reports::Curve relative_by_round{"relative_gap_by_round", "round", "(F - best) / best", {}};
+    const auto& by_time = entry.curves.at(0).points;
+    const auto& by_round = entry.curves.at(1).points;
+    for (std::size_t k = 0; k < by_time.size(); ++k) {
+      const double objective = by_time[k].second;
+      if (!(objective > best) || !std::isfinite(objective)) continue;
+      relative.points.emplace_back(by_time[k].first, objective / best - 1);
+      relative_by_round.points.emplace_back(by_round[k].first, objective / best - 1);
+    }
+    entry.curves.push_back(relative);
+    entry.curves.push_back(relative_by_round);
     if (seconds >= 0) {
       entry.counters["time_to_gap_s"] = seconds;
       entry.counters["rounds_to_gap"] = rounds;
@@ -120,6 +176,20 @@ void lasso(Context& context, LassoCommandCli cli) {
                 << (seconds >= 0 ? "after " + std::to_string(seconds) + " s, " + std::to_string(rounds) + " rounds"
                                  : std::string("never"))
                 << "\n";
+  }
+  // The speed-up the STRADS paper reports, to a given objective: the one a baseline ended with. Its own time to it
+  // over each run's (runs that never reach it get none).
+  for (const char* baseline : {"serial", "shotgun"}) {
+    const auto found = std::find_if(results.benchmarks.begin(), results.benchmarks.end(),
+                                    [&](const auto& entry) { return entry.algorithm == baseline; });
+    if (found == results.benchmarks.end()) continue;
+    const double objective = found->counters.at("objective");
+    const double baseline_s = first_at_or_below(*found, objective).first;
+    if (!std::isfinite(objective) || baseline_s <= 0) continue;
+    for (auto& entry : results.benchmarks) {
+      const double seconds = first_at_or_below(entry, objective).first;
+      if (seconds > 0) entry.counters[std::string("speedup_over_") + baseline] = baseline_s / seconds;
+    }
   }
   if (!cli.results.empty()) reports::write_results(cli.results, results);
 }
@@ -131,12 +201,16 @@ void register_lasso_command(CLI::App& app, Context& context) {
   auto* command =
       app.add_subcommand("lasso",
                          "Seed 003's STRADS: Lasso by scheduled coordinate descent (serial, shotgun, strads-static, "
-                         "strads-dynamic) on threads or MPI");
+                         "strads-dynamic) on threads, MPI or in SimGrid");
   command
       ->add_option("--scheduler", cli->schedulers, "serial, shotgun, strads-static, strads-dynamic (a list runs each)")
       ->delimiter(',')
       ->capture_default_str();
-  command->add_option("--executor", cli->executor, "threads or mpi")->capture_default_str();
+  command->add_option("--executor", cli->executor, "threads, mpi or simgrid (a numeric simulation on --platform)")
+      ->capture_default_str();
+  command->add_option("--platform", cli->platform, "simgrid: catalog name or platform file");
+  command->add_option("--ranks-per-node", cli->ranks_per_node, "simgrid: workers per node of the platform")
+      ->capture_default_str();
   command->add_option("--workers", cli->workers, "Workers (ranks); rank 0 also schedules and aggregates")
       ->capture_default_str();
   add_lasso_options(*command, cli->lasso);

@@ -29,7 +29,12 @@ class LassoProgram final : public SchmpProgram {
 
   std::size_t max_set() const override { return capacity_; }
 
-  std::vector<std::uint32_t> schedule() override { return scheduler_->next(change_); }
+  std::vector<std::uint32_t> schedule(Comm& comm) override {
+    std::vector<std::uint32_t> set;
+    comm.compute(
+        {scheduler_->cost_flops(), "elementwise", Category::kGpuUpdate, [&] { set = scheduler_->next(change_); }});
+    return set;
+  }
 
   void update(Comm& comm, std::span<const std::uint32_t> set, std::span<float> partial) override {
     comm.compute({2.0 * static_cast<double>(nnz(set)), "elementwise", Category::kForwardBackward,

@@ -28,6 +28,7 @@ class Serial final : public Scheduler {
     next_ = (next_ + 1) % features_;
     return {a};
   }
+  double cost_flops() const override { return 1; }
 
  private:
   std::size_t features_;
@@ -43,6 +44,7 @@ class Static final : public Scheduler {
     next_ = (next_ + coordinates_) % features_;
     return block;
   }
+  double cost_flops() const override { return static_cast<double>(coordinates_); }
 
  private:
   std::size_t features_;
@@ -63,6 +65,8 @@ class Shotgun final : public Scheduler {
     }
     return chosen;
   }
+  // A draw and a search of the chosen per coordinate.
+  double cost_flops() const override { return static_cast<double>(coordinates_ * (coordinates_ + 4)); }
 
  private:
   std::size_t features_;
@@ -102,6 +106,15 @@ class Dynamic final : public Scheduler {
     auto chosen = independent_candidates(problem_, candidates, tau_);
     if (chosen.size() > coordinates_) chosen.resize(coordinates_);
     return chosen;
+  }
+
+  // A key per feature (a logarithm and a division, counted as 20 operations), the selection, and a column dot
+  // product (2 operations per non-zero) per pair of candidates.
+  double cost_flops() const override {
+    const double m = static_cast<double>(problem_.features);
+    const double column_nnz = static_cast<double>(problem_.nnz()) / m;
+    const double l = static_cast<double>(candidates_);
+    return 22.0 * m + l * (l - 1) * column_nnz;
   }
 
  private:

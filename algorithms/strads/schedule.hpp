@@ -39,6 +39,8 @@ class Scheduler {
   // The next round's coordinates, distinct. `change` holds each coordinate's last |delta beta| (the dynamic
   // scheduler's priorities; the others ignore it).
   virtual std::vector<std::uint32_t> next(std::span<const double> change) = 0;
+  // What next() costs, in floating-point operations (an estimate, for the simulated clock).
+  virtual double cost_flops() const = 0;
 };
 
 // A scheduler over `problem`'s features (the dynamic one reads its columns for correlations; `problem` must outlive

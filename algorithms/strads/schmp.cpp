@@ -63,7 +63,7 @@ SchmpResult run_schmp(Comm& comm, SchmpProgram& program, const SchmpOptions& opt
       if (code == 0 && out.rounds >= options.rounds) code = kStopRounds;
       if (code == 0 && options.seconds > 0 && comm.now_s() - start_s >= options.seconds) code = kStopSeconds;
       if (code == 0) {
-        set = program.schedule();
+        set = program.schedule(comm);
         DSGD_ENFORCE(set.size() <= capacity, "schmp: schedule() returned more than max_set()");
         header[0] = static_cast<float>(set.size());
         std::memcpy(header.data() + 1, set.data(), set.size() * sizeof(std::uint32_t));

@@ -25,8 +25,8 @@ class SchmpProgram {
   virtual ~SchmpProgram() = default;
   // The largest set schedule() returns (fixes the size of the round's messages).
   virtual std::size_t max_set() const = 0;
-  // Rank 0: the parameters to update this round (distinct, at most max_set()).
-  virtual std::vector<std::uint32_t> schedule() = 0;
+  // Rank 0: the parameters to update this round (distinct, at most max_set()); its cost a compute step on `comm`.
+  virtual std::vector<std::uint32_t> schedule(Comm& comm) = 0;
   // Every worker: its partial results for `set`, one float each, over its shard.
   virtual void update(Comm& comm, std::span<const std::uint32_t> set, std::span<float> partial) = 0;
   // Rank 0: the new values of `set` from the partials summed over the workers.

@@ -1,6 +1,7 @@
 #pragma once
 // A sparse labelled data set for linear models (seed 003's logistic regression): rows in compressed sparse row form
-// (CSR), 0-based feature indices strictly increasing within a row, labels -1 or +1. Read from LIBSVM files
+// (CSR), 0-based feature indices strictly increasing within a row, labels -1 or +1 (a regression file read with
+// LibsvmOptions::regression holds real targets instead; check_sparse refuses those). Read from LIBSVM files
 // (core/data/libsvm.hpp), generated to the shape of seed 003 Table III (core/data/sparse_presets.hpp), or made from
 // an image set as one class against the rest (one_vs_rest).
 

@@ -1,5 +1,5 @@
-// `dsgd lasso` end to end: every scheduler on threads and under real mpirun (dsgd-mpi lasso) reaches the stored
-// scikit-learn optimum of the tiny problem, the same on both executors; the problem written for the reference script
+// `dsgd lasso` end to end: every scheduler on threads, under real mpirun (dsgd-mpi lasso) and in a numeric SimGrid
+// simulation reaches the stored scikit-learn optimum of the tiny problem; the problem written for the reference script
 // reads back; and the inputs it refuses with exit code 2 and one line, before anything runs.
 #include <gtest/gtest.h>
 
@@ -21,20 +21,38 @@ double stored_objective() {
       .get<double>();
 }
 
-TEST_F(AppLasso, EverySchedulerReachesTheReferenceOnThreadsAndUnderMpirun) {
+TEST_F(AppLasso, EverySchedulerReachesTheReferenceOnThreadsUnderMpirunAndInSimgrid) {
   const double reference = stored_objective();
-  for (const std::string executor : {"threads", "mpi"}) {
+  for (const std::string executor : {"threads", "mpi", "simgrid"}) {
     const auto file = dir_ / (executor + ".json");
     // The real executable (dsgd-mpi is found beside it), as a user runs it.
-    const auto outcome = dsgd::testing::run_dsgd_executable(
-        {"lasso", "--executor", executor, "--workers", "2", "--problem", "tiny", "--scheduler",
-         "serial,shotgun,strads-static,strads-dynamic", "--coordinates", "4", "--rounds", "20000", "--eval-every", "20",
-         "--target-objective", significant(reference * (1 + 1e-5), 17), "--results", file.string()});
+    std::vector<std::string> args = {"lasso",
+                                     "--executor",
+                                     executor,
+                                     "--workers",
+                                     "2",
+                                     "--problem",
+                                     "tiny",
+                                     "--scheduler",
+                                     "serial,shotgun,strads-static,strads-dynamic",
+                                     "--coordinates",
+                                     "4",
+                                     "--rounds",
+                                     "20000",
+                                     "--eval-every",
+                                     "20",
+                                     "--target-objective",
+                                     significant(reference * (1 + 1e-5), 17),
+                                     "--results",
+                                     file.string()};
+    if (executor == "simgrid") args.insert(args.end(), {"--platform", "cori-haswell"});
+    const auto outcome = dsgd::testing::run_dsgd_executable(args);
     ASSERT_EQ(outcome.exit_code, 0) << outcome.output;
     const auto results = reports::read_results(file);
     ASSERT_EQ(results.benchmarks.size(), 4U);
     for (const auto& entry : results.benchmarks) {
       EXPECT_EQ(entry.executor, executor);
+      EXPECT_EQ(entry.fidelity, executor == "simgrid" ? "message" : "measured") << entry.name;
       EXPECT_EQ(entry.ranks, 2);
       EXPECT_EQ(entry.labels.at("stop_reason"), "target objective") << entry.name;
       EXPECT_LE(std::abs(entry.counters.at("objective") - reference), 1e-4 * reference) << entry.name;
@@ -61,7 +79,8 @@ TEST_F(AppLasso, RefusesBadInputWithOneLine) {
       {{"lasso", "--problem", "nonesuch"}, "nonesuch"},
       {{"lasso", "--problem", "tiny", "--coordinates", "61"}, "--coordinates 61"},
       {{"lasso", "--problem", "tiny", "--lambda-ratio", "-1"}, "lambda"},
-      {{"lasso", "--executor", "simgrid"}, "simgrid"},
+      {{"lasso", "--executor", "simgrid"}, "--platform"},
+      {{"lasso", "--executor", "analytic"}, "analytic"},
       {{"lasso", "--problem", "libsvm:/nonexistent/x.libsvm"}, "/nonexistent/x.libsvm"},
   };
   for (const auto& [args, named] : cases) {

@@ -43,6 +43,13 @@ TEST(CoreDataLibsvm, DeclaredFeatureCountWidensAndBounds) {
             "t.svm:2: feature index 11 is beyond the declared 10 features");
 }
 
+TEST(CoreDataLibsvm, RegressionLabelsAreAnyFiniteFloat) {
+  const auto data = parse_libsvm("2.5 1:1\n-0.125 2:3\n0 1:1\n", "t.svm", {.regression = true});
+  EXPECT_EQ(data.label, (std::vector<float>{2.5F, -0.125F, 0.0F}));
+  EXPECT_EQ(parse_error("nan 1:1\n", {.regression = true}), "t.svm:1: label 'nan' is not a finite float");
+  EXPECT_EQ(parse_error("1e39 1:1\n", {.regression = true}), "t.svm:1: label '1e39' is not a finite float");
+}
+
 TEST(CoreDataLibsvm, MalformedLinesNameFileAndLine) {
   EXPECT_EQ(parse_error("+1 1:1\n-1 0:1\n"), "t.svm:2: feature index 0: feature indices are 1-based");
   EXPECT_EQ(parse_error("+1 x:1\n"), "t.svm:1: feature index 'x' is not a positive integer");
