@@ -74,6 +74,12 @@ void resolve_lasso_cli(LassoCli& cli, const std::string& scheduler, int workers,
                                       ? 1
                                       : (cli.coordinates > 0 ? cli.coordinates : static_cast<std::size_t>(workers));
   cli.run.lambda = cli.lambda > 0 ? cli.lambda : cli.lambda_ratio * strads::lambda_max(problem);
+  // Refused here, before any rank starts, rather than by every rank.
+  const auto& schmp = cli.run.schmp;
+  if (schmp.rounds < 0 || schmp.eval_every < 1 || !(schmp.seconds >= 0) || !(schmp.target_objective >= 0)) {
+    throw InputError("lasso: --rounds and --seconds must be >= 0, --eval-every >= 1, --target-objective >= 0");
+  }
+  strads::make_scheduler(problem, cli.run.scheduler);  // its own refusals (--coordinates, --candidates, --tau)
 }
 
 reports::Entry lasso_entry(const LassoCli& cli, const strads::LassoProblem& problem,

@@ -130,10 +130,16 @@ void lasso(Context& context, LassoCommandCli cli) {
     return;
   }
   if (executor.kind == ExecutorKind::kMpi) measure::mpi::check_launch(cli.launcher, cli.workers);
-  auto results = new_results(context);
+  // Every scheduler's options are checked before the first run starts.
+  std::vector<LassoCli> resolved;
   for (const auto& scheduler : cli.schedulers) {
-    LassoCli one = cli.lasso;
-    resolve_lasso_cli(one, scheduler, cli.workers, problem);
+    resolved.push_back(cli.lasso);
+    resolve_lasso_cli(resolved.back(), scheduler, cli.workers, problem);
+  }
+  auto results = new_results(context);
+  for (std::size_t k = 0; k < cli.schedulers.size(); ++k) {
+    const std::string& scheduler = cli.schedulers[k];
+    const LassoCli& one = resolved[k];
     auto entry = executor.kind == ExecutorKind::kMpi       ? run_under_mpirun(cli, scheduler, context)
                  : executor.kind == ExecutorKind::kSimgrid ? run_in_simgrid(cli, one, problem, context)
                                                            : run_on_threads(one, problem, cli.workers, cli.timeout_s);

@@ -81,6 +81,8 @@ TEST_F(AppLasso, RefusesBadInputWithOneLine) {
       {{"lasso", "--problem", "tiny", "--lambda-ratio", "-1"}, "lambda"},
       {{"lasso", "--executor", "simgrid"}, "--platform"},
       {{"lasso", "--executor", "analytic"}, "analytic"},
+      {{"lasso", "--executor", "mpi", "--problem", "tiny", "--eval-every", "0"}, "--eval-every"},
+      {{"lasso", "--executor", "mpi", "--problem", "tiny", "--tau", "2"}, "--tau 2"},
       {{"lasso", "--problem", "libsvm:/nonexistent/x.libsvm"}, "/nonexistent/x.libsvm"},
   };
   for (const auto& [args, named] : cases) {
