@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # ThreadSanitizer over the code that shares memory between threads: the threads executor (mailboxes, shared
 # vectors) and every algorithm on it, the Hogwild ones included (relaxed atomics, no plain racy writes), and the
-# distributed GEMM's rolling. Builds the three test programs with -fsanitize=thread into build-tsan/ (CUDA off), and
-# the OpenMP shared-memory methods' tests
-# with clang++-14, libomp and Archer into build-tsan-omp/, and runs them; any report fails the run.
+# distributed GEMM's rolling and STRADS's rounds. Builds the four test programs with -fsanitize=thread into
+# build-tsan/ (CUDA off), and the OpenMP shared-memory methods' tests with clang++-14, libomp and Archer into
+# build-tsan-omp/, and runs them; any report fails the run.
 #   scripts/tsan.sh            (scripts/dsgd.sh test runs it after the suite)
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${DSGD_TSAN_BUILD_DIR:-"$repo/build-tsan"}
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDSGD_WITH_CUDA=OFF \
   -DDSGD_SANITIZE=thread >/dev/null
-cmake --build "$build" --target algorithms_algorithms_test measure_threads_executor_test algorithms_dmath_gemm_test
+cmake --build "$build" --target algorithms_algorithms_test measure_threads_executor_test algorithms_dmath_gemm_test \
+  algorithms_strads_lasso_test
 # One OpenMP thread per rank (the runner's default) keeps libgomp out of the picture; scripts/tsan.supp silences
 # only the uninstrumented libraries (oneDNN, libgomp, OpenBLAS).
 export OMP_NUM_THREADS=1
@@ -20,6 +21,7 @@ export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppres
 "$build/tests/algorithms/algorithms_algorithms_test" --gtest_filter='Algorithms.EveryAlgorithmLearnsOnThreads'
 # The distributed GEMM's rolled panels: asynchronous sends and receives into buffers reused stage after stage.
 "$build/tests/algorithms/algorithms_dmath_gemm_test" --gtest_filter='*Product*:*Transposed*:*HalfPrecision*:*Bench*'
+"$build/tests/algorithms/algorithms_strads_lasso_test"
 
 # The OpenMP methods of algorithms/shared_memory/ (seed 003: Hogwild, HogBatch, ...). libgomp is not instrumented,
 # so TSan cannot see its barriers and would report every barrier-separated write and read; these tests are built
