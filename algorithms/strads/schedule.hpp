@@ -39,7 +39,7 @@ class Scheduler {
   // The next round's coordinates, distinct. `change` holds each coordinate's last |delta beta| (the dynamic
   // scheduler's priorities; the others ignore it).
   virtual std::vector<std::uint32_t> next(std::span<const double> change) = 0;
-  // What next() costs, in floating-point operations (an estimate, for the simulated clock).
+  // What the last next() cost, in operations (an estimate, for the simulated clock).
   virtual double cost_flops() const = 0;
 };
 
