@@ -763,26 +763,15 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
  protected:
   bool transmit(int destination, std::vector<std::byte> datagram) override {
     if (destination >= world_.size()) throw InputError("datagram: no endpoint " + std::to_string(destination));
-    const std::uint64_t bytes = simulated_bytes(datagram);
-    // A full buffer refuses, as a full socket buffer refuses a non-blocking sendto.
-    if (nic_->queued_bytes + static_cast<double>(bytes) > send_buffer_bytes_) return false;
-    if (world_.pending_datagrams(destination) >= queue_datagrams_) return true;  // on the wire, lost there
-    nic_->push({{destination}, {world_.keep_datagram(destination, std::move(datagram))}, bytes});
-    return true;
+    return enqueue({destination}, std::move(datagram));
   }
 
   bool transmit_to_group(std::vector<std::byte> datagram) override {
-    const std::uint64_t bytes = simulated_bytes(datagram);
-    if (nic_->queued_bytes + static_cast<double>(bytes) > send_buffer_bytes_) return false;
-    SimNic::Outgoing out{{}, {}, bytes};
+    std::vector<int> members;
     for (int member = 0; member < world_.size(); ++member) {
-      // A member whose receive queue is full loses its copy there.
-      if (member == rank() || world_.pending_datagrams(member) >= queue_datagrams_) continue;
-      out.destinations.push_back(member);
-      out.kept.push_back(world_.keep_datagram(member, datagram));
+      if (member != rank()) members.push_back(member);
     }
-    if (!out.destinations.empty()) nic_->push(out);
-    return true;
+    return enqueue(members, std::move(datagram));
   }
 
   std::optional<std::vector<std::byte>> next_datagram(double timeout_s) override {
@@ -807,6 +796,21 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
   double clock_s() const override { return s4u::Engine::get_clock(); }
 
  private:
+  // Queues `datagram` for `members` as one send of the interface. A full send buffer refuses, as a full socket
+  // buffer refuses a non-blocking sendto; a member whose receive queue is full loses its copy on the wire.
+  bool enqueue(const std::vector<int>& members, std::vector<std::byte> datagram) {
+    const std::uint64_t bytes = simulated_bytes(datagram);
+    if (nic_->queued_bytes + static_cast<double>(bytes) > send_buffer_bytes_) return false;
+    SimNic::Outgoing out{{}, {}, bytes};
+    for (const int member : members) {
+      if (world_.pending_datagrams(member) >= queue_datagrams_) continue;
+      out.destinations.push_back(member);
+      out.kept.push_back(world_.keep_datagram(member, member == members.back() ? std::move(datagram) : datagram));
+    }
+    if (!out.destinations.empty()) nic_->push(out);
+    return true;
+  }
+
   // Header and floats, also when a size-only world carries the header alone.
   static std::uint64_t simulated_bytes(const std::vector<std::byte>& datagram) {
     std::uint32_t count = 0;
