@@ -66,6 +66,59 @@ void normalise_columns(LassoProblem& problem) {
   }
 }
 
+// A compressed sparse matrix (rows by CSR, or columns by CSC): offsets per line, then each entry's index across.
+struct Compressed {
+  std::vector<std::uint64_t> begin;
+  std::vector<std::uint32_t> index;
+  std::vector<float> value;
+};
+
+// The same matrix compressed the other way (`across` lines of it): count, place; each new line's indices come out
+// increasing, as the old lines are visited in order.
+Compressed transpose(std::span<const std::uint64_t> begin, std::span<const std::uint32_t> index,
+                     std::span<const float> value, std::size_t across) {
+  Compressed out;
+  out.begin.assign(across + 1, 0);
+  for (const std::uint32_t a : index) ++out.begin[a + 1];
+  for (std::size_t a = 0; a < across; ++a) out.begin[a + 1] += out.begin[a];
+  out.index.resize(index.size());
+  out.value.resize(value.size());
+  std::vector<std::uint64_t> next(out.begin.begin(), out.begin.end() - 1);
+  for (std::size_t line = 0; line + 1 < begin.size(); ++line) {
+    for (std::uint64_t k = begin[line]; k < begin[line + 1]; ++k) {
+      const std::uint64_t at = next[index[k]]++;
+      out.index[at] = static_cast<std::uint32_t>(line);
+      out.value[at] = value[k];
+    }
+  }
+  return out;
+}
+
+// LIBSVM's rows as a problem's columns, and back.
+LassoProblem from_rows(const data::SparseDataset& rows) {
+  Compressed columns = transpose(rows.row_begin, rows.index, rows.value, rows.features);
+  LassoProblem problem;
+  problem.rows = rows.rows();
+  problem.features = rows.features;
+  problem.column_begin = std::move(columns.begin);
+  problem.row = std::move(columns.index);
+  problem.value = std::move(columns.value);
+  problem.y = rows.label;
+  return problem;
+}
+
+data::SparseDataset to_rows(const LassoProblem& problem) {
+  Compressed rows = transpose(problem.column_begin, problem.row, problem.value, problem.rows);
+  data::SparseDataset data;
+  data.name = problem.name;
+  data.features = problem.features;
+  data.row_begin = std::move(rows.begin);
+  data.index = std::move(rows.index);
+  data.value = std::move(rows.value);
+  data.label = problem.y;
+  return data;
+}
+
 }  // namespace
 
 LassoShape lasso_preset(const std::string& name) {
@@ -148,31 +201,10 @@ LassoProblem generate_lasso(const LassoShape& shape, const std::string& name) {
 LassoProblem load_lasso(const std::string& spec) {
   constexpr std::string_view kLibsvm = "libsvm:";
   if (spec.rfind(kLibsvm, 0) == 0) {
-    const std::string path = spec.substr(kLibsvm.size());
     data::LibsvmOptions options;
     options.regression = true;
-    const data::SparseDataset rows = data::read_libsvm(path, options);
-    LassoProblem problem;
+    LassoProblem problem = from_rows(data::read_libsvm(spec.substr(kLibsvm.size()), options));
     problem.name = spec;
-    problem.rows = rows.rows();
-    problem.features = rows.features;
-    // Rows to columns: count, place, then each column's rows are increasing because rows are visited in order.
-    problem.column_begin.assign(rows.features + 1, 0);
-    for (const std::uint32_t a : rows.index) ++problem.column_begin[a + 1];
-    for (std::size_t a = 0; a < rows.features; ++a) problem.column_begin[a + 1] += problem.column_begin[a];
-    problem.row.resize(rows.nnz());
-    problem.value.resize(rows.nnz());
-    std::vector<std::uint64_t> next(problem.column_begin.begin(), problem.column_begin.end() - 1);
-    for (std::size_t i = 0; i < rows.rows(); ++i) {
-      const auto indices = rows.row_index(i);
-      const auto values = rows.row_value(i);
-      for (std::size_t k = 0; k < indices.size(); ++k) {
-        const std::uint64_t at = next[indices[k]]++;
-        problem.row[at] = static_cast<std::uint32_t>(i);
-        problem.value[at] = values[k];
-      }
-    }
-    problem.y = rows.label;
     normalise_columns(problem);
     return problem;
   }
@@ -190,32 +222,9 @@ LassoProblem load_lasso(const std::string& spec) {
 }
 
 void write_lasso_libsvm(const LassoProblem& problem, const std::filesystem::path& path) {
-  // Columns to rows: each row's (feature, value) pairs in increasing feature order, as columns are visited in order.
-  std::vector<std::vector<std::pair<std::uint32_t, float>>> rows(problem.rows);
-  for (std::size_t a = 0; a < problem.features; ++a) {
-    const auto indices = problem.column_rows(a);
-    const auto values = problem.column_values(a);
-    for (std::size_t k = 0; k < indices.size(); ++k) rows[indices[k]].emplace_back(a, values[k]);
-  }
-  std::string text;
-  text.reserve(problem.nnz() * 20 + problem.rows * 16);
-  char number[32];
-  const auto append = [&](float value) {
-    // Shortest text that reads back to the same float.
-    const auto result = std::to_chars(number, number + sizeof number, value);
-    text.append(number, result.ptr);
-  };
-  for (std::size_t i = 0; i < problem.rows; ++i) {
-    append(problem.y[i]);
-    for (const auto& [a, value] : rows[i]) {
-      text += ' ';
-      text += std::to_string(std::uint64_t{a} + 1);
-      text += ':';
-      append(value);
-    }
-    text += '\n';
-  }
-  write_file_atomically(path, text);
+  data::LibsvmOptions options;
+  options.regression = true;
+  write_file_atomically(path, data::to_libsvm(to_rows(problem), options));
 }
 
 double lambda_max(const LassoProblem& problem) {

@@ -182,21 +182,28 @@ SparseDataset read_libsvm(const std::filesystem::path& path, const LibsvmOptions
   return data;
 }
 
-std::string to_libsvm(const SparseDataset& data) {
+std::string to_libsvm(const SparseDataset& data, const LibsvmOptions& options) {
   std::string out;
   out.reserve(data.nnz() * 12 + data.rows() * 4);
   char number[32];
+  // Shortest text that reads back to the same float (to_chars' round-trip guarantee).
+  const auto append = [&](float value) {
+    const auto result = std::to_chars(number, number + sizeof number, value);
+    out.append(number, result.ptr);
+  };
   for (std::size_t row = 0; row < data.rows(); ++row) {
-    out += data.label[row] > 0 ? "+1" : "-1";
+    if (options.regression) {
+      append(data.label[row]);
+    } else {
+      out += data.label[row] > 0 ? "+1" : "-1";
+    }
     const auto indices = data.row_index(row);
     const auto values = data.row_value(row);
     for (std::size_t k = 0; k < indices.size(); ++k) {
       out += ' ';
       out += std::to_string(std::uint64_t{indices[k]} + 1);
       out += ':';
-      // Shortest text that reads back to the same float (to_chars' round-trip guarantee).
-      const auto result = std::to_chars(number, number + sizeof number, values[k]);
-      out.append(number, result.ptr);
+      append(values[k]);
     }
     out += '\n';
   }

@@ -41,7 +41,8 @@ SparseDataset read_libsvm(const std::filesystem::path& path, const LibsvmOptions
 // mixing the -1 and 0 conventions, an index beyond options.features, and a text with no examples.
 SparseDataset parse_libsvm(std::string_view text, const std::string& source_name, const LibsvmOptions& options = {});
 
-// `data` in LIBSVM text: labels "+1"/"-1", 1-based indices, values in the shortest form that reads back exactly.
-std::string to_libsvm(const SparseDataset& data);
+// `data` in LIBSVM text: labels "+1"/"-1" (with options.regression: as values), 1-based indices, values in the
+// shortest form that reads back exactly.
+std::string to_libsvm(const SparseDataset& data, const LibsvmOptions& options = {});
 
 }  // namespace dsgd::data

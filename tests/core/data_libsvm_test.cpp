@@ -46,6 +46,7 @@ TEST(CoreDataLibsvm, DeclaredFeatureCountWidensAndBounds) {
 TEST(CoreDataLibsvm, RegressionLabelsAreAnyFiniteFloat) {
   const auto data = parse_libsvm("2.5 1:1\n-0.125 2:3\n0 1:1\n", "t.svm", {.regression = true});
   EXPECT_EQ(data.label, (std::vector<float>{2.5F, -0.125F, 0.0F}));
+  EXPECT_EQ(to_libsvm(data, {.regression = true}), "2.5 1:1\n-0.125 2:3\n0 1:1\n");
   EXPECT_EQ(parse_error("nan 1:1\n", {.regression = true}), "t.svm:1: label 'nan' is not a finite float");
   EXPECT_EQ(parse_error("1e39 1:1\n", {.regression = true}), "t.svm:1: label '1e39' is not a finite float");
 }
