@@ -81,6 +81,9 @@ struct Hyperparameters {
   // pace; the loss seed is `seed`) and the floats per chunk a master streams, at most kMaxChunkFloats.
   DatagramOptions datagrams;
   std::size_t chunk_floats = kMaxChunkFloats;
+  // GeePS (geeps): the device memory a worker's buffers may take; when they need more, its memory plan swaps them
+  // (algorithms/geeps/memory_plan.hpp). 0: no limit natively; in simulation the platform's device memory.
+  std::uint64_t device_memory_bytes = 0;
 };
 
 // The rate after warm-up for `workers` workers: eta, or eta scaled by the linear rule.

@@ -23,5 +23,6 @@ AlgorithmEntry ssp_sgd_entry();                    // seed 004's SSP
 AlgorithmEntry a_bsp_sgd_entry();                  // seed 004's A-BSP (sync_sgd.cpp)
 AlgorithmEntry hybrid_sgd_entry();                 // seed 001's hybrid data/model parallelism
 std::vector<AlgorithmEntry> dogwild_entries();     // seed 002's Dogwild: over datagrams and over messages
+AlgorithmEntry geeps_entry();                      // seed 003's GeePS (geeps/geeps.cpp)
 
 }  // namespace dsgd::algorithms

@@ -16,6 +16,7 @@ const std::vector<AlgorithmEntry>& algorithm_catalog() {
     entries.push_back(wfbp_sgd_entry());    // issue 25's communication schemes, after seed 000's algorithms
     entries.push_back(hybrid_sgd_entry());  // seed 001 (dMath)
     for (auto& entry : dogwild_entries()) entries.push_back(std::move(entry));  // seed 002
+    entries.push_back(geeps_entry());                                           // seed 003
     return entries;
   }();
   return catalog;

@@ -112,6 +112,7 @@ Identity run_identity(const RunOptions& options) {
       {"servers", std::to_string(hyper.servers)},
       {"staleness_bound", std::to_string(hyper.staleness_bound)},
       {"bucket_bytes", std::to_string(hyper.bucket_bytes)},
+      {"device_memory_bytes", std::to_string(hyper.device_memory_bytes)},
       {"allreduce", std::string(to_string(hyper.allreduce))},
       {"lr_scaling", std::string(nn::lr_scaling_name(hyper.lr_scaling))},
       {"reference_batch", std::to_string(hyper.reference_batch)},

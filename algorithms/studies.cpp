@@ -397,49 +397,120 @@ const Named& find_named(const std::vector<Named>& catalog, std::string_view kind
   throw UnknownNameError(kind, name, names);
 }
 
-}  // namespace
-
-const SchemeStudy& scheme_study() {
-  static const SchemeStudy study = [] {
-    SchemeStudy s;
-    s.name = "schemes";
-    s.description =
-        "seed 004's communication schemes: weak scaling of ResNet-50 and VGG-16 from 1 to 512 GPUs on an Ethernet and "
-        "an InfiniBand GPU cluster";
-    s.platforms = {"p100-roce-25g", "dgx1-ib"};
-    s.calibration_platform = "dgx1-ib";
+// TensorFlow's single-P100 rates, the compute calibration of both scheme studies.
+const std::vector<SchemeModel>& p100_models() {
+  static const std::vector<SchemeModel> models = [] {
     const std::string tf_benchmarks =
         "TensorFlow performance benchmarks, DGX-1 (8 Tesla P100), training on synthetic data, 1 GPU, batch 64, "
         "May 2017 (tensorflow/docs_src/performance/benchmarks.md)";
-    s.models = {{"resnet50", 64, 219, "Tesla P100 SXM2", tf_benchmarks},
-                {"vgg16", 64, 154, "Tesla P100 SXM2", tf_benchmarks}};
-    s.workers = {1, 8, 16, 32, 64, 128, 256, 512};
-    s.schemes = {
-        {"flat ring", "sync-sgd", "ring allreduce of the whole gradient over all GPUs after the backward pass",
-         [](Hyperparameters&, int) {}},
-        {"hierarchical", "sync-sgd",
-         "binomial reduce to one GPU per node, ring allreduce among the nodes, binomial broadcast back",
-         [](Hyperparameters& hyper, int) { hyper.allreduce = AllreduceAlgorithm::kHierarchical; }},
-        {"hierarchical 2-D", "sync-sgd",
-         "ring reduce-scatter inside each node, a ring per local GPU across the nodes, ring allgather inside",
-         [](Hyperparameters& hyper, int) { hyper.allreduce = AllreduceAlgorithm::kHierarchical2d; }},
-        {"fp16 ring", "sync-sgd", "the flat ring with gradients sent in half precision, accumulated in fp32",
-         [](Hyperparameters& hyper, int) { hyper.compression = Compression::kFp16; }},
-        {"WFBP + fusion", "wfbp-sgd",
-         "each 25 MiB bucket of gradients ring-allreduced as soon as its layers' backward pass is done",
-         [](Hyperparameters& hyper, int) { hyper.bucket_bytes = std::size_t{25} << 20; }},
-        {"sharded PS", "async-sgd",
-         "a parameter server sharded over one server per node (on its CPU); workers push and pull every shard",
-         [](Hyperparameters& hyper, int nodes) { hyper.servers = nodes; }},
-    };
-    s.notes = {
-        "each model's compute time is set at one GPU of the calibration platform from the published single-GPU "
-        "throughput (the kernel efficiency that makes it so is applied to every cluster's GPUs: same silicon, a "
-        "fraction of each one's peak); nothing is fitted to a scaling result.",
-        "efficiency = time per iteration at 1 GPU / time at P GPUs, each GPU keeping its batch (weak scaling)."};
-    return s;
+    return std::vector<SchemeModel>{{"resnet50", 64, 219, "Tesla P100 SXM2", tf_benchmarks},
+                                    {"vgg16", 64, 154, "Tesla P100 SXM2", tf_benchmarks}};
   }();
-  return study;
+  return models;
+}
+
+// Schemes both studies run: sync-sgd's ring after the backward pass, and wfbp-sgd's 25 MiB buckets beside it.
+Scheme ring_scheme(std::string label) {
+  return {std::move(label), "sync-sgd", "ring allreduce of the whole gradient over all GPUs after the backward pass",
+          [](Hyperparameters&, int) {}};
+}
+
+Scheme wfbp_scheme(std::string label) {
+  return {std::move(label), "wfbp-sgd",
+          "each 25 MiB bucket of gradients ring-allreduced as soon as its layers' backward pass is done",
+          [](Hyperparameters& hyper, int) { hyper.bucket_bytes = std::size_t{25} << 20; }};
+}
+
+SchemeStudy schemes_study() {
+  SchemeStudy s;
+  s.name = "schemes";
+  s.description =
+      "seed 004's communication schemes: weak scaling of ResNet-50 and VGG-16 from 1 to 512 GPUs on an Ethernet and "
+      "an InfiniBand GPU cluster";
+  s.platforms = {"p100-roce-25g", "dgx1-ib"};
+  s.calibration_platform = "dgx1-ib";
+  s.models = p100_models();
+  s.workers = {1, 8, 16, 32, 64, 128, 256, 512};
+  s.schemes = {
+      ring_scheme("flat ring"),
+      {"hierarchical", "sync-sgd",
+       "binomial reduce to one GPU per node, ring allreduce among the nodes, binomial broadcast back",
+       [](Hyperparameters& hyper, int) { hyper.allreduce = AllreduceAlgorithm::kHierarchical; }},
+      {"hierarchical 2-D", "sync-sgd",
+       "ring reduce-scatter inside each node, a ring per local GPU across the nodes, ring allgather inside",
+       [](Hyperparameters& hyper, int) { hyper.allreduce = AllreduceAlgorithm::kHierarchical2d; }},
+      {"fp16 ring", "sync-sgd", "the flat ring with gradients sent in half precision, accumulated in fp32",
+       [](Hyperparameters& hyper, int) { hyper.compression = Compression::kFp16; }},
+      wfbp_scheme("WFBP + fusion"),
+      {"sharded PS", "async-sgd",
+       "a parameter server sharded over one server per node (on its CPU); workers push and pull every shard",
+       [](Hyperparameters& hyper, int nodes) { hyper.servers = nodes; }},
+  };
+  s.notes = {
+      "each model's compute time is set at one GPU of the calibration platform from the published single-GPU "
+      "throughput (the kernel efficiency that makes it so is applied to every cluster's GPUs: same silicon, a "
+      "fraction of each one's peak); nothing is fitted to a scaling result.",
+      "efficiency = time per iteration at 1 GPU / time at P GPUs, each GPU keeping its batch (weak scaling)."};
+  return s;
+}
+
+// Seed 003's GeePS (docs/geeps.md): its scaling to 16 GPUs against allreduce and a plain parameter server, and with
+// its buffers larger than the device's memory.
+SchemeStudy geeps_study() {
+  SchemeStudy s;
+  s.name = "geeps";
+  s.description =
+      "seed 003's GeePS: weak scaling at 1-16 GPUs against allreduce data parallelism and a plain sharded parameter "
+      "server, and with its buffers swapped through a 4 GiB device";
+  s.platforms = {"k80-cluster", "dgx1-ib"};
+  s.calibration_platform = "dgx1-ib";
+  s.models = p100_models();
+  s.workers = {1, 2, 4, 8, 16};
+  // A device that holds every buffer: what the allreduce and plain PS schemes assume too (none of them counts its
+  // memory).
+  constexpr std::uint64_t kHoldsAll = std::uint64_t{1} << 40;
+  s.schemes = {
+      ring_scheme("allreduce"),
+      wfbp_scheme("allreduce + WFBP"),
+      {"plain PS", "async-sgd",
+       "a parameter server sharded over one server per node (on its CPU); workers push and pull every shard after "
+       "their backward pass, served as they come",
+       [](Hyperparameters& hyper, int nodes) { hyper.servers = nodes; }},
+      {"GeePS", "geeps",
+       "the same servers; layer-wise pushes beside the backward pass, BSP clocks, the buffers resident on the device",
+       [](Hyperparameters& hyper, int nodes) {
+         hyper.servers = nodes;
+         hyper.device_memory_bytes = kHoldsAll;
+       }},
+      {"GeePS, 4 GiB device", "geeps",
+       "GeePS with 4 GiB of device memory: its buffers swapped to the host and back around each layer's step",
+       [](Hyperparameters& hyper, int nodes) {
+         hyper.servers = nodes;
+         hyper.device_memory_bytes = std::uint64_t{4} << 30;
+       }},
+  };
+  s.notes = {
+      "each model's compute time is set at one GPU of dgx1-ib from TensorFlow's published single-P100 throughput and "
+      "applied as a kernel efficiency to every cluster's GPUs; nothing is fitted to a scaling result.",
+      "efficiency = time per iteration of allreduce at 1 GPU (its compute alone) / time at P GPUs; speed-up = P x "
+      "efficiency.",
+      "the buffers GeePS counts (every layer's output and its gradient, fp32, batch 64) are 19.4 GB for ResNet-50 "
+      "and 15.3 GB for VGG-16; 'GeePS' keeps them all on the device, as the other schemes implicitly do."};
+  s.published = {{"GeePS", 16, 13,
+                  "seed 003 (slides on Cui et al., EuroSys '16): 'GeePS achieved 13x speedup on 16 GPUs'; their "
+                  "cluster and models, not these"}};
+  return s;
+}
+
+}  // namespace
+
+const std::vector<SchemeStudy>& scheme_study_catalog() {
+  static const std::vector<SchemeStudy> catalog = {schemes_study(), geeps_study()};
+  return catalog;
+}
+
+const SchemeStudy& find_scheme_study(const std::string& name) {
+  return find_named(scheme_study_catalog(), "scheme study", name);
 }
 
 const ScalingStudy& find_scaling_study(const std::string& name) {

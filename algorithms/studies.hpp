@@ -146,9 +146,21 @@ struct SchemeStudy {
   std::vector<int> workers;  // GPUs, the first 1 (the single-GPU baseline of the efficiency)
   std::vector<Scheme> schemes;
   std::vector<std::string> notes;
+  // Published speed-ups to set beside the predicted ones (never used to predict them).
+  struct Published {
+    std::string scheme;  // what reached it
+    int workers = 0;     // GPUs
+    double speedup = 0;  // over one GPU
+    std::string source;
+  };
+  std::vector<Published> published;
 };
 
-const SchemeStudy& scheme_study();
+// The scheme studies: `schemes` (seed 004's communication schemes, 1-512 GPUs) and `geeps` (seed 003's GeePS at
+// 1-16 GPUs against allreduce and a plain parameter server, and on a device smaller than its buffers).
+const std::vector<SchemeStudy>& scheme_study_catalog();
+// Throws UnknownNameError listing the names.
+const SchemeStudy& find_scheme_study(const std::string& name);
 // Throws UnknownNameError listing the names.
 const ScalingStudy& find_scaling_study(const std::string& name);
 

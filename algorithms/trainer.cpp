@@ -149,15 +149,21 @@ void Trainer::download_gradients(std::size_t offset, std::size_t count) {
   });
 }
 
+bool Trainer::ends_in_softmax() const {
+  const auto& layers = setup_.model.layers;
+  return !layers.empty() && layers.back().kind == LayerKind::kSoftmax;
+}
+
+std::size_t Trainer::network_layers() const { return setup_.model.layers.size() - (ends_in_softmax() ? 1 : 0); }
+
 double Trainer::compute_gradient(const LayerReady& on_layer_ready) {
   copy_batch();
   upload_parameters(parameter_count_);
   const ModelSpec& model = setup_.model;
   const double batch = hyper_.batch;
-  // nn::Network's layers: every layer but a final softmax, whose place the loss takes (its forward and backward
-  // FLOPs go with the forward step).
-  const bool softmax_loss = !model.layers.empty() && model.layers.back().kind == LayerKind::kSoftmax;
-  const std::size_t layers = model.layers.size() - (softmax_loss ? 1 : 0);
+  // The final softmax's forward and backward FLOPs go with the forward step.
+  const bool softmax_loss = ends_in_softmax();
+  const std::size_t layers = network_layers();
   double loss = 0;
   forward_backward(batch * (model.forward_flops() + (softmax_loss ? 2.0 * model.layers.back().forward_flops : 0.0)),
                    [this, &loss] {
@@ -169,16 +175,59 @@ double Trainer::compute_gradient(const LayerReady& on_layer_ready) {
   return loss;
 }
 
-void Trainer::backward_layers(std::size_t layers, const LayerReady& on_layer_ready) {
+void Trainer::backward_layers(std::size_t layers, const LayerReady& on_layer_ready, const StepAround* around,
+                              std::size_t first_step) {
   const double batch = hyper_.batch;
+  std::size_t step = first_step;
   for (std::size_t layer = layers; layer-- > 0;) {
-    forward_backward(2.0 * batch * setup_.model.layers[layer].forward_flops, [this, layer] {
-      network_->backward_layer(layer);
-      backend_->synchronize();
-    });
-    if (has_data()) download_gradients(layout_[layer].offset, layout_[layer].count);
+    const auto run = [&] {
+      forward_backward(2.0 * batch * setup_.model.layers[layer].forward_flops, [this, layer] {
+        network_->backward_layer(layer);
+        backend_->synchronize();
+      });
+      if (has_data()) download_gradients(layout_[layer].offset, layout_[layer].count);
+    };
+    if (around != nullptr) {
+      (*around)(step++, run);
+    } else {
+      run();
+    }
     if (on_layer_ready) on_layer_ready(layer);
   }
+}
+
+double Trainer::compute_gradient(const StepAround& around, const LayerReady& on_layer_ready) {
+  copy_batch();
+  upload_parameters(parameter_count_);
+  const ModelSpec& model = setup_.model;
+  const double batch = hyper_.batch;
+  const bool softmax_loss = ends_in_softmax();
+  const std::size_t layers = network_layers();
+  std::size_t step = 0;
+  for (std::size_t layer = 0; layer < layers; ++layer) {
+    around(step++, [&] {
+      forward_backward(batch * model.layers[layer].forward_flops, [this, layer] {
+        network_->forward_layer(layer, images_);
+        backend_->synchronize();
+      });
+    });
+  }
+  double loss = 0;
+  const auto loss_step = [&] {
+    forward_backward(softmax_loss ? 3.0 * batch * model.layers.back().forward_flops : 0.0, [this, &loss] {
+      loss = network_->loss(labels_);
+      backend_->synchronize();
+    });
+  };
+  if (softmax_loss) {
+    around(step++, loss_step);
+    around(step++, [] {});  // the softmax's backward pass: the loss step wrote its gradient
+  } else {
+    loss_step();
+  }
+  backward_layers(layers, on_layer_ready, &around, step);
+  finish_gradient(loss);
+  return loss;
 }
 
 const float* Trainer::forward_prefix(std::size_t layers) {

@@ -105,6 +105,14 @@ class Trainer {
   // FLOPs that sum to its (size-only worlds take them from the model description, layer by layer).
   using LayerReady = std::function<void(std::size_t layer)>;
   double compute_gradient(const LayerReady& on_layer_ready);
+  // compute_gradient in the steps of GeePS's virtual iteration (algorithms/geeps/memory_plan.hpp), for an algorithm
+  // that moves buffers between steps: each zoo layer's forward pass, then each one's backward pass from the last --
+  // the final softmax's forward step computes the loss and its gradient, its backward step nothing. Each step is
+  // handed to `around(step, run)`, which must call run() once (and may start and wait for work around it); the
+  // steps are numbered 0.. in that order, as the pattern's. The same gradients, loss and FLOPs as
+  // compute_gradient(on_layer_ready), which it also calls after each layer's backward step.
+  using StepAround = std::function<void(std::size_t step, const std::function<void()>& run)>;
+  double compute_gradient(const StepAround& around, const LayerReady& on_layer_ready);
   // The network in two parts, for an algorithm that runs its last layers itself (hybrid-sgd's model-parallel head):
   // forward_prefix draws this worker's next batch (cpu-gpu data), uploads the parameters of layers [0, layers) on a
   // device back end, and runs their forward pass as one for/backward step of their FLOPs; it returns their output in
@@ -121,6 +129,9 @@ class Trainer {
   // Where each layer's parameters sit in the packed buffers (size-only worlds: as nn::Network lays them out, plus
   // the final softmax's empty slice).
   const std::vector<nn::ParameterSlice>& layout() const { return layout_; }
+  // The layers the backward pass readies (on_layer_ready): every zoo layer but a final softmax, whose place the loss
+  // takes; the first network_layers() entries of layout().
+  std::size_t network_layers() const;
   // Starts copying the next batch to the device in the background (seed 000's EASGD3 overlap); the next
   // compute_gradient() waits for it and charges only the wait to cpu-gpu data. Natively a std::thread; in a
   // simulation without payloads there is nothing to copy.
@@ -177,6 +188,7 @@ class Trainer {
  private:
   template <typename PerSlice>
   void for_each_slice(float* data, PerSlice&& per_slice);
+  bool ends_in_softmax() const;
   void load_batch();                  // the next batch into images_ and labels_
   void copy_batch();                  // compute_gradient's first step: the batch to the device (or the prefetch's rest)
   void finish_gradient(double loss);  // counts the iteration and checks the loss
@@ -184,7 +196,9 @@ class Trainer {
   // On a device back end: the first `count` host parameters to the device, and gradients [offset, offset + count)
   // back, each a copy step charged to cpu-gpu para. Nothing on the CPU back end.
   void upload_parameters(std::size_t count);
-  void backward_layers(std::size_t layers, const LayerReady& on_layer_ready);  // layers-1 .. 0, a step each
+  // layers-1 .. 0, a step each, each through `around` (if any) as step first_step, first_step + 1, ...
+  void backward_layers(std::size_t layers, const LayerReady& on_layer_ready, const StepAround* around = nullptr,
+                       std::size_t first_step = 0);
   void download_gradients(std::size_t offset, std::size_t count);
   void parameter_copy(std::size_t floats, const std::function<void()>& copy);  // a cpu-gpu para copy step
 

@@ -94,6 +94,15 @@ void add_datagram_options(CLI::App& command, algorithms::Hyperparameters& hyper)
       ->capture_default_str();
 }
 
+CLI::Option* add_device_memory_option(CLI::App& command, std::uint64_t& bytes) {
+  return command
+      .add_option("--device-memory", bytes,
+                  "geeps: device memory a worker's buffers may take, e.g. 4GiB; beyond it they are swapped (0: no "
+                  "limit natively, the platform's device memory in simulation)")
+      ->transform(CLI::AsSizeValue(false))
+      ->capture_default_str();
+}
+
 CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorithm) {
   std::string names;
   for (const auto each : kAllreduceAlgorithms) names += (names.empty() ? "" : ", ") + std::string(to_string(each));
@@ -162,6 +171,7 @@ void add_run_options(CLI::App& command, RunCli& cli) {
       ->capture_default_str();
   command.add_option("--bucket-bytes", run.hyper.bucket_bytes, "wfbp-sgd: bytes per gradient bucket (0: per layer)")
       ->capture_default_str();
+  add_device_memory_option(command, run.hyper.device_memory_bytes);
   add_allreduce_option(command, run.hyper.allreduce);
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,
                           run.hyper.lars, run.hyper.lars_trust);
@@ -237,6 +247,7 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
       {"--receive-buffer", std::to_string(run.hyper.datagrams.receive_buffer_bytes)},
       {"--send-rate", significant(run.hyper.datagrams.send_rate_Bps, 17)},
       {"--chunk-floats", std::to_string(run.hyper.chunk_floats)},
+      {"--device-memory", std::to_string(run.hyper.device_memory_bytes)},
       {"--seed", std::to_string(run.hyper.seed)},
       {"--target-accuracy", real(run.budget.target_accuracy)},
       {"--eval-every", std::to_string(run.budget.eval_every)},
@@ -338,7 +349,8 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"compression", std::string(to_string(run.hyper.compression))},
                              {"topk_ratio", run.hyper.topk_ratio},
                              {"loss_rate", run.hyper.datagrams.loss_rate},
-                             {"chunk_floats", run.hyper.chunk_floats}};
+                             {"chunk_floats", run.hyper.chunk_floats},
+                             {"device_memory_bytes", static_cast<double>(run.hyper.device_memory_bytes)}};
   entry.model = run.model;
   entry.dataset = cli.dataset;
   entry.ranks = result.ranks;

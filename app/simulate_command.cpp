@@ -171,10 +171,22 @@ reports::Results scheme_results(Context& context, const simulate::SchemeOutcome&
     entry.counters["nodes"] = row.nodes;
     entry.counters["seconds_per_iteration"] = row.seconds_per_iteration;
     entry.counters["efficiency"] = row.efficiency;
+    entry.counters["speedup"] = row.efficiency * row.workers;
     entry.counters["compute_s"] = row.compute_s;
     entry.counters["communication_s"] = row.communication_s;
     entry.counters["overlapped_s"] = row.overlapped_s;
     entry.counters["sim_wall_s"] = row.wall_s;
+    results.benchmarks.push_back(std::move(entry));
+  }
+  for (const auto& published : outcome.published) {
+    auto entry = study_entry(named_entry("study/" + outcome.study + "/published/" + published.scheme), outcome.study,
+                             "published");
+    entry.labels["scheme"] = published.scheme;
+    entry.labels["source"] = published.source;
+    entry.labels["role"] = "published";
+    entry.counters["workers"] = published.workers;
+    entry.counters["speedup"] = published.speedup;
+    entry.counters["efficiency"] = published.speedup / published.workers;
     results.benchmarks.push_back(std::move(entry));
   }
   for (const auto& calibration : outcome.calibrations) {
@@ -191,7 +203,7 @@ reports::Results scheme_results(Context& context, const simulate::SchemeOutcome&
 }
 
 void run_scheme_study(Context& context, const SimulateCommand& command) {
-  const auto& study = algorithms::scheme_study();
+  const auto& study = algorithms::find_scheme_study(command.study);
   simulate::SchemeStudyOptions options;
   if (command.study_iterations != 0) options.iterations = command.study_iterations;
   options.workers = command.scaling.workers;
@@ -227,6 +239,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
   sim->add_option("--bucket-bytes", command->scaling.hyper.bucket_bytes,
                   "wfbp-sgd: bytes per gradient bucket (0: one per layer)")
       ->capture_default_str();
+  add_device_memory_option(*sim, command->scaling.hyper.device_memory_bytes);
   add_allreduce_option(*sim, command->scaling.hyper.allreduce);
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
       ->capture_default_str();
@@ -240,20 +253,24 @@ void register_simulate_command(CLI::App& app, Context& context) {
   sim->add_option("--trace-events", command->scaling.trace_events, "Most events a trace keeps")->default_val(200000);
   std::vector<std::string> study_names;
   for (const auto& study : algorithms::scaling_study_catalog()) study_names.push_back(study.name);
+  std::vector<std::string> scheme_names;
+  for (const auto& study : algorithms::scheme_study_catalog()) scheme_names.push_back(study.name);
   sim->add_option("--study", command->study,
                   "Predict a published scaling result instead (" + join(study_names) +
-                      "): its table beside the paper's, fitted values marked FITTED; or `" +
-                      algorithms::scheme_study().name +
-                      "`: seed 004's communication schemes at 1-512 GPUs (--workers overrides the sizes)");
+                      "): its table beside the paper's, fitted values marked FITTED; or a scheme study (" +
+                      join(scheme_names) +
+                      "): seed 004's communication schemes at 1-512 GPUs, seed 003's GeePS at 1-16 (--workers "
+                      "overrides the sizes)");
   sim->add_option("--study-iterations", command->study_iterations,
                   "Steady-state iterations simulated per point of a --study (default: " +
                       std::to_string(simulate::ScalingStudyOptions{}.iterations) + " for the published studies, " +
-                      std::to_string(simulate::SchemeStudyOptions{}.iterations) + " for " +
-                      algorithms::scheme_study().name + ")");
+                      std::to_string(simulate::SchemeStudyOptions{}.iterations) + " for the scheme studies)");
   sim->callback([&context, command] {
     if (!command->study.empty()) {
       if (!command->scaling.algorithm.empty()) throw InputError("simulate: --study names its algorithms; drop --algo");
-      if (command->study == algorithms::scheme_study().name) {
+      const auto& schemes = algorithms::scheme_study_catalog();
+      if (std::any_of(schemes.begin(), schemes.end(),
+                      [&](const algorithms::SchemeStudy& study) { return study.name == command->study; })) {
         run_scheme_study(context, *command);
       } else {
         run_study(context, *command);

@@ -55,6 +55,16 @@ int Nodes::devices_per_node() const {
   return total;
 }
 
+std::uint64_t Nodes::device_memory_bytes() const {
+  std::uint64_t smallest = 0;
+  for (const auto& group : devices) {
+    if (!group.memory.size_bytes || group.count == 0) continue;
+    const auto bytes = static_cast<std::uint64_t>(*group.memory.size_bytes);
+    if (smallest == 0 || bytes < smallest) smallest = bytes;
+  }
+  return smallest;
+}
+
 int Nics::nic_of_device(int device) const {
   for (std::size_t nic = 0; nic < devices.size(); ++nic) {
     for (const int served : devices[nic]) {

@@ -273,6 +273,8 @@ struct Nodes {
   Sources sources;
 
   int devices_per_node() const;
+  // The smallest stated memory of the nodes' devices, in bytes; 0 without devices or sizes.
+  std::uint64_t device_memory_bytes() const;
   // CPU peak plus every device's peak, FLOP/s.
   double peak_flops_per_node() const;
 };

@@ -85,8 +85,10 @@ MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::s
 
 NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOptions& options,
                             const algorithms::RunData& data) {
-  const algorithms::RunOptions& run = options.run;
+  algorithms::RunOptions run = options.run;
   algorithms::check_run_options(run);
+  // geeps's buffers are held to the platform's device memory unless the run names a size (as weak_scaling.cpp).
+  if (run.hyper.device_memory_bytes == 0) run.hyper.device_memory_bytes = platform.nodes.device_memory_bytes();
   if (!data.train || !data.test) throw InputError("simulate: a numeric simulation needs its data loaded");
   const auto& entry = algorithms::find_algorithm(run.algorithm);
 

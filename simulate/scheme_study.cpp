@@ -83,6 +83,7 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
   outcome.study = study.name;
   outcome.iterations = options.iterations;
   outcome.notes = study.notes;
+  outcome.published = study.published;
 
   // Compute: each model's conv efficiency, solved at one GPU of the calibration platform.
   const auto calibration_platform = platforms::load_platform(study.calibration_platform);
@@ -184,6 +185,10 @@ std::string format_scheme_study(const SchemeOutcome& outcome) {
     }
   }
   out << "\nThe first scheme's 1-GPU efficiency is 100% by construction; every other value is predicted.\n";
+  for (const auto& published : outcome.published) {
+    out << format("Published: %s, %.0fx on %d GPUs (%.0f%%); source: %s\n", published.scheme.c_str(), published.speedup,
+                  published.workers, 100 * published.speedup / published.workers, published.source.c_str());
+  }
   for (const auto& note : outcome.notes) out << "Note: " << note << "\n";
   out << format("Wall time: %.1f s\n", outcome.wall_s) << std::flush;
   return out.str();

@@ -1,6 +1,6 @@
 #pragma once
-// The communication-scheme study (algorithms::scheme_study(), docs/communication-schemes.md): every scheme of seed
-// 004 -- flat ring, hierarchical allreduce, WFBP with fusion, fp16 gradients, a sharded parameter server -- in
+// A communication-scheme study (algorithms::scheme_study_catalog(), docs/communication-schemes.md): every scheme of
+// seed 004 -- flat ring, hierarchical allreduce, WFBP with fusion, fp16 gradients, a sharded parameter server -- in
 // size-only SimGrid on each cluster of the study, for each model, at every GPU count, each GPU keeping its batch.
 //
 // What determines what: each model's compute time comes from a published single-GPU throughput. At one GPU of the
@@ -59,6 +59,7 @@ struct SchemeOutcome {
   std::int64_t iterations = 0;
   double wall_s = 0;
   std::vector<std::string> notes;
+  std::vector<algorithms::SchemeStudy::Published> published;
 };
 
 // Throws InputError for a bad option, UnknownNameError for a missing platform, and what the simulation throws.

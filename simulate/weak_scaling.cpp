@@ -33,6 +33,8 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     run.model = options.model;
     run.hyper = options.hyper;
     run.hyper.period = 1;
+    // geeps's buffers are held to the platform's device memory unless the run names a size.
+    if (run.hyper.device_memory_bytes == 0) run.hyper.device_memory_bytes = platform.nodes.device_memory_bytes();
     run.budget.iterations = options.iterations;
     run.budget.eval_every = options.round_iterations > 0 ? options.round_iterations : options.iterations;
     algorithms::check_run_options(run);

@@ -120,6 +120,16 @@ MemoryPlan plan_memory(const AccessPattern& pattern, std::uint64_t device_bytes)
     const auto later = std::upper_bound(uses[b].begin(), uses[b].end(), step);
     return later != uses[b].end() ? *later - step : uses[b].front() + steps - step;
   };
+  // Whether step k reads buffer b. A buffer whose next use only writes it holds nothing anyone will read: it is
+  // dropped without going back to the host, and made on the device without coming from it.
+  std::vector<std::vector<std::uint32_t>> reads(steps);
+  for (std::size_t k = 0; k < steps; ++k) {
+    reads[k] = pattern.steps[k].reads;
+    std::sort(reads[k].begin(), reads[k].end());
+  }
+  const auto reads_at = [&](std::uint32_t b, std::size_t k) {
+    return std::binary_search(reads[k % steps].begin(), reads[k % steps].end(), b);
+  };
   std::vector<bool> resident(count, false);
   std::vector<bool> dirty(count, false);
   std::uint64_t used = 0;
@@ -136,7 +146,7 @@ MemoryPlan plan_memory(const AccessPattern& pattern, std::uint64_t device_bytes)
       // The next step's buffers come in beside this one's where both fit; else only this step's are kept.
       const auto& keep = bytes_of(window) <= device_bytes ? window : now;
       for (const auto b : now) {
-        if (!resident[b]) step.stalled_bytes += pattern.buffers[b].bytes;
+        if (!resident[b] && reads_at(b, k)) step.stalled_bytes += pattern.buffers[b].bytes;
       }
       for (const auto b : keep) {
         if (resident[b]) continue;
@@ -155,12 +165,16 @@ MemoryPlan plan_memory(const AccessPattern& pattern, std::uint64_t device_bytes)
             }
           }
           DSGD_ENFORCE(found, "plan_memory: nothing to evict although the step's buffers fit");
-          if (dirty[victim]) step.to_host.push_back({victim, pattern.buffers[victim].bytes});
+          const std::size_t again = next_use(victim, k);
+          const bool live = again != std::numeric_limits<std::size_t>::max() && reads_at(victim, k + again);
+          if (dirty[victim] && live) step.to_host.push_back({victim, pattern.buffers[victim].bytes});
           resident[victim] = false;
           dirty[victim] = false;
           used -= pattern.buffers[victim].bytes;
         }
-        step.to_device.push_back({b, pattern.buffers[b].bytes});
+        // Its first user here is this step if it touches it, else the next one.
+        const bool user_reads = std::binary_search(now.begin(), now.end(), b) ? reads_at(b, k) : reads_at(b, k + 1);
+        if (user_reads) step.to_device.push_back({b, pattern.buffers[b].bytes});
         resident[b] = true;
         used += pattern.buffers[b].bytes;
       }

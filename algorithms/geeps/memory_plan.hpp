@@ -4,7 +4,9 @@
 // background thread then moves buffers between host and device ahead of their use. When every buffer fits in the
 // device's memory they all stay there; otherwise a pool of device memory holds the current step's buffers and the
 // next step's (prefetched while the current one computes), and the buffer whose next use is farthest away leaves
-// first (Belady's rule: the access pattern is known). This plans that movement for one steady-state iteration.
+// first (Belady's rule: the access pattern is known). A buffer whose next use only writes it is dead: it leaves
+// without going back to the host and is made on the device without coming from it (an activation's gradient after
+// its last reader). This plans that movement for one steady-state iteration.
 
 #include <cstdint>
 #include <string>
@@ -40,8 +42,8 @@ struct Transfer {
 // What the background thread does while a step runs.
 struct StepPlan {
   std::vector<Transfer> to_device;   // the next step's buffers it lacks (prefetch), and this step's if it lacks any
-  std::vector<Transfer> to_host;     // written buffers evicted to make room (a clean one is dropped: the host has it)
-  std::uint64_t stalled_bytes = 0;   // this step's own buffers not on the device when it starts: it waits for them
+  std::vector<Transfer> to_host;     // written, live buffers evicted to make room (a clean or dead one is dropped)
+  std::uint64_t stalled_bytes = 0;   // what this step reads and lacks when it starts: it waits for them
   std::uint64_t resident_bytes = 0;  // on the device while the step runs, prefetched buffers included
 };
 

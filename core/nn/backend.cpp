@@ -1,5 +1,9 @@
 #include "core/nn/backend.hpp"
 
+#include <cstddef>
+#include <cstring>
+#include <vector>
+
 #include "core/error.hpp"
 #include "core/nn/cpu/cpu_backend.hpp"
 #include "dsgd/config.hpp"
@@ -9,6 +13,28 @@
 #endif
 
 namespace dsgd::nn {
+
+namespace {
+
+class HostSwapArea final : public SwapArea {
+ public:
+  explicit HostSwapArea(std::size_t bytes) : host_(bytes), device_(bytes) {}
+  std::size_t bytes() const override { return host_.size(); }
+  void to_device(std::size_t bytes) override { move(device_, host_, bytes); }
+  void to_host(std::size_t bytes) override { move(host_, device_, bytes); }
+
+ private:
+  static void move(std::vector<std::byte>& to, const std::vector<std::byte>& from, std::size_t bytes) {
+    DSGD_ENFORCE(bytes <= to.size(), "swap copy larger than the swap area");
+    if (bytes > 0) std::memcpy(to.data(), from.data(), bytes);
+  }
+  std::vector<std::byte> host_;
+  std::vector<std::byte> device_;
+};
+
+}  // namespace
+
+std::unique_ptr<SwapArea> make_host_swap_area(std::size_t bytes) { return std::make_unique<HostSwapArea>(bytes); }
 
 std::vector<std::string> backend_names() { return {"cpu", "cuda"}; }
 

@@ -26,6 +26,22 @@ namespace dsgd::nn {
 
 class Layer;
 
+// A swap area for background transfers (GeePS's copy thread, algorithms/geeps/): `bytes` of host memory (pinned
+// on a device) and as many of the back end's, and copies between them on a queue of their own, beside the compute
+// queue, so they overlap the layers' kernels. Each call returns once its bytes have arrived; calls may come from
+// another thread than the compute's (one at a time).
+class SwapArea {
+ public:
+  virtual ~SwapArea() = default;
+  virtual std::size_t bytes() const = 0;
+  // Moves the first `bytes` (at most bytes()) host -> back end, or back end -> host.
+  virtual void to_device(std::size_t bytes) = 0;
+  virtual void to_host(std::size_t bytes) = 0;
+};
+
+// The host back end's swap area: two host buffers and memcpy between them.
+std::unique_ptr<SwapArea> make_host_swap_area(std::size_t bytes);
+
 struct BackendOptions {
   int threads = 0;         // CPU threads (OpenMP); 0: all the machine has
   int device = 0;          // CUDA device index
@@ -48,6 +64,8 @@ class Backend {
   virtual void copy(float* destination, const float* source, std::size_t count) = 0;  // within this back end
   // Waits until queued work is done (timing on asynchronous devices); a no-op on the CPU.
   virtual void synchronize() = 0;
+  // A swap area of `bytes` for background transfers (above). By default the host's.
+  virtual std::unique_ptr<SwapArea> make_swap_area(std::size_t bytes) { return make_host_swap_area(bytes); }
 
   // A layer of `spec` for batches of `batch` images. Throws UnavailableError for a kind this back end lacks
   // (concat and add have no single-input form here), InputError for an impossible shape.

@@ -146,16 +146,23 @@ double Network::train_step(const float* images, const float* labels, const Layer
 
 double Network::forward_loss(const float* images, const float* labels) {
   forward_prefix(images, layers_.size());
+  return loss(labels);
+}
+
+double Network::loss(const float* labels) {
   return backend_.softmax_cross_entropy(activations_.back(), labels, batch_, static_cast<int>(model_.classes),
                                         activation_grads_.back(), nullptr);
 }
 
+void Network::forward_layer(std::size_t i, const float* images) {
+  DSGD_ENFORCE(i < layers_.size(), "forward_layer past the last layer");
+  if (i == 0) images_ = images;
+  layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset, true);
+}
+
 const float* Network::forward_prefix(const float* images, std::size_t layers) {
   DSGD_ENFORCE(layers >= 1 && layers <= layers_.size(), "forward_prefix: no such layer count");
-  images_ = images;
-  for (std::size_t i = 0; i < layers; ++i) {
-    layers_[i]->forward(i == 0 ? images : activations_[i - 1], activations_[i], parameters_ + layout_[i].offset, true);
-  }
+  for (std::size_t i = 0; i < layers; ++i) forward_layer(i, images);
   return activations_[layers - 1];
 }
 

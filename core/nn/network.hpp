@@ -61,6 +61,11 @@ class Network {
   double forward_loss(const float* images, const float* labels);
   void backward_layer(std::size_t layer);
   std::size_t layer_count() const { return layers_.size(); }
+  // forward_loss() one layer at a time, for a caller that steps through each layer's forward pass (GeePS's
+  // buffers moved between steps): forward_layer(i, images) for i = 0 .. layer_count() - 1, then loss(labels). The
+  // same loss and gradients, bit for bit. `images` must stay unchanged until backward_layer(0).
+  void forward_layer(std::size_t layer, const float* images);
+  double loss(const float* labels);
 
   // The first `layers` layers alone, for a caller that runs the rest of the network itself (hybrid-sgd's
   // model-parallel head): forward_prefix() runs their forward pass (training mode) and returns their output (batch x

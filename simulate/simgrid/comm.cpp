@@ -885,7 +885,12 @@ void SimgridComm::compute(const ComputeStep& step) {
   const RankSite& site = world_.site(rank_);
   const double noise = world_.noise_factor(site.node, (caller_ != nullptr ? caller_ : this)->compute_steps_++);
   const double seconds = compute_seconds(site, step) * noise;
-  if (site.chip >= 0 && caller_ == nullptr) {
+  if (step.kernel_class == "copy" && site.chip < 0) {
+    // A DMA engine's copy: it takes its time without taking the host's compute, so a stream's copies overlap the
+    // caller's compute steps (GeePS's background thread) as CUDA's copy engines do. (On a shared chip the cores
+    // copy, sharing the chip as its other steps do.)
+    if (seconds > 0) s4u::this_actor::sleep_for(seconds);
+  } else if (site.chip >= 0 && caller_ == nullptr) {
     if (seconds > 0) world_.compute_on_chip(rank_, compute_seconds_alone(site, step) * noise, seconds);
   } else if (seconds > 0) {
     // The host is busy for that long: an execution of the host's speed x seconds.

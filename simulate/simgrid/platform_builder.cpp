@@ -501,7 +501,8 @@ class Builder {
   Builder(const platforms::Platform& platform, int ranks, const PlacementOptions& placement)
       : platform_(platform), placement_(placement), per_node_(ranks_per_node(platform, placement)) {
     const Slot last = slot_of(platform, ranks - 1, placement);
-    occupied_nodes_ = last.node + 1;
+    // Ranks on the hosts (a sharded server's) occupy nodes 0..host_ranks-1 even where fewer nodes hold workers.
+    occupied_nodes_ = std::max(last.node + 1, placement.master_on_host ? std::min(placement.host_ranks, ranks) : 0);
     if (mesh_of(platform) == nullptr && platform.nodes.devices_per_node() > 0) layout_ = device_node_layout(platform);
   }
 

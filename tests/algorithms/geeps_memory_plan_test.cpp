@@ -82,6 +82,24 @@ TEST(GeepsMemoryPlan, EvictsTheBufferUsedFarthestAhead) {
   }
 }
 
+// g is written by "make g" (without reading it) and read by "use g" alone: after "use g" it holds nothing anyone
+// will read, so making room for "big" drops it without a copy to the host, and "make g" gets it without a copy to
+// the device.
+TEST(GeepsMemoryPlan, ADeadBufferMovesNeitherWay) {
+  AccessPattern pattern;
+  pattern.buffers = {{"g", 150}, {"p", 100}, {"big", 300}};
+  pattern.steps = {{"make g", {}, {0}}, {"use g", {0, 1}, {}}, {"big", {2}, {}}};
+  const auto plan = plan_memory(pattern, 400);
+  ASSERT_FALSE(plan.fits);
+  EXPECT_EQ(plan.to_host_bytes, 0U);
+  for (const auto& step : plan.steps) {
+    for (const auto& transfer : step.to_device) EXPECT_NE(transfer.buffer, 0U) << "g came from the host";
+  }
+  EXPECT_EQ(plan.steps[0].stalled_bytes, 0U);
+  EXPECT_EQ(plan.to_device_bytes, 400U);  // p and big, each once
+  EXPECT_LE(plan.peak_bytes, 400U);
+}
+
 TEST(GeepsMemoryPlan, RefusesAStepLargerThanTheDeviceAndUnknownBuffers) {
   const auto pattern = chain(2);
   try {
@@ -125,6 +143,28 @@ TEST(GeepsMemoryPlan, AVirtualIterationOfAZooModelTouchesEveryBufferAndPlansWith
   EXPECT_LE(half.peak_bytes, total / 2);
   EXPECT_GT(half.to_device_bytes, three_quarters.to_device_bytes);
   EXPECT_THROW(virtual_iteration(model, 0), InputError);
+}
+
+// The report's larger-than-the-device case (docs/geeps.md): the buffers of its models at batch 64 against a 4 GiB
+// device, and what one iteration then moves.
+TEST(GeepsMemoryPlan, TheReportsModelsNeedMoreThanFourGibibytesAtBatch64) {
+  constexpr std::uint64_t kDevice = std::uint64_t{4} << 30;
+  for (const char* name : {"resnet50", "vgg16"}) {
+    const auto pattern = virtual_iteration(build_model(name), 64);
+    std::uint64_t total = 0;
+    for (const auto& buffer : pattern.buffers) total += buffer.bytes;
+    const auto plan = plan_memory(pattern, kDevice);
+    std::printf("%s, batch 64: %.2f GB of buffers; on a 4 GiB device %.2f GB moved per iteration, %.2f GB stalled\n",
+                name, static_cast<double>(total) / 1e9,
+                static_cast<double>(plan.to_device_bytes + plan.to_host_bytes) / 1e9, [&] {
+                  std::uint64_t stalled = 0;
+                  for (const auto& step : plan.steps) stalled += step.stalled_bytes;
+                  return static_cast<double>(stalled) / 1e9;
+                }());
+    EXPECT_GT(total, kDevice) << name;
+    EXPECT_FALSE(plan.fits) << name;
+    EXPECT_LE(plan.peak_bytes, kDevice) << name;
+  }
 }
 
 }  // namespace

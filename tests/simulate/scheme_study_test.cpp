@@ -12,7 +12,7 @@ namespace dsgd::simulate {
 namespace {
 
 algorithms::SchemeStudy small_study() {
-  algorithms::SchemeStudy study = algorithms::scheme_study();
+  algorithms::SchemeStudy study = algorithms::find_scheme_study("schemes");
   study.platforms = {"m40-cluster"};
   study.calibration_platform = "m40-cluster";
   // ResNet-50 at a rate an M40 reaches below peak (3 x 8.2 GFLOP x 100 img/s = 2.5 TFLOP/s of its 6.8).

@@ -43,6 +43,57 @@ std::string describe(const Context& context) {
          library_version(cublas) + "; one stream, FP32 without tensor cores";
 }
 
+// Pinned host memory, device memory and a non-blocking stream of their own: the copies run on the device's copy
+// engines beside the compute stream (which is not the legacy default stream, so nothing serialises them).
+class CudaSwapArea final : public nn::SwapArea {
+ public:
+  CudaSwapArea(std::shared_ptr<Context> context, std::size_t bytes) : context_(std::move(context)), bytes_(bytes) {
+    context_->activate();
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags (swap area)");
+    if (bytes_ == 0) return;
+    if (const cudaError_t status = cudaMallocHost(&host_, bytes_); status != cudaSuccess) {
+      release();
+      check(status, "cudaMallocHost of " + std::to_string(bytes_) + " swap-area bytes");
+    }
+    if (const cudaError_t status = cudaMalloc(&device_, bytes_); status != cudaSuccess) {
+      release();
+      check(status, "cudaMalloc of " + std::to_string(bytes_) + " swap-area bytes on device " +
+                        std::to_string(context_->device()));
+    }
+  }
+  ~CudaSwapArea() override { release(); }
+  CudaSwapArea(const CudaSwapArea&) = delete;
+  CudaSwapArea& operator=(const CudaSwapArea&) = delete;
+
+  std::size_t bytes() const override { return bytes_; }
+  void to_device(std::size_t bytes) override { move(device_, host_, bytes, cudaMemcpyHostToDevice); }
+  void to_host(std::size_t bytes) override { move(host_, device_, bytes, cudaMemcpyDeviceToHost); }
+
+ private:
+  void move(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind) {
+    DSGD_ENFORCE(bytes <= bytes_, "swap copy larger than the swap area");
+    if (bytes == 0) return;
+    context_->activate();  // this thread may not have used the device yet
+    check(cudaMemcpyAsync(to, from, bytes, kind, stream_), "cudaMemcpyAsync (swap area)");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (swap area)");
+  }
+  void release() {  // statuses ignored: from the destructor or a failed constructor
+    cudaSetDevice(context_->device());
+    if (stream_ != nullptr) cudaStreamSynchronize(stream_);
+    if (device_ != nullptr) cudaFree(device_);
+    if (host_ != nullptr) cudaFreeHost(host_);
+    if (stream_ != nullptr) cudaStreamDestroy(stream_);
+    device_ = host_ = nullptr;
+    stream_ = nullptr;
+  }
+
+  std::shared_ptr<Context> context_;
+  std::size_t bytes_;
+  cudaStream_t stream_ = nullptr;
+  void* host_ = nullptr;
+  void* device_ = nullptr;
+};
+
 class CudaBackend final : public Backend {
  public:
   explicit CudaBackend(const BackendOptions& options)
@@ -94,6 +145,10 @@ class CudaBackend final : public Backend {
   void synchronize() override {
     context_->activate();
     context_->synchronize();
+  }
+
+  std::unique_ptr<nn::SwapArea> make_swap_area(std::size_t bytes) override {
+    return std::make_unique<CudaSwapArea>(context_, bytes);
   }
 
   std::unique_ptr<Layer> create_layer(const LayerSpec& spec, int batch) override {
