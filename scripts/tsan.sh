@@ -11,7 +11,7 @@ build=${DSGD_TSAN_BUILD_DIR:-"$repo/build-tsan"}
 cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDSGD_WITH_CUDA=OFF \
   -DDSGD_SANITIZE=thread >/dev/null
 cmake --build "$build" --target algorithms_algorithms_test measure_threads_executor_test algorithms_dmath_gemm_test \
-  algorithms_strads_lasso_test
+  algorithms_strads_lasso_test algorithms_geeps_test
 # One OpenMP thread per rank (the runner's default) keeps libgomp out of the picture; scripts/tsan.supp silences
 # only the uninstrumented libraries (oneDNN, libgomp, OpenBLAS).
 export OMP_NUM_THREADS=1
@@ -22,6 +22,8 @@ export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 suppres
 # The distributed GEMM's rolled panels: asynchronous sends and receives into buffers reused stage after stage.
 "$build/tests/algorithms/algorithms_dmath_gemm_test" --gtest_filter='*Product*:*Transposed*:*HalfPrecision*:*Bench*'
 "$build/tests/algorithms/algorithms_strads_lasso_test"
+# GeePS's swaps: a copy stream per step beside the push stream (threads)
+"$build/tests/algorithms/algorithms_geeps_test" --gtest_filter='Geeps.*'
 
 # The OpenMP methods of algorithms/shared_memory/ (seed 003: Hogwild, HogBatch, ...). libgomp is not instrumented,
 # so TSan cannot see its barriers and would report every barrier-separated write and read; these tests are built
