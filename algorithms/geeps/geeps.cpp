@@ -202,12 +202,16 @@ class Geeps final : public ShardedServer {
     const std::uint64_t out = total_bytes(plan.to_host);
     if (plan.stalled_bytes > 0) copy(trainer.comm(), plan.stalled_bytes, /*to_device=*/true);
     const std::uint64_t prefetch = in - std::min(in, plan.stalled_bytes);
-    const StreamPtr copies = trainer.comm().start_stream([this, prefetch, out](Comm& stream, StreamPosts&) {
-      copy(stream, out, /*to_device=*/false);
-      copy(stream, prefetch, /*to_device=*/true);
-    });
-    run();
-    copies->join(kSwapCategory);
+    if (prefetch == 0 && out == 0) {
+      run();  // nothing to move beside it: no stream to start (natively a thread, about 20 us)
+    } else {
+      const StreamPtr copies = trainer.comm().start_stream([this, prefetch, out](Comm& stream, StreamPosts&) {
+        copy(stream, out, /*to_device=*/false);
+        copy(stream, prefetch, /*to_device=*/true);
+      });
+      run();
+      copies->join(kSwapCategory);
+    }
     swapped_bytes_ += in + out;
     stalled_bytes_ += plan.stalled_bytes;
   }
