@@ -19,6 +19,7 @@ packages=(
   gnuplot-nox                             # report figures (PNG and PDF through cairo)
   dataset-fashion-mnist                   # real training data (IDX format)
   liblinear-dev                           # optimal losses for the logistic-regression study
+  python3-sklearn                         # the independent Lasso solver STRADS's optimum is checked against
   clang-14 libomp-14-dev libclang-rt-14-dev  # scripts/tsan.sh: OpenMP methods under TSan with libomp + Archer
   clang-format                            # scripts/check_format.sh, run by the test suite
 )
