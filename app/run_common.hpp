@@ -55,9 +55,9 @@ void add_compression_options(CLI::App& command, algorithms::Hyperparameters& hyp
 // Registers --allreduce (the allreduce Sync SGD sums with: ring, ..., hierarchical, hierarchical_2d) on `command`,
 // bound to `algorithm`.
 CLI::Option* add_allreduce_option(CLI::App& command, AllreduceAlgorithm& algorithm);
-// Registers --memory-limit SIZE (bytes, or 8GB, 512MB; 0: what is available) on `command`, bound to `limit_bytes`.
 // geeps's --device-memory (Hyperparameters::device_memory_bytes), with size suffixes.
 CLI::Option* add_device_memory_option(CLI::App& command, std::uint64_t& bytes);
+// Registers --memory-limit SIZE (bytes, or 8GB, 512MB; 0: what is available) on `command`, bound to `limit_bytes`.
 CLI::Option* add_memory_limit_option(CLI::App& command, double& limit_bytes);
 // Registers --checkpoint FILE, --checkpoint-every N and --resume (docs/checkpoint.md) on `command`, bound to
 // `checkpoint`. `dsgd run` (through add_run_options) and `dsgd train` share them.

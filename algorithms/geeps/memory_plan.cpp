@@ -77,12 +77,17 @@ AccessPattern virtual_iteration(const ModelSpec& model, std::int64_t batch) {
   return pattern;
 }
 
+std::uint64_t buffer_bytes(const AccessPattern& pattern) {
+  std::uint64_t total = 0;
+  for (const auto& buffer : pattern.buffers) total += buffer.bytes;
+  return total;
+}
+
 MemoryPlan plan_memory(const AccessPattern& pattern, std::uint64_t device_bytes) {
   const std::size_t count = pattern.buffers.size();
   const std::size_t steps = pattern.steps.size();
   std::vector<std::vector<std::uint32_t>> needs(steps);
-  std::uint64_t total = 0;
-  for (const auto& buffer : pattern.buffers) total += buffer.bytes;
+  const std::uint64_t total = buffer_bytes(pattern);
   const auto bytes_of = [&](const std::vector<std::uint32_t>& set) {
     std::uint64_t sum = 0;
     for (const auto b : set) sum += pattern.buffers[b].bytes;

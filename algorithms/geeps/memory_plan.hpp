@@ -63,6 +63,9 @@ struct MemoryPlan {
 // (the update). Throws InputError for a batch below 1.
 AccessPattern virtual_iteration(const ModelSpec& model, std::int64_t batch);
 
+// The bytes of all of `pattern`'s buffers: what the device needs to keep them all.
+std::uint64_t buffer_bytes(const AccessPattern& pattern);
+
 // The steady-state plan of `pattern` on a device with `device_bytes` for it. Throws InputError naming the step
 // whose own buffers exceed the device, and for a step naming a buffer that does not exist.
 MemoryPlan plan_memory(const AccessPattern& pattern, std::uint64_t device_bytes);

@@ -151,8 +151,7 @@ TEST(GeepsMemoryPlan, TheReportsModelsNeedMoreThanFourGibibytesAtBatch64) {
   constexpr std::uint64_t kDevice = std::uint64_t{4} << 30;
   for (const char* name : {"resnet50", "vgg16"}) {
     const auto pattern = virtual_iteration(build_model(name), 64);
-    std::uint64_t total = 0;
-    for (const auto& buffer : pattern.buffers) total += buffer.bytes;
+    const std::uint64_t total = buffer_bytes(pattern);
     const auto plan = plan_memory(pattern, kDevice);
     std::printf("%s, batch 64: %.2f GB of buffers; on a 4 GiB device %.2f GB moved per iteration, %.2f GB stalled\n",
                 name, static_cast<double>(total) / 1e9,

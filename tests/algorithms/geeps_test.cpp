@@ -26,10 +26,16 @@ namespace {
 using testing::hex;
 using Geeps = testing::TrainingRuns;
 
-std::uint64_t buffer_bytes(const geeps::AccessPattern& pattern) {
-  std::uint64_t total = 0;
-  for (const auto& buffer : pattern.buffers) total += buffer.bytes;
-  return total;
+// geeps on one GPU of k80-cluster (its server on node 0's CPU, or `servers` of them), AlexNet, message level.
+simulate::ScalingOptions alexnet_on_one_k80(std::int64_t iterations, int servers = 1) {
+  simulate::ScalingOptions options;
+  options.algorithm = "geeps";
+  options.model = "alexnet";
+  options.hyper.servers = servers;
+  options.workers = {1};
+  options.iterations = iterations;
+  options.fidelity = simulate::Fidelity::kMessage;
+  return options;
 }
 
 TEST_F(Geeps, OneWorkerTrainsAsSyncSgdBitForBit) {
@@ -44,7 +50,7 @@ TEST_F(Geeps, SwappingThroughASmallDeviceMovesBytesButNotTheWeights) {
   cli.run.hyper.servers = 2;
   const RunResult resident = run_threads(cli);
   const auto pattern = geeps::virtual_iteration(build_model(cli.run.model), cli.run.hyper.batch);
-  const std::uint64_t half = buffer_bytes(pattern) / 2;
+  const std::uint64_t half = geeps::buffer_bytes(pattern) / 2;
   const auto plan = geeps::plan_memory(pattern, half);
   ASSERT_FALSE(plan.fits);
   cli.run.hyper.device_memory_bytes = half;
@@ -74,7 +80,7 @@ TEST_F(Geeps, SwapsOnACudaDeviceKeepTheWeights) {
   cli.run.backend = "cuda";
   const RunResult resident = run_threads(cli);
   const auto pattern = geeps::virtual_iteration(build_model(cli.run.model), cli.run.hyper.batch);
-  cli.run.hyper.device_memory_bytes = buffer_bytes(pattern) / 2;
+  cli.run.hyper.device_memory_bytes = geeps::buffer_bytes(pattern) / 2;
   const RunResult swapped = run_threads(cli);
   EXPECT_EQ(hex(swapped.parameters_hash), hex(resident.parameters_hash));
   EXPECT_GT(swapped.counters.at("geeps_swapped_bytes"), 0);
@@ -96,17 +102,12 @@ TEST_F(Geeps, SwapsOnACudaDeviceKeepTheWeights) {
 // takes longer than with all of them by at least the copies it waits for and by less than all its copies in series.
 TEST(GeepsSimulated, SwapsCostTheirStallsAndOverlapTheRest) {
   const auto platform = platforms::load_platform("k80-cluster");
-  simulate::ScalingOptions options;
-  options.algorithm = "geeps";
-  options.model = "alexnet";
+  simulate::ScalingOptions options = alexnet_on_one_k80(3);
   options.hyper.batch = 64;
-  options.workers = {1};
-  options.iterations = 3;
-  options.fidelity = simulate::Fidelity::kMessage;
   options.hyper.device_memory_bytes = std::uint64_t{1} << 40;
   const auto resident = simulate::simulate_weak_scaling(platform, options).front();
   const auto pattern = geeps::virtual_iteration(build_model("alexnet"), 64);
-  const std::uint64_t half = buffer_bytes(pattern) / 2;
+  const std::uint64_t half = geeps::buffer_bytes(pattern) / 2;
   const auto plan = geeps::plan_memory(pattern, half);
   ASSERT_FALSE(plan.fits);
   options.hyper.device_memory_bytes = half;
@@ -135,15 +136,8 @@ TEST(GeepsSimulated, SwapsCostTheirStallsAndOverlapTheRest) {
 // GeePS's one server per machine where fewer machines hold workers: one GPU of node 0 and servers on the CPUs of
 // nodes 0..3 (the platform used to be built with only the workers' nodes, and placing the servers crashed).
 TEST(GeepsSimulated, ServersOnNodesWithoutWorkers) {
-  const auto platform = platforms::load_platform("k80-cluster");
-  simulate::ScalingOptions options;
-  options.algorithm = "geeps";
-  options.model = "alexnet";
-  options.hyper.servers = 4;
-  options.workers = {1};
-  options.iterations = 2;
-  options.fidelity = simulate::Fidelity::kMessage;
-  const auto point = simulate::simulate_weak_scaling(platform, options).front();
+  const auto point =
+      simulate::simulate_weak_scaling(platforms::load_platform("k80-cluster"), alexnet_on_one_k80(2, 4)).front();
   EXPECT_EQ(point.ranks, 5);
   EXPECT_GT(point.seconds_per_iteration, 0);
 }
