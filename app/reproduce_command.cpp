@@ -1,10 +1,14 @@
-// `dsgd reproduce`: the main job. Runs every experiment of a manifest (each is a dsgd command writing one results
-// file), then renders the report. Everything is built in a staging folder beside the target and moved into place
-// at the end, so a failed run leaves the previous report untouched and no half-written one.
+// `dsgd reproduce`: the main job. Runs the experiments of a manifest (each is a dsgd command writing one results
+// file): its first look by default, every one with --all, the named ones with --only; prints the plan and a line as
+// each starts and ends, records their wall times (results/timings.json), then renders the report. Everything is built
+// in a staging folder beside the target and moved into place at the end, so a failed run leaves the previous report
+// untouched and no half-written one.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iomanip>
+#include <iterator>
 
 #include "app/cli.hpp"
 #include "app/commands.hpp"
@@ -39,36 +43,116 @@ std::vector<std::string> substitute(const std::vector<std::string>& command, con
   return args;
 }
 
+// The experiments this run takes from the manifest: --only's, every one (--all), or the manifest's first look; and a
+// line saying which, for the plan.
+std::pair<std::vector<reports::Experiment>, std::string> choose(const reports::Manifest& manifest,
+                                                                const std::vector<std::string>& only, bool all) {
+  const std::size_t count = manifest.experiments.size();
+  if (!only.empty()) {
+    std::vector<std::string> valid;
+    for (const auto& e : manifest.experiments) valid.push_back(e.id);
+    for (const auto& id : only) {
+      if (std::find(valid.begin(), valid.end(), id) == valid.end()) throw UnknownNameError("experiment", id, valid);
+    }
+    std::vector<reports::Experiment> chosen;
+    std::copy_if(manifest.experiments.begin(), manifest.experiments.end(), std::back_inserter(chosen),
+                 [&](const reports::Experiment& e) { return std::find(only.begin(), only.end(), e.id) != only.end(); });
+    return {chosen, "--only: " + std::to_string(chosen.size()) + " of " + std::to_string(count) + " experiments"};
+  }
+  auto chosen = all ? manifest.experiments : reports::first_look(manifest);
+  if (chosen.size() == count) return {chosen, "all " + std::to_string(count) + " experiments"};
+  return {chosen, "first look: " + std::to_string(chosen.size()) + " of " + std::to_string(count) +
+                      " experiments (`dsgd reproduce --all` runs every one)"};
+}
+
+// What is left of a run, for the progress lines: the expected times of the experiments not yet done, scaled by how
+// this run's finished experiments compare with theirs once they add up to enough to judge by (a busy or slower
+// machine), and how many have no expected time.
+class Remaining {
+ public:
+  explicit Remaining(const std::vector<reports::Experiment>& experiments) : experiments_(experiments) {}
+
+  void finished(std::size_t index, double wall_s) {
+    if (const auto expected = experiments_[index].expected_s) {
+      expected_done_s_ += *expected;
+      actual_done_s_ += wall_s;
+    }
+  }
+
+  // Estimate for experiments [first, end).
+  std::string from(std::size_t first) const {
+    double expected_s = 0;
+    std::size_t unmeasured = 0;
+    for (std::size_t i = first; i < experiments_.size(); ++i) {
+      if (const auto expected = experiments_[i].expected_s) {
+        expected_s += *expected;
+      } else {
+        ++unmeasured;
+      }
+    }
+    // Short experiments say little about the machine's pace: 30 s of expected time before it counts.
+    const double pace = expected_done_s_ >= 30 ? actual_done_s_ / expected_done_s_ : 1.0;
+    std::string text = "about " + reports::duration_text(expected_s * pace) + " left";
+    if (unmeasured > 0) text += " + " + std::to_string(unmeasured) + " unmeasured";
+    return text;
+  }
+
+ private:
+  const std::vector<reports::Experiment>& experiments_;
+  double expected_done_s_ = 0;
+  double actual_done_s_ = 0;
+};
+
+std::string expected_text(const reports::Experiment& experiment) {
+  return experiment.expected_s ? reports::duration_text(*experiment.expected_s) : "?";
+}
+
+// The plan, before anything runs: each experiment with its expected wall time, and the total.
+void print_plan(std::ostream& err, const std::vector<reports::Experiment>& experiments, const std::string& selection) {
+  std::size_t width = 0;
+  double total_s = 0;
+  std::size_t unmeasured = 0;
+  for (const auto& e : experiments) {
+    width = std::max(width, e.id.size());
+    total_s += e.expected_s.value_or(0);
+    unmeasured += e.expected_s ? 0 : 1;
+  }
+  err << "dsgd reproduce: " << selection << ", expected wall time on 2 cores (? = not measured):\n";
+  for (const auto& e : experiments) {
+    err << "  " << std::left << std::setw(static_cast<int>(width)) << e.id << "  " << std::right << std::setw(12)
+        << expected_text(e) << "\n";
+  }
+  err << "  " << std::left << std::setw(static_cast<int>(width)) << "total"
+      << "  " << std::right << std::setw(12) << reports::duration_text(total_s);
+  if (unmeasured > 0) err << " + " << unmeasured << " unmeasured";
+  err << std::endl;
+}
+
 }  // namespace
 
 void register_reproduce_command(CLI::App& app, Context& context) {
   auto* reproduce = app.add_subcommand(
-      "reproduce", "The main job: run every experiment of the manifest and write the report (report/index.md)");
+      "reproduce", "The main job: run the manifest's first look (--all: every experiment) and write report/index.md");
   struct Options {
     std::string out_dir = "report";
     std::string manifest;
     std::vector<std::string> only;
+    bool all = false;
     std::string size = "reduced";
   };
   auto options = std::make_shared<Options>();
   reproduce->add_option("--out", options->out_dir, "Report folder to (re)write")->capture_default_str();
   reproduce->add_option("--manifest", options->manifest, "Manifest JSON file (default: the embedded one)");
-  reproduce->add_option("--only", options->only, "Run only these experiment ids");
+  auto* only = reproduce->add_option("--only", options->only, "Run only these experiment ids (any of the manifest)");
+  reproduce->add_flag("--all", options->all, "Run every experiment (default: the manifest's first look)")
+      ->excludes(only);
   reproduce->add_option("--size", options->size, "Data sizes where an experiment has two: reduced or full")
       ->check(CLI::IsMember({"reduced", "full"}))
       ->capture_default_str();
   reproduce->callback([&context, options] {
-    auto manifest = options->manifest.empty() ? reports::default_manifest() : reports::read_manifest(options->manifest);
-    if (!options->only.empty()) {
-      std::vector<std::string> valid;
-      for (const auto& e : manifest.experiments) valid.push_back(e.id);
-      for (const auto& id : options->only) {
-        if (std::find(valid.begin(), valid.end(), id) == valid.end()) throw UnknownNameError("experiment", id, valid);
-      }
-      std::erase_if(manifest.experiments, [&](const reports::Experiment& e) {
-        return std::find(options->only.begin(), options->only.end(), e.id) == options->only.end();
-      });
-    }
+    const auto manifest =
+        options->manifest.empty() ? reports::default_manifest() : reports::read_manifest(options->manifest);
+    const auto [experiments, selection] = choose(manifest, options->only, options->all);
 
     const std::filesystem::path target = options->out_dir;
     check_output_folder(target);  // before an hour of experiments, not after
@@ -77,12 +161,24 @@ void register_reproduce_command(CLI::App& app, Context& context) {
     const auto results_dir = staging / "results";
     std::filesystem::create_directories(results_dir);
 
+    print_plan(context.err, experiments, selection);
+    // How to rerun one experiment alone: the options of this run that change what it does.
+    std::string rerun_options;
+    if (!options->manifest.empty()) rerun_options += " --manifest " + options->manifest;
+    if (options->size != "reduced") rerun_options += " --size " + options->size;
+
     NullBuffer null_buffer;
     std::ostream null_out(&null_buffer);
-    const auto total = manifest.experiments.size();
+    const auto total = experiments.size();
+    const auto run_start = std::chrono::steady_clock::now();
+    const auto elapsed_s = [&] {
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - run_start).count();
+    };
+    Remaining remaining(experiments);
+    std::vector<reports::ExperimentTiming> timings;
     try {
       for (std::size_t i = 0; i < total; ++i) {
-        const auto& experiment = manifest.experiments[i];
+        const auto& experiment = experiments[i];
         if (experiment.command.front() == "reproduce") {
           throw InputError("experiment '" + experiment.id + "': a manifest command cannot be `reproduce`");
         }
@@ -92,19 +188,28 @@ void register_reproduce_command(CLI::App& app, Context& context) {
         for (const auto& arg : substitute(experiment.command, (target / "results" / file).string(), options->size)) {
           shown += (shown.empty() ? "" : " ") + arg;
         }
-        context.err << "[" << i + 1 << "/" << total << "] " << experiment.id << ": dsgd " << shown << std::endl;
+        const std::string step = "[" + std::to_string(i + 1) + "/" + std::to_string(total) + "] " + experiment.id;
+        context.err << step << ": start, expected " << expected_text(experiment) << " (elapsed "
+                    << reports::duration_text(elapsed_s()) << ", " << remaining.from(i) << "): dsgd " << shown
+                    << std::endl;
         const auto start = std::chrono::steady_clock::now();
         const int code = run(args, null_out, context.err, shown, context.interrupt);
         if (context.interrupt != nullptr && context.interrupt->requested()) {
           throw InterruptedError(context.interrupt->signal(), "stopped at experiment '" + experiment.id + "'");
         }
-        const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+        const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (code != kExitOk) {
           throw Error("experiment '" + experiment.id + "' failed (exit code " + std::to_string(code) + ")");
         }
-        context.err << "      done in " << std::fixed << std::setprecision(2) << elapsed.count() << " s" << std::endl;
+        remaining.finished(i, wall_s);
+        timings.push_back(
+            {experiment.id, wall_s, "dsgd " + shown, "dsgd reproduce --only " + experiment.id + rerun_options});
+        context.err << step << ": done in " << reports::duration_text(wall_s) << " (elapsed "
+                    << reports::duration_text(elapsed_s()) << ", " << remaining.from(i + 1) << ")" << std::endl;
       }
-      context.err << "rendering the report" << std::endl;
+      reports::write_timings(results_dir / reports::kTimingsFileName, timings);
+      context.err << "rendering the report (" << total << " experiments in " << reports::duration_text(elapsed_s())
+                  << ")" << std::endl;
       reports::render_report(manifest, results_dir, staging);
       move_into_place(staging, target);
     } catch (...) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -170,11 +171,31 @@ FigureSpec parse_figure(const JsonView& view) {
 }
 
 Experiment parse_experiment(const JsonView& view) {
-  view.allow_only({"id", "title", "description", "command", "tables", "figures"});
+  view.allow_only({"id", "title", "description", "command", "first_look", "expected_s", "tables", "figures"});
   Experiment experiment;
   experiment.id = view.at("id").string();
   static const std::regex kId("^[a-z0-9][a-z0-9_-]*$");
   if (!std::regex_match(experiment.id, kId)) view.at("id").fail("expected a lower-case file-name-safe id");
+  // results/timings.json is the run's record of wall times (reports/report.hpp), not an experiment's results.
+  if (experiment.id + ".json" == kTimingsFileName) view.at("id").fail("'" + experiment.id + "' is reserved");
+  // Errors in these two name the experiment, which their JSON path alone does not.
+  const auto got = [](const JsonView& value) {
+    return value.raw().is_primitive() ? ", got " + value.raw().dump()
+                                      : ", got a " + std::string(value.raw().type_name());
+  };
+  if (const auto expected = view.find("expected_s")) {
+    if (!expected->raw().is_number() || !(expected->raw().get<double>() >= 0)) {
+      expected->fail("experiment '" + experiment.id + "': expected_s must be a wall time in seconds >= 0" +
+                     got(*expected));
+    }
+    experiment.expected_s = expected->raw().get<double>();
+  }
+  if (const auto flag = view.find("first_look")) {
+    if (!flag->raw().is_boolean()) {
+      flag->fail("experiment '" + experiment.id + "': first_look must be true or false" + got(*flag));
+    }
+    experiment.first_look = flag->raw().get<bool>();
+  }
   experiment.title = view.at("title").string();
   experiment.description = view.at("description").string();
   experiment.command = string_list(view.at("command"));
@@ -307,6 +328,13 @@ Manifest parse_manifest(const Json& json, const std::string& source) {
     }
   }
   return manifest;
+}
+
+std::vector<Experiment> first_look(const Manifest& manifest) {
+  std::vector<Experiment> chosen;
+  std::copy_if(manifest.experiments.begin(), manifest.experiments.end(), std::back_inserter(chosen),
+               [](const Experiment& e) { return e.first_look; });
+  return chosen.empty() ? manifest.experiments : chosen;
 }
 
 Manifest read_manifest(const std::filesystem::path& path) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/json.hpp"
@@ -93,6 +94,10 @@ struct FigureSpec {
   std::vector<std::string> notes;     // printed under the figure
 };
 
+// The file beside the results files where `dsgd reproduce` records each experiment's wall time and command
+// (reports/report.hpp); an experiment may not be named so.
+inline constexpr std::string_view kTimingsFileName = "timings.json";
+
 struct Experiment {
   std::string id;  // also the results file name: <id>.json
   std::string title;
@@ -101,6 +106,10 @@ struct Experiment {
   std::vector<std::string> command;
   std::vector<TableSpec> tables;
   std::vector<FigureSpec> figures;
+  // Wall time in seconds of its last measured run, for the plan `dsgd reproduce` prints; unset: not measured.
+  std::optional<double> expected_s;
+  // Part of the first look: what `dsgd reproduce` runs without `--all` or `--only`.
+  bool first_look = false;
 };
 
 struct Manifest {
@@ -109,11 +118,15 @@ struct Manifest {
   std::vector<Experiment> experiments;
 };
 
-// Parses and validates a manifest (unknown fields, bad formats, unknown styles, duplicate ids are InputErrors).
+// Parses and validates a manifest (unknown fields, bad formats, unknown styles, duplicate ids, a negative or
+// non-numeric expected_s are InputErrors).
 Manifest parse_manifest(const Json& json, const std::string& source);
 Manifest read_manifest(const std::filesystem::path& path);
-// The manifest embedded in dsgd: what `dsgd reproduce` runs with no arguments.
+// The manifest embedded in dsgd: what `dsgd reproduce` runs (its first look with no arguments, all with --all).
 Manifest default_manifest();
+// The experiments a plain `dsgd reproduce` runs, in manifest order: those marked first_look, or every one where the
+// manifest marks none.
+std::vector<Experiment> first_look(const Manifest& manifest);
 
 // Formats one value as a column specifies; "—" when the entry lacks it.
 std::string format_cell(const ColumnSpec& column, const Entry& entry);

@@ -3,20 +3,81 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/json.hpp"
 
 namespace dsgd::reports {
 
 namespace {
 
+// The experiments of `manifest` that ran, in manifest order, with their timings where `dsgd reproduce` recorded them.
+struct Ran {
+  std::vector<const Experiment*> experiments;
+  std::map<std::string, ExperimentTiming> timings;  // by id; empty without a timings file
+  std::vector<std::string> not_run;                 // ids of the manifest's other experiments
+  bool timed = false;                               // whether a timings file was found
+};
+
+Ran experiments_that_ran(const Manifest& manifest, const std::filesystem::path& results_dir) {
+  Ran ran;
+  const auto timings_path = results_dir / kTimingsFileName;
+  ran.timed = std::filesystem::exists(timings_path);
+  if (ran.timed) {
+    for (auto& timing : read_timings(timings_path)) {
+      const bool known = std::any_of(manifest.experiments.begin(), manifest.experiments.end(),
+                                     [&](const Experiment& e) { return e.id == timing.id; });
+      if (!known) {
+        throw InputError(timings_path.string() + ": experiment '" + timing.id + "' is not in manifest '" +
+                         manifest.name + "'");
+      }
+      ran.timings.emplace(timing.id, std::move(timing));
+    }
+  }
+  for (const auto& experiment : manifest.experiments) {
+    if (!ran.timed || ran.timings.count(experiment.id)) {
+      ran.experiments.push_back(&experiment);
+    } else {
+      ran.not_run.push_back(experiment.id);
+    }
+  }
+  return ran;
+}
+
+// The summary at the top of index.md: what ran, how long each took and the command that reruns it alone.
+std::string summary(const Ran& ran) {
+  std::ostringstream out;
+  if (!ran.not_run.empty()) {
+    out << "Not run in this report (" << ran.not_run.size() << " of " << ran.experiments.size() + ran.not_run.size()
+        << " experiments): ";
+    for (std::size_t i = 0; i < ran.not_run.size(); ++i) out << (i ? ", " : "") << ran.not_run[i];
+    out << ". `dsgd reproduce --all` runs every experiment.\n\n";
+  }
+  out << "| experiment | wall time | command |\n| --- | ---: | --- |\n";
+  double total_s = 0;
+  for (const Experiment* experiment : ran.experiments) {
+    const auto timing = ran.timings.find(experiment->id);
+    const bool timed = timing != ran.timings.end();
+    if (timed) total_s += timing->second.wall_s;
+    out << "| " << experiment->id << " | " << (timed ? duration_text(timing->second.wall_s) : "—") << " | `"
+        << (timed ? timing->second.reproduce : "dsgd reproduce --only " + experiment->id) << "` |\n";
+  }
+  if (ran.timed) out << "| total | " << duration_text(total_s) << " | |\n";
+  out << "\n";
+  if (!ran.timed) out << "Wall times: not recorded (these results were not written by `dsgd reproduce`).\n\n";
+  return out.str();
+}
+
 // Writes the report's files into `write_dir`, with links as seen from `out_dir` (where they will be moved).
 void render_into(const Manifest& manifest, const std::filesystem::path& results_dir,
                  const std::filesystem::path& out_dir, const std::filesystem::path& write_dir,
                  const ReportProgress& progress) {
+  const Ran ran = experiments_that_ran(manifest, results_dir);
   std::ostringstream index;
   index << "# " << manifest.title << "\n\n";
   std::ostringstream body;
@@ -34,7 +95,8 @@ void render_into(const Manifest& manifest, const std::filesystem::path& results_
     return loaded.emplace(id, read_results(results_path)).first->second;
   };
 
-  for (const auto& experiment : manifest.experiments) {
+  for (const Experiment* ran_experiment : ran.experiments) {
+    const Experiment& experiment = *ran_experiment;
     if (progress) progress(experiment);
     const auto results_path = results_dir / (experiment.id + ".json");
     const Results& results = results_of(experiment.id);
@@ -44,7 +106,13 @@ void render_into(const Manifest& manifest, const std::filesystem::path& results_
                << results.provenance.host_name << " | " << results.provenance.date << " |\n";
 
     body << "## " << experiment.title << "\n\n" << experiment.description << "\n\n";
-    body << "Produced by `dsgd " << results.provenance.command << "`.\n\n";
+    body << "Produced by `dsgd " << results.provenance.command << "`";
+    if (const auto timing = ran.timings.find(experiment.id); timing != ran.timings.end()) {
+      body << " in " << duration_text(timing->second.wall_s) << " of wall time; `" << timing->second.reproduce
+           << "` reruns it alone.\n\n";
+    } else {
+      body << "; `dsgd reproduce --only " << experiment.id << "` reruns it alone.\n\n";
+    }
     for (const auto& spec : experiment.tables) {
       const Table table = build_table(spec, results);
       const std::string stem = "tables/" + experiment.id + "-" + spec.id;
@@ -58,9 +126,9 @@ void render_into(const Manifest& manifest, const std::filesystem::path& results_
       // Another experiment's series can be drawn only if that experiment is part of this report (it ran).
       ResultsById others;
       for (const auto& series : spec.series) {
-        const bool ran = std::any_of(manifest.experiments.begin(), manifest.experiments.end(),
-                                     [&](const Experiment& e) { return e.id == series.from; });
-        if (ran) others[series.from] = &results_of(series.from);
+        const bool series_ran = std::any_of(ran.experiments.begin(), ran.experiments.end(),
+                                            [&](const Experiment* e) { return e->id == series.from; });
+        if (series_ran) others[series.from] = &results_of(series.from);
       }
       const Figure figure = build_figure(spec, results, others);
       const std::string stem = "figures/" + experiment.id + "-" + spec.id;
@@ -81,14 +149,45 @@ void render_into(const Manifest& manifest, const std::filesystem::path& results_
     }
   }
   index << "Experiments: ";
-  for (std::size_t i = 0; i < manifest.experiments.size(); ++i) {
-    index << (i ? ", " : "") << manifest.experiments[i].title;
-  }
-  index << ".\n\n" << body.str() << "## Provenance\n\n" << provenance.str();
+  for (std::size_t i = 0; i < ran.experiments.size(); ++i) index << (i ? ", " : "") << ran.experiments[i]->title;
+  index << ".\n\n" << summary(ran) << body.str() << "## Provenance\n\n" << provenance.str();
   write_file_atomically(write_dir / "index.md", index.str());
 }
 
 }  // namespace
+
+void write_timings(const std::filesystem::path& path, const std::vector<ExperimentTiming>& timings) {
+  Json experiments = Json::array();
+  for (const auto& timing : timings) {
+    experiments.push_back(
+        {{"id", timing.id}, {"wall_s", timing.wall_s}, {"command", timing.command}, {"reproduce", timing.reproduce}});
+  }
+  write_file_atomically(path, Json{{"experiments", experiments}}.dump(2) + "\n");
+}
+
+std::vector<ExperimentTiming> read_timings(const std::filesystem::path& path) {
+  const Json json = read_json_file(path);
+  const JsonView root(json, path.string());
+  root.allow_only({"experiments"});
+  const JsonView experiments = root.at("experiments");
+  std::vector<ExperimentTiming> timings;
+  for (std::size_t i = 0; i < experiments.size(); ++i) {
+    const JsonView view = experiments.at(i);
+    view.allow_only({"id", "wall_s", "command", "reproduce"});
+    timings.push_back({view.at("id").string(), view.at("wall_s").nonnegative(), view.at("command").string(),
+                       view.at("reproduce").string()});
+  }
+  return timings;
+}
+
+std::string duration_text(double seconds) {
+  if (seconds < 9.95) return fixed(seconds, 1) + " s";
+  const long long whole = std::llround(seconds);
+  if (whole < 60) return std::to_string(whole) + " s";
+  if (whole < 3600) return format("%lld min %02lld s", whole / 60, whole % 60);
+  const long long minutes = (whole + 30) / 60;
+  return format("%lld h %02lld min", minutes / 60, minutes % 60);
+}
 
 void render_report(const Manifest& manifest, const std::filesystem::path& results_dir,
                    const std::filesystem::path& out_dir, const ReportProgress& progress) {

@@ -16,6 +16,7 @@
 #include "core/json.hpp"
 #include "core/nn/backend.hpp"
 #include "core/subprocess.hpp"
+#include "reports/report.hpp"
 #include "reports/results.hpp"
 #include "tests/support/cli_run.hpp"
 #include "tests/support/scratch_dir.hpp"
@@ -198,6 +199,99 @@ TEST_F(AppReproduce, SizeStandsInForItsPlaceholder) {
   const auto wrong = dsgd({"reproduce", "--out", (dir_ / "r").string(), "--size", "huge"});
   EXPECT_EQ(wrong.code, kExitUsage) << wrong.err;
   EXPECT_TRUE(contains(wrong.err, "huge")) << wrong.err;
+}
+
+// Three fast experiments, two of them the first look (one without an expected time).
+fs::path write_first_look_manifest(const fs::path& dir) {
+  const auto manifest = dir / "m.json";
+  write_file_atomically(manifest, R"({"name": "m", "title": "M", "experiments": [
+      {"id": "zoo", "title": "Zoo", "description": "", "command": ["models", "--results", "{results}"],
+       "first_look": true, "expected_s": 2},
+      {"id": "catalog", "title": "Catalog", "description": "", "command": ["platforms", "--results", "{results}"],
+       "first_look": true},
+      {"id": "zoo-again", "title": "Zoo again", "description": "", "command": ["models", "--results", "{results}"],
+       "expected_s": 95}]})");
+  return manifest;
+}
+
+std::vector<std::string> timed_ids(const fs::path& report) {
+  std::vector<std::string> ids;
+  for (const auto& timing : reports::read_timings(report / "results" / "timings.json")) ids.push_back(timing.id);
+  return ids;
+}
+
+TEST_F(AppReproduce, PlainRunsTheFirstLookAndAllRunsEveryExperiment) {
+  const auto manifest = write_first_look_manifest(dir_);
+  const auto first = dsgd({"reproduce", "--out", (dir_ / "first").string(), "--manifest", manifest.string()});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(timed_ids(dir_ / "first"), (std::vector<std::string>{"zoo", "catalog"}));
+  EXPECT_FALSE(fs::exists(dir_ / "first" / "results" / "zoo-again.json"));
+  const std::string index = read_text_file(dir_ / "first" / "index.md");
+  EXPECT_TRUE(contains(index,
+                       "Not run in this report (1 of 3 experiments): zoo-again. `dsgd reproduce --all` runs "
+                       "every experiment."))
+      << index;
+
+  const auto all = dsgd({"reproduce", "--out", (dir_ / "all").string(), "--manifest", manifest.string(), "--all"});
+  ASSERT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(timed_ids(dir_ / "all"), (std::vector<std::string>{"zoo", "catalog", "zoo-again"}));
+  EXPECT_FALSE(contains(read_text_file(dir_ / "all" / "index.md"), "Not run"))
+      << read_text_file(dir_ / "all" / "index.md");
+
+  // --only picks from every experiment, first look or not; with --all it is a usage error.
+  const auto only =
+      dsgd({"reproduce", "--out", (dir_ / "only").string(), "--manifest", manifest.string(), "--only", "zoo-again"});
+  ASSERT_EQ(only.code, 0) << only.err;
+  EXPECT_EQ(timed_ids(dir_ / "only"), (std::vector<std::string>{"zoo-again"}));
+  EXPECT_EQ(dsgd({"reproduce", "--out", (dir_ / "x").string(), "--all", "--only", "models"}).code, kExitUsage);
+}
+
+TEST_F(AppReproduce, PrintsThePlanThenALinePerStartAndEnd) {
+  const auto manifest = write_first_look_manifest(dir_);
+  const auto outcome = dsgd({"reproduce", "--out", (dir_ / "r").string(), "--manifest", manifest.string(), "--all"});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const std::string& err = outcome.err;
+  EXPECT_TRUE(contains(err, "dsgd reproduce: all 3 experiments, expected wall time on 2 cores (? = not measured):\n"))
+      << err;
+  // Every experiment with its expected time, "?" where the manifest has none, and the total of the known ones.
+  EXPECT_TRUE(contains(err, "\n  zoo               2.0 s\n")) << err;
+  EXPECT_TRUE(contains(err, "\n  catalog               ?\n")) << err;
+  EXPECT_TRUE(contains(err, "\n  zoo-again    1 min 35 s\n")) << err;
+  EXPECT_TRUE(contains(err, "\n  total        1 min 37 s + 1 unmeasured\n")) << err;
+  EXPECT_LT(err.find("total"), err.find("[1/3] zoo: start")) << "the plan comes first";
+  EXPECT_TRUE(contains(err,
+                       "[1/3] zoo: start, expected 2.0 s (elapsed 0.0 s, about 1 min 37 s left + 1 unmeasured): "
+                       "dsgd models --results "))
+      << err;
+  EXPECT_TRUE(contains(err, "[2/3] catalog: start, expected ? (elapsed ")) << err;
+  EXPECT_TRUE(contains(err, "about 1 min 35 s left)\n[3/3] zoo-again: start")) << err;
+  EXPECT_TRUE(contains(err, "[3/3] zoo-again: done in ")) << err;
+  EXPECT_TRUE(contains(err, "about 0.0 s left)\nrendering the report (3 experiments in ")) << err;
+  for (const char* id : {"zoo", "catalog", "zoo-again"}) {
+    EXPECT_TRUE(contains(err, std::string("] ") + id + ": done in ")) << id << ": " << err;
+  }
+  EXPECT_FALSE(contains(err, "\r")) << "one line per event, for log files";
+}
+
+// The report and its timings file say how long each experiment took and how to rerun it alone.
+TEST_F(AppReproduce, TheReportGivesEachExperimentsWallTimeAndCommands) {
+  const auto manifest = write_first_look_manifest(dir_);
+  const auto out = dir_ / "r";
+  const auto outcome = dsgd({"reproduce", "--out", out.string(), "--manifest", manifest.string()});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  const auto timings = reports::read_timings(out / "results" / "timings.json");
+  ASSERT_EQ(timings.size(), 2U);
+  EXPECT_EQ(timings[0].id, "zoo");
+  EXPECT_GT(timings[0].wall_s, 0);
+  EXPECT_EQ(timings[0].command, "dsgd models --results " + (out / "results" / "zoo.json").string());
+  EXPECT_EQ(timings[0].reproduce, "dsgd reproduce --only zoo --manifest " + manifest.string());
+  const std::string index = read_text_file(out / "index.md");
+  const std::string rerun = "`dsgd reproduce --only zoo --manifest " + manifest.string() + "`";
+  EXPECT_TRUE(contains(index, "| zoo | " + reports::duration_text(timings[0].wall_s) + " | " + rerun + " |")) << index;
+  EXPECT_TRUE(contains(index, "Produced by `dsgd models --results " + (out / "results" / "zoo.json").string() +
+                                  "` in " + reports::duration_text(timings[0].wall_s) + " of wall time; " + rerun +
+                                  " reruns it alone."))
+      << index;
 }
 
 TEST_F(AppReproduce, MalformedManifestIsAnInputError) {

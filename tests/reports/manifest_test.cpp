@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "core/error.hpp"
@@ -400,6 +401,73 @@ TEST(ReportsManifest, WhereSelectsRowsByFieldText) {
     FAIL() << "an unknown field in where was accepted";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("/experiments/0/tables/0/where/algoritm"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ReportsManifest, ReadsExpectedTimeAndFirstLook) {
+  Json json = minimal_manifest();
+  const Manifest plain = parse_manifest(json, "inline");
+  EXPECT_FALSE(plain.experiments[0].expected_s.has_value()) << "absent: not measured";
+  EXPECT_FALSE(plain.experiments[0].first_look);
+  json["experiments"][0]["expected_s"] = 12.5;
+  json["experiments"][0]["first_look"] = true;
+  const Manifest marked = parse_manifest(json, "inline");
+  EXPECT_EQ(marked.experiments[0].expected_s, 12.5);
+  EXPECT_TRUE(marked.experiments[0].first_look);
+  json["experiments"][0]["expected_s"] = 0;
+  EXPECT_EQ(parse_manifest(json, "inline").experiments[0].expected_s, 0.0);
+}
+
+// A bad expected time or first-look mark names the file, the path and the experiment.
+TEST(ReportsManifest, RejectsANegativeOrNonNumericExpectedTime) {
+  const std::vector<BadCase> cases = {
+      {"negative", "/experiments/0/expected_s", -1, "/experiments/0/expected_s: experiment 'e1': expected_s must be"},
+      {"text", "/experiments/0/expected_s", "35 s", "experiment 'e1': expected_s must be a wall time in seconds >= 0"},
+      {"list", "/experiments/0/expected_s", Json::array({35}), "experiment 'e1'"},
+      {"flag as text", "/experiments/0/first_look", "yes", "experiment 'e1': first_look must be true or false"},
+      {"reserved id", "/experiments/0/id", "timings", "'timings' is reserved"},
+  };
+  for (const auto& bad : cases) {
+    Json json = minimal_manifest();
+    json[Json::json_pointer(bad.pointer)] = bad.value;
+    const std::string message = testing::input_error([&] { parse_manifest(json, "m.json"); });
+    EXPECT_EQ(message.rfind("m.json: ", 0), 0U) << bad.what << ": " << message;
+    EXPECT_NE(message.find(bad.expected_in_message), std::string::npos) << bad.what << ": " << message;
+  }
+}
+
+TEST(ReportsManifest, TheFirstLookIsTheMarkedExperimentsOrAllWhereNoneIs) {
+  Json json = minimal_manifest();
+  for (const char* id : {"e2", "e3"}) {
+    json["experiments"].push_back(json["experiments"][0]);
+    json["experiments"].back()["id"] = id;
+  }
+  const auto ids = [](const std::vector<Experiment>& experiments) {
+    std::vector<std::string> out;
+    for (const auto& e : experiments) out.push_back(e.id);
+    return out;
+  };
+  EXPECT_EQ(ids(first_look(parse_manifest(json, "inline"))), (std::vector<std::string>{"e1", "e2", "e3"}));
+  json["experiments"][2]["first_look"] = true;
+  json["experiments"][0]["first_look"] = true;
+  json["experiments"][1]["first_look"] = false;
+  EXPECT_EQ(ids(first_look(parse_manifest(json, "inline"))), (std::vector<std::string>{"e1", "e3"}));
+}
+
+// The default first look is what `dsgd reproduce` runs for a newcomer: every experiment of it has a measured time,
+// and by those times it fits the 15 minutes it promises on 2 cores (docs/manifest-schema.md).
+TEST(ReportsManifest, TheDefaultFirstLookIsMeasuredAndFitsFifteenMinutes) {
+  const Manifest manifest = default_manifest();
+  const auto chosen = first_look(manifest);
+  ASSERT_LT(chosen.size(), manifest.experiments.size()) << "the default manifest marks a first look";
+  double total_s = 0;
+  for (const auto& e : chosen) {
+    ASSERT_TRUE(e.expected_s.has_value()) << e.id << " is in the first look without an expected time";
+    total_s += *e.expected_s;
+  }
+  EXPECT_LE(total_s, 15 * 60) << "expectation: at most 900 s; actual " << total_s << " s";
+  for (const char* id : {"roofline", "train-lenet", "methods", "table4-simulated"}) {
+    EXPECT_TRUE(std::any_of(chosen.begin(), chosen.end(), [&](const Experiment& e) { return e.id == id; })) << id;
   }
 }
 
