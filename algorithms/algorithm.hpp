@@ -141,5 +141,11 @@ const std::vector<AlgorithmEntry>& algorithm_catalog();
 // Throws UnknownNameError listing the names.
 const AlgorithmEntry& find_algorithm(const std::string& name);
 std::vector<std::string> algorithm_names();
+// Appends `entry` to the catalog, after the built-in algorithms, so that a program can bring an algorithm of its own
+// (examples/gossip_sgd.cpp): runs, simulations and listings then find it by its name like any other. Call it before
+// any run starts: it is not safe against concurrent lookups, and references into the catalog taken before it may
+// not survive it. Returns the stored entry. Throws InputError for an empty name, a missing factory or a name the
+// catalog already has.
+const AlgorithmEntry& add_algorithm(AlgorithmEntry entry);
 
 }  // namespace dsgd::algorithms

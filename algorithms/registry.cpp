@@ -3,8 +3,11 @@
 
 namespace dsgd::algorithms {
 
-const std::vector<AlgorithmEntry>& algorithm_catalog() {
-  static const std::vector<AlgorithmEntry> catalog = [] {
+namespace {
+
+// The built-in algorithms, then those a program added (add_algorithm).
+std::vector<AlgorithmEntry>& catalog_entries() {
+  static std::vector<AlgorithmEntry> catalog = [] {
     std::vector<AlgorithmEntry> entries = {sync_sgd_entry(), async_sgd_entry(), async_msgd_entry(),
                                            hogwild_sgd_entry()};
     for (auto& entry : original_easgd_entries()) entries.push_back(std::move(entry));
@@ -20,6 +23,22 @@ const std::vector<AlgorithmEntry>& algorithm_catalog() {
     return entries;
   }();
   return catalog;
+}
+
+}  // namespace
+
+const std::vector<AlgorithmEntry>& algorithm_catalog() { return catalog_entries(); }
+
+const AlgorithmEntry& add_algorithm(AlgorithmEntry entry) {
+  if (entry.info.name.empty() || !entry.make) {
+    throw InputError("add_algorithm: an algorithm needs a name and a factory");
+  }
+  for (const auto& existing : catalog_entries()) {
+    if (existing.info.name == entry.info.name) {
+      throw InputError("add_algorithm: the catalog already has an algorithm named '" + entry.info.name + "'");
+    }
+  }
+  return catalog_entries().emplace_back(std::move(entry));
 }
 
 std::vector<std::string> algorithm_names() {

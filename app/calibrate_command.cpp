@@ -2,8 +2,8 @@
 // links SimGrid and never OpenMPI) and the threads executor's ping-pong, fits alpha and beta per message-size
 // segment, times the kernel classes with the native kernels (measure/kernel_calibration.hpp), and writes two
 // platform files the simulator can load -- one whose link is MPI's, one whose link is the threads executor's --
-// with the same CPU, memory and kernel efficiencies (DESIGN.md "Calibration, prediction, validation"). The sequence
-// is measure/calibrate_run.hpp's; here are the options and dsgd-mpi's runs.
+// with the same CPU, memory and kernel efficiencies (docs/design.md "Calibration, prediction, validation"). The
+// sequence is measure/calibrate_run.hpp's; here are the options and dsgd-mpi's runs.
 
 #include "app/commands.hpp"
 #include "app/mpi_worker.hpp"

@@ -1,5 +1,5 @@
 #pragma once
-// The executors `dsgd` puts work on, one table from name to runner (DESIGN.md "One shape for the executors"):
+// The executors `dsgd` puts work on, one table from name to runner (docs/design.md "Executors"):
 // threads (this process), mpi (dsgd-mpi under mpirun: dsgd links SimGrid, whose library defines MPI_* too) and
 // simgrid (simulated). Commands look an executor up here instead of comparing names.
 

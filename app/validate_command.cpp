@@ -1,5 +1,5 @@
 // `dsgd validate`: every algorithm of the catalog run natively on this machine -- on threads and on MPI ranks --
-// and predicted in SimGrid on the platforms `dsgd calibrate` wrote from microbenchmarks only (DESIGN.md
+// and predicted in SimGrid on the platforms `dsgd calibrate` wrote from microbenchmarks only (docs/design.md
 // "Calibration, prediction, validation"; docs/validation.md). Prints measured and predicted seconds per iteration
 // and the error per algorithm and executor. The prediction never reads the measured run: it takes the platform
 // file, the model and the run's options, and -- unless --file-kernels -- the kernel microbenchmarks timed again

@@ -1,5 +1,5 @@
 #pragma once
-// The time-breakdown categories of seed 000 Table 3, shared by native and simulated runs (DESIGN.md "Time
+// The time-breakdown categories of seed 000 Table 3, shared by native and simulated runs (docs/design.md "Time
 // breakdown"). On a CPU-only run "gpu" means the worker device and "cpu" the master.
 
 #include <array>

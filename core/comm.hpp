@@ -1,8 +1,8 @@
 #pragma once
-// The communication interface every SGD algorithm is written against (DESIGN.md "The one idea"), after gloo's
-// transport interface: an algorithm sees one worker's Comm -- rank, size, clock, point-to-point messages, compute
-// steps, shared vectors -- and never which executor runs it. Three executors implement it with parallel file
-// layouts: measure/threads/, measure/mpi/ and simulate/simgrid/ (executor.hpp + comm.hpp in each).
+// The communication interface every SGD algorithm is written against (docs/design.md "The comm interface"), after
+// gloo's transport interface: an algorithm sees one worker's Comm -- rank, size, clock, point-to-point messages,
+// compute steps, shared vectors -- and never which executor runs it. Three executors implement it with parallel
+// file layouts: measure/threads/, measure/mpi/ and simulate/simgrid/ (executor.hpp + comm.hpp in each).
 //
 // Semantics every executor keeps (the executor tests hold them to it, each running tests/core/collective_checks.hpp):
 //  * Messages between one (source, destination, tag) triple arrive in the order they were sent; a receive matches

@@ -1,6 +1,6 @@
 #pragma once
-// What the executors share beyond the Comm interface (DESIGN.md "One shape for the executors"): the result every
-// run returns, and the capture of the first failure among a world's workers.
+// What the executors share beyond the Comm interface (docs/design.md "Executors"): the result every run returns,
+// and the capture of the first failure among a world's workers.
 
 #include <cstddef>
 #include <exception>

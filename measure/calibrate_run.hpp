@@ -1,8 +1,8 @@
 #pragma once
-// The sequence of `dsgd calibrate` (DESIGN.md "Calibration, prediction, validation"; docs/validation.md, "What
-// `dsgd calibrate` measures"): the MPI and the threads ping-pong fitted per message-size segment, both again beside
-// computing ranks (the loaded links), the kernel classes, a waiting rank's share of a core, and two platform files
-// with the same CPU, memory and kernel efficiencies -- one whose link is MPI's, one whose link is the threads
+// The sequence of `dsgd calibrate` (docs/design.md "Calibration, prediction, validation"; docs/validation.md,
+// "What `dsgd calibrate` measures"): the MPI and the threads ping-pong fitted per message-size segment, both again
+// beside computing ranks (the loaded links), the kernel classes, a waiting rank's share of a core, and two platform
+// files with the same CPU, memory and kernel efficiencies -- one whose link is MPI's, one whose link is the threads
 // executor's. The MPI side runs in dsgd-mpi under mpirun (dsgd links SimGrid, whose library defines MPI_* too): the
 // caller starts it and reads back what it measured (MpiRuns).
 

@@ -1,7 +1,8 @@
 #pragma once
-// Calibrating a platform from measurements (DESIGN.md "Calibration, prediction, validation"): the alpha-beta fit of
-// ping-pong times per message-size segment, the CPU facts of this machine, and the platform file `dsgd calibrate`
-// writes. No MPI here -- the ping-pong itself runs in dsgd-mpi -- so all of it is unit-tested on synthetic data.
+// Calibrating a platform from measurements (docs/design.md "Calibration, prediction, validation"): the alpha-beta
+// fit of ping-pong times per message-size segment, the CPU facts of this machine, and the platform file `dsgd
+// calibrate` writes. No MPI here -- the ping-pong itself runs in dsgd-mpi -- so all of it is unit-tested on
+// synthetic data.
 
 #include <array>
 #include <cstddef>

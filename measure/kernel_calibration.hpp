@@ -1,6 +1,6 @@
 #pragma once
-// Calibrating compute from microbenchmarks (DESIGN.md "Calibration, prediction, validation"): the achieved rate of
-// each kernel class a ComputeStep names (core/comm.hpp), measured with the native kernels the Trainer runs
+// Calibrating compute from microbenchmarks (docs/design.md "Calibration, prediction, validation"): the achieved
+// rate of each kernel class a ComputeStep names (core/comm.hpp), measured with the native kernels the Trainer runs
 // (algorithms/trainer.cpp), divided by the platform's peak into the `kernel_efficiency` a simulation charges.
 //
 //   class        what runs (as the Trainer runs it)                           work counted (as the Trainer declares)

@@ -38,18 +38,26 @@ WaitingShare measure_waiting_share(Comm& comm, double seconds, const std::functi
   char byte = 0;
   if (comm.rank() != 0) {
     comm.recv(0, kStartTag, &byte, 1, Category::kWait);
+    const double cpu_start = cpu_seconds();
     compute_for(seconds);
-    comm.send(0, kDoneTag, &byte, 1, Category::kWait);
+    const double computed_cpu_s = cpu_seconds() - cpu_start;
+    comm.send(0, kDoneTag, &computed_cpu_s, sizeof computed_cpu_s, Category::kWait);
     return {};
   }
   for (int rank = 1; rank < comm.size(); ++rank) comm.send(rank, kStartTag, &byte, 1, Category::kWait);
   const double cpu_start = cpu_seconds();
   const auto start = std::chrono::steady_clock::now();
-  for (int rank = 1; rank < comm.size(); ++rank) comm.recv(rank, kDoneTag, &byte, 1, Category::kWait);
+  double computed_cpu_s = 0;
+  for (int rank = 1; rank < comm.size(); ++rank) {
+    double one = 0;
+    comm.recv(rank, kDoneTag, &one, sizeof one, Category::kWait);
+    computed_cpu_s += one;
+  }
   WaitingShare measured;
   measured.wall_s = seconds_since(start);
   measured.cpu_s = cpu_seconds() - cpu_start;
   measured.computing = comm.size() - 1;
+  measured.computing_cpu_s = computed_cpu_s / measured.computing;
   return measured;
 }
 

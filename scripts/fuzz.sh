@@ -1,20 +1,20 @@
 #!/usr/bin/env bash
 # libFuzzer over every reader of user files: IDX, CIFAR-10, LIBSVM, platform, manifest and results JSON
 # (tests/fuzz/, docs/testing.md "Fuzzing"). Builds the targets with clang++-14, AddressSanitizer and UBSan into
-# build-fuzz/, then runs each for SECONDS from the seed corpora in the tree (tests/fuzz/corpus/<target>, the platform
-# catalog, the manifests). Inputs a run discovers go to build-fuzz/corpus/, crashes to build-fuzz/artifacts/; any
+# build-fuzz/ (scripts/lean_sanitizer_build.sh: the build scripts/asan.sh --quick shares), then runs each for
+# SECONDS from the seed corpora in the tree (tests/fuzz/corpus/<target>, the platform catalog, the manifests). Inputs a run discovers go to build-fuzz/corpus/, crashes to build-fuzz/artifacts/; any
 # crash, sanitizer report or escaping exception fails the script.
 #   scripts/fuzz.sh [SECONDS [TARGET...]]   default 600 s each, every target; the test command runs 10 s each
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${DSGD_FUZZ_BUILD_DIR:-"$repo/build-fuzz"}
+. "$repo/scripts/lean_sanitizer_build.sh"
+build=$lean_sanitizer_build
 seconds=${1:-600}
 [[ $# -gt 0 ]] && shift
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(idx cifar libsvm platform manifest results)
 
-cmake -S "$repo" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDSGD_WITH_CUDA=OFF -DDSGD_BUILD_TESTS=OFF \
-  -DDSGD_FUZZ=ON -DDSGD_SANITIZE=address,undefined -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
+configure_lean_sanitizer_build
 cmake --build "$build" --target fuzz_targets
 
 export ASAN_OPTIONS="detect_leaks=1 abort_on_error=1"

@@ -1,6 +1,7 @@
 #pragma once
 // Closed-form alpha-beta-gamma times of the collectives in core/collectives.hpp: the "analytic" fidelity level
-// (DESIGN.md), microseconds where replaying every message in SimGrid takes seconds at thousands of ranks.
+// (docs/design.md "Fidelity levels"), microseconds where replaying every message in SimGrid takes seconds at
+// thousands of ranks.
 //
 // Model (Thakur, Rabenseifner and Gropp 2005, "Optimization of collective communication operations in MPICH"):
 // a message of n bytes between two ranks takes alpha + n * beta, every rank sends and receives at the same time

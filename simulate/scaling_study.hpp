@@ -41,9 +41,9 @@ struct FittedValue {
   std::string fitted_on;  // what it was fitted on, in words
 };
 
-// What determined a value of a study row (DESIGN.md "Calibration, prediction, validation"): the simulation alone
-// (knobs fitted on other numbers included), a fit to this very published number, or the definition of the measure
-// (an efficiency or speed-up of the first size against itself is 1).
+// What determined a value of a study row (docs/design.md "Calibration, prediction, validation"): the simulation
+// alone (knobs fitted on other numbers included), a fit to this very published number, or the definition of the
+// measure (an efficiency or speed-up of the first size against itself is 1).
 enum class Determined { kPredicted, kFitted, kByConstruction };
 // "predicted", "fitted", "by construction".
 std::string_view to_string(Determined determined);

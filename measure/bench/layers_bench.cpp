@@ -2,6 +2,7 @@
 //   layer/<backend>/<model>/<layer>/{forward,backward}   each layer of lenet and cifar10_alexnet at batch 64, and a
 //                                                        few zoo layers at a reduced input size ("<model>@1/4")
 //   train_step/<backend>/lenet/64                        forward, loss and backward of the whole network
+//   train_step_beside_busy_process/<backend>/lenet/64    the same while another process spins on a core
 //   iteration/<backend>/lenet/64                         the same plus the momentum-SGD update
 //   copy/<backend>/<model>/{packed,per_layer}            the parameter buffer to the host: one copy, or one per layer
 //   sgemm/<n>                                            plain OpenBLAS SGEMM, n x n x n: the peak to compare against
@@ -15,6 +16,9 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 #include <omp.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,7 +26,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.hpp"
@@ -31,6 +37,7 @@
 #include "core/nn/network.hpp"
 #include "core/nn/random.hpp"
 #include "core/nn/sgd.hpp"
+#include "core/openmp_policy.hpp"
 #include "core/stopwatch.hpp"
 
 namespace {
@@ -161,13 +168,37 @@ void register_layers(Backend& backend) {
   }
 }
 
+// Another process spinning on a core for as long as it lives: the competing load of a shared machine.
+class BusyNeighbour {
+ public:
+  BusyNeighbour() : pid_(::fork()) {
+    if (pid_ == 0) {
+      volatile std::uint64_t spin = 0;
+      for (;;) spin = spin + 1;
+    }
+    if (pid_ < 0) throw dsgd::InternalError("layers_bench: fork of the busy neighbour failed");
+  }
+  ~BusyNeighbour() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  BusyNeighbour(const BusyNeighbour&) = delete;
+  BusyNeighbour& operator=(const BusyNeighbour&) = delete;
+
+ private:
+  pid_t pid_;
+};
+
+// train_step and iteration on LeNet, and train_step beside a busy neighbour process: how much a step loses when
+// another process takes a core (docs/design.md "Threads on a busy machine"; a fair share on 2 cores and 2 threads
+// is 1.5x the time alone).
 void register_training(Backend& backend) {
-  for (const bool update : {false, true}) {
-    const std::string name = std::string(update ? "iteration/" : "train_step/") + std::string(backend.name()) +
-                             "/lenet/" + std::to_string(kBatch);
+  for (const auto& [kind, update, busy] : {std::tuple{"train_step", false, false}, std::tuple{"iteration", true, false},
+                                           std::tuple{"train_step_beside_busy_process", false, true}}) {
+    const std::string name = std::string(kind) + "/" + std::string(backend.name()) + "/lenet/" + std::to_string(kBatch);
     benchmark::RegisterBenchmark(
         name.c_str(),
-        [&backend, update](benchmark::State& state) {
+        [&backend, update, busy](benchmark::State& state) {
           const ModelSpec model = dsgd::build_model("lenet");
           dsgd::nn::Network network(model, backend, kBatch);
           network.initialize(1);
@@ -178,6 +209,8 @@ void register_training(Backend& backend) {
           backend.copy_to_device(device_labels, labels.data(), labels.size());
           dsgd::nn::Sgd sgd(backend, network.parameter_count(),
                             {.learning_rate = 0.01f, .momentum = 0.9f, .weight_decay = 5e-4f});
+          std::optional<BusyNeighbour> neighbour;
+          if (busy) neighbour.emplace();
           for (auto _ : state) {
             const auto start = Clock::now();
             network.train_step(images.get(), device_labels);
@@ -185,12 +218,16 @@ void register_training(Backend& backend) {
             backend.synchronize();
             state.SetIterationTime(seconds_since(start));
           }
+          neighbour.reset();
           backend.release(device_labels);
           state.counters["images/s"] = benchmark::Counter(kBatch, benchmark::Counter::kIsIterationInvariantRate);
           // Forward, backward data and backward weights: three times the forward FLOPs of the whole network.
           state.counters["FLOP/s"] =
               benchmark::Counter(3.0 * kBatch * model.forward_flops(), benchmark::Counter::kIsIterationInvariantRate);
-          state.SetLabel(std::string(backend.name()));
+          const char* spin = std::getenv("GOMP_SPINCOUNT");
+          const char* policy = std::getenv("OMP_WAIT_POLICY");
+          state.SetLabel(std::string(backend.name()) + (busy ? ", beside a busy process" : "") + ", OMP_WAIT_POLICY=" +
+                         (policy ? policy : "unset") + " GOMP_SPINCOUNT=" + (spin ? spin : "unset"));
         })
         ->UseManualTime()
         ->Unit(benchmark::kMillisecond);
@@ -262,6 +299,7 @@ void register_sgemm(int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  dsgd::restart_with_bounded_openmp_spinning(argv);
   // --threads=N is ours; everything else goes to Google Benchmark.
   int threads = 0;
   std::vector<char*> args;

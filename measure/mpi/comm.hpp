@@ -2,7 +2,7 @@
 // One rank's Comm in the MPI executor: dsgd's messages are MPI messages on a private duplicate of the world
 // communicator, compute steps run the real kernel under a wall clock. Parallel to measure/threads/comm.hpp and
 // simulate/simgrid/comm.hpp. Only targets that link OpenMPI (dsgd::measure_mpi) may include this header: libsimgrid
-// defines MPI_* too (DESIGN.md).
+// defines MPI_* too (docs/design.md "Executors").
 //
 // How the semantics of core/comm.hpp map onto MPI:
 //  * isend is MPI_Isend of MPI_BYTE; dsgd tags are MPI tags (0 <= tag <= MPI_TAG_UB, else CommError); kAnySource

@@ -1,6 +1,6 @@
 #pragma once
-// The analytic fidelity level (DESIGN.md "Fidelity levels"): closed-form costs, no SimGrid engine, for worlds far
-// beyond what SimGrid's actors can hold (a million cores). Parallel to simulate/simgrid/executor.hpp, whose
+// The analytic fidelity level (docs/design.md "Fidelity levels"): closed-form costs, no SimGrid engine, for worlds
+// far beyond what SimGrid's actors can hold (a million cores). Parallel to simulate/simgrid/executor.hpp, whose
 // simgrid::run() comes here for Fidelity::kAnalytic.
 //
 // One representative rank. Only rank 0's worker runs, on a Comm that says it is rank 0 of world.size; the other

@@ -1,7 +1,7 @@
 #pragma once
 // The route between two ranks as simulate/simgrid/platform_builder.hpp builds it in SimGrid, priced in closed
-// form for the analytic fidelity level (DESIGN.md "Fidelity levels"): the sum of the route's latencies and its
-// narrowest bandwidth, with no contention -- every message has its route to itself. No SimGrid engine.
+// form for the analytic fidelity level (docs/design.md "Fidelity levels"): the sum of the route's latencies and
+// its narrowest bandwidth, with no contention -- every message has its route to itself. No SimGrid engine.
 //
 // Pieces, each mirroring the builder:
 //  * inside a KNL node: sender's stop -> MCDRAM controller -> receiver's stop (XY hops of the mesh's link

@@ -37,7 +37,7 @@
 
 namespace dsgd::simulate {
 
-// How deterministic collectives are simulated (DESIGN.md "Fidelity levels"): message by message, or as a few
+// How deterministic collectives are simulated (docs/design.md "Fidelity levels"): message by message, or as a few
 // SimGrid flows per step (simulate/simgrid/flows.hpp), or in closed form without SimGrid (kAnalytic:
 // simulate/analytic/executor.hpp, one representative rank; only for worlds whose ranks all do what rank 0 does,
 // which the caller must know). kAuto picks flow for size-only worlds of at least kFlowFromRanks ranks -- where

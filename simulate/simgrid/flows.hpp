@@ -1,5 +1,5 @@
 #pragma once
-// Flow fidelity for the SimGrid executor (DESIGN.md "Fidelity levels"): a deterministic collective
+// Flow fidelity for the SimGrid executor (docs/design.md "Fidelity levels"): a deterministic collective
 // (Comm::run_collective) runs as a whole instead of message by message. Every rank joins it and blocks; the last to
 // join derives the schedule (simulate/collective_schedule.hpp, cached per call for the world's size) and starts a
 // conductor actor that replays it step by step: each step's transfers become SimGrid flows between the ranks'

@@ -139,7 +139,7 @@ TEST(CoreDataFashionMnist, RealFilesLoad) {
   const auto start = std::chrono::steady_clock::now();
   const TrainTestData data = load_normalized("fashion-mnist");
   const double seconds = seconds_since(start);
-  // Reported, not asserted: speed goals live in benchmarks (STYLE.md).
+  // Reported, not asserted: speed goals live in benchmarks (docs/design.md "Measurement").
   RecordProperty("load_and_normalize_s", std::to_string(seconds));
   std::cout << "fashion-mnist: both splits read and normalised in " << seconds << " s\n";
 
