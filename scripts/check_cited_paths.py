@@ -189,6 +189,15 @@ def main():
         except OSError:
             continue
         folder = os.path.dirname(name)
+
+        def check_parent_paths(line, prose):
+            """Files' ../ paths in a line of prose or a comment: outside the repository, or missing in it."""
+            for path, resolved, within in parent_paths(root, folder, prose):
+                if not within:
+                    outside.append((name, line, path))
+                elif not os.path.exists(resolved):
+                    climbing.append((name, line, path, os.path.relpath(resolved, root)))
+
         if kind == "markdown":
             for line, target in markdown_links(text):
                 if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith("#"):
@@ -201,11 +210,7 @@ def main():
                 elif not os.path.exists(resolved):
                     misses.append((name, line, target))
             for line, prose in markdown_text(text):
-                for path, resolved, within in parent_paths(root, folder, prose):
-                    if not within:
-                        outside.append((name, line, path))
-                    elif not os.path.exists(resolved):
-                        climbing.append((name, line, path, os.path.relpath(resolved, root)))
+                check_parent_paths(line, prose)
                 for match in BARE_DOCUMENT.finditer(prose):
                     if not exists_from(root, folder, match.group(1)):
                         misses.append((name, line, match.group(1)))
@@ -213,11 +218,7 @@ def main():
         comments = (c_comments(text) if kind == "c" else
                     hash_comments(text, '"') if kind == "cmake" else hash_comments(text, "\"'"))
         for line, comment in comments:
-            for path, resolved, within in parent_paths(root, folder, comment):
-                if not within:
-                    outside.append((name, line, path))
-                elif not os.path.exists(resolved):
-                    climbing.append((name, line, path, os.path.relpath(resolved, root)))
+            check_parent_paths(line, comment)
             for match in PATH.finditer(comment):
                 path = match.group(1).rstrip(".")
                 if "/" not in path and path not in BARE:
