@@ -14,8 +14,9 @@ namespace dsgd {
 inline constexpr const char* kOpenmpSpinCount = DSGD_OPENMP_SPINCOUNT;
 
 // Called first thing in main(): when the user left OpenMP's waiting policy unset, sets GOMP_SPINCOUNT to
-// kOpenmpSpinCount and re-executes this program (/proc/self/exe) with the same arguments and process id. Returns
-// when nothing needs to change, or when the re-execution failed (the program then runs with libgomp's defaults).
+// kOpenmpSpinCount and re-executes this program (the file /proc/self/exe names, so the process keeps its name)
+// with the same arguments and process id. Returns when nothing needs to change, or when the re-execution failed or
+// the program's file is gone (the program then runs with libgomp's defaults).
 // A user's OMP_WAIT_POLICY or GOMP_SPINCOUNT is always kept.
 void restart_with_bounded_openmp_spinning(char** argv);
 
