@@ -14,6 +14,7 @@
 #include "algorithms/runner.hpp"
 #include "core/data/catalog.hpp"
 #include "measure/threads/executor.hpp"
+#include "tests/algorithms/small_run.hpp"
 #include "tests/support/error_message.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/synthetic_images.hpp"
@@ -25,16 +26,10 @@ class ThreadsCatalog : public dsgd::testing::ScratchDirTest {
  protected:
   void SetUp() override {
     ScratchDirTest::SetUp();
-    dsgd::testing::write_synthetic_idx_folder(dir_, 960, 200);
+    dsgd::testing::write_synthetic_idx_folder(dir_, testing::kSmallRunTrainImages, testing::kSmallRunTestImages);
     auto loaded = data::load_normalized("idx:" + dir_.string());
     data_.train = std::make_shared<const data::Dataset>(std::move(loaded.train));
     data_.test = std::make_shared<const data::Dataset>(std::move(loaded.test));
-    options_.workers = 3;
-    options_.hyper.batch = 16;
-    options_.hyper.learning_rate = 0.01F;
-    options_.hyper.momentum = 0.5F;
-    options_.budget.iterations = 40;
-    options_.budget.eval_every = 20;
   }
 
   RunResult run(const std::string& algorithm) {
@@ -47,7 +42,7 @@ class ThreadsCatalog : public dsgd::testing::ScratchDirTest {
   }
 
   RunData data_;
-  RunOptions options_;
+  RunOptions options_ = testing::small_run_options();
 };
 
 TEST_F(ThreadsCatalog, EveryAlgorithmLearns) {

@@ -25,6 +25,7 @@
 #include "reports/results.hpp"
 #include "simulate/simgrid/executor.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
+#include "tests/algorithms/small_run.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/synthetic_images.hpp"
 
@@ -51,14 +52,9 @@ class TrainingRuns : public dsgd::testing::ScratchDirTest {
  protected:
   void SetUp() override {
     ScratchDirTest::SetUp();
-    dsgd::testing::write_synthetic_idx_folder(dir_, 960, 200);
+    dsgd::testing::write_synthetic_idx_folder(dir_, kSmallRunTrainImages, kSmallRunTestImages);
     cli_.dataset = "idx:" + dir_.string();
-    cli_.run.workers = 3;
-    cli_.run.hyper.batch = 16;
-    cli_.run.hyper.learning_rate = 0.01F;
-    cli_.run.hyper.momentum = 0.5F;
-    cli_.run.budget.iterations = 40;
-    cli_.run.budget.eval_every = 20;
+    cli_.run = small_run_options();
     data_ = app::load_run_data(cli_);
   }
 
