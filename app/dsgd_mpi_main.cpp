@@ -24,7 +24,7 @@
 #include "app/gemm_bench_cli.hpp"
 #include "app/lasso_cli.hpp"
 #include "app/run_common.hpp"
-#include "core/openmp_policy.hpp"
+#include "core/process_environment.hpp"
 #include "measure/mpi/executor.hpp"
 #include "measure/mpi/leak_check.hpp"
 
@@ -278,7 +278,7 @@ int exit_code(const std::exception& e) {
 
 int main(int argc, char** argv) {
   // Before MPI_Init: the restart keeps the process id mpirun knows.
-  dsgd::restart_with_bounded_openmp_spinning(argv);
+  dsgd::set_process_environment(argv);
   std::unique_ptr<mpi::MpiSession> session;
   try {
     session = std::make_unique<mpi::MpiSession>(&argc, &argv);

@@ -2,10 +2,10 @@
 
 #include "app/cli.hpp"
 #include "core/interrupt.hpp"
-#include "core/openmp_policy.hpp"
+#include "core/process_environment.hpp"
 
 int main(int argc, char** argv) {
-  dsgd::restart_with_bounded_openmp_spinning(argv);
+  dsgd::set_process_environment(argv);
   std::vector<std::string> args(argv + 1, argv + argc);
   // SIGINT / SIGTERM stop what dsgd started and keep what it has (docs/errors.md "Interrupts").
   dsgd::Interrupt interrupt;

@@ -37,7 +37,7 @@
 #include "core/nn/network.hpp"
 #include "core/nn/random.hpp"
 #include "core/nn/sgd.hpp"
-#include "core/openmp_policy.hpp"
+#include "core/process_environment.hpp"
 #include "core/stopwatch.hpp"
 
 namespace {
@@ -299,7 +299,7 @@ void register_sgemm(int threads) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  dsgd::restart_with_bounded_openmp_spinning(argv);
+  dsgd::set_process_environment(argv);
   // --threads=N is ours; everything else goes to Google Benchmark.
   int threads = 0;
   std::vector<char*> args;

@@ -1,4 +1,4 @@
-#include "core/openmp_policy.hpp"
+#include "core/process_environment.hpp"
 
 #include <unistd.h>
 
@@ -9,7 +9,8 @@
 
 namespace dsgd {
 
-void restart_with_bounded_openmp_spinning(char** argv) {
+void set_process_environment(char** argv) {
+  ::setenv("HWLOC_COMPONENTS", kHwlocComponents, 0);
   if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
   // The program's own file, not /proc/self/exe itself: the kernel names a process after the file it executes, and
   // `ps`, `pkill dsgd` and the tests of stopped runs know dsgd by its name. A program whose file was replaced or
