@@ -13,8 +13,8 @@ inline constexpr const char* kOpenmpSpinCount = DSGD_OPENMP_SPINCOUNT;
 // The hwloc components dsgd's MPI processes leave out (HWLOC_COMPONENTS) when the user has not chosen: "gl", which
 // opens X displays to find the GPUs attached to them. Where no display runs it falls back to TCP on "localhost",
 // and where that name does not resolve locally (a container or chroot without /etc/hosts) every MPI_Init and
-// mpirun waits 5 s for DNS. dsgd never needs a display's GPUs.
-inline constexpr const char* kHwlocComponents = "-gl";
+// mpirun waits 5 s for DNS. dsgd never needs a display's GPUs. CMakeLists.txt sets it, for the tests' environment too.
+inline constexpr const char* kHwlocComponents = DSGD_HWLOC_COMPONENTS;
 
 // Called first thing in main(), before any thread starts. Sets HWLOC_COMPONENTS to kHwlocComponents when unset
 // (hwloc reads it when MPI starts, so the variable alone is enough; mpirun and the ranks inherit it). Then, when the
