@@ -118,18 +118,27 @@ class Dogwild final : public Streaming {
   std::map<std::string, double> counters(Trainer& trainer) const override {
     const ReceiveLedger& ledger = endpoint_->ledger();
     const auto value = [](std::uint64_t count) { return static_cast<double>(count); };
-    return {{"datagrams_sent", value(endpoint_->sent())},
-            {"datagrams_injected_drops", value(endpoint_->injected_drops())},
-            {"datagrams_send_refusals", value(endpoint_->send_refusals())},
-            {"datagrams_received", value(ledger.received_count())},
-            {"datagrams_missing", value(ledger.missing())},
-            {"datagrams_reordered", value(ledger.reordered())},
-            {"datagrams_duplicates", value(ledger.duplicates())},
-            {"datagrams_refused", value(ledger.refused_total() + misdirected_)},
-            {"datagrams_receiver_drops", value(endpoint_->receiver_drops())},
-            {"weight_passes_received", passes_received(trainer)},
-            {"multicast_ranks", multicast_ ? 1.0 : 0.0},
-            {"multicast_once_ranks", multicast_ && endpoint_->sends_group_once() ? 1.0 : 0.0}};
+    std::map<std::string, double> out = {
+        {"datagrams_sent", value(endpoint_->sent())},
+        {"datagrams_injected_drops", value(endpoint_->injected_drops())},
+        {"datagrams_send_refusals", value(endpoint_->send_refusals())},
+        {"datagrams_received", value(ledger.received_count())},
+        {"datagrams_missing", value(ledger.missing())},
+        {"datagrams_reordered", value(ledger.reordered())},
+        {"datagrams_refused", value(ledger.refused_total() + misdirected_)},
+        {"datagrams_refused_misdirected", value(misdirected_)},
+        {"datagrams_receiver_drops", value(endpoint_->receiver_drops())},
+        {"weight_passes_received", passes_received(trainer)},
+        {"multicast_ranks", multicast_ ? 1.0 : 0.0},
+        {"multicast_once_ranks", multicast_ && endpoint_->sends_group_once() ? 1.0 : 0.0}};
+    // Every refusal by its cause (core/datagram.hpp ChunkDefect), e.g. datagrams_refused_bad_tag.
+    for (std::size_t d = 1; d < kChunkDefects; ++d) {
+      std::string cause(to_string(static_cast<ChunkDefect>(d)));
+      std::replace_if(
+          cause.begin(), cause.end(), [](char c) { return c == ' ' || c == '-'; }, '_');
+      out["datagrams_refused_" + cause] = value(ledger.refused(static_cast<ChunkDefect>(d)));
+    }
+    return out;
   }
 
  protected:
@@ -208,7 +217,7 @@ class Dogwild final : public Streaming {
       return destination < 0 ? endpoint_->send_to_group(kind, offset, round, floats, count)
                              : endpoint_->send(destination, kind, offset, round, floats, count);
     });
-    if (outcome == SendOutcome::kSent) comm.count_sent(kDatagramHeaderBytes + count * sizeof(float));
+    if (outcome == SendOutcome::kSent) comm.count_sent(kDatagramOverheadBytes + count * sizeof(float));
     return outcome;
   }
 

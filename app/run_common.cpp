@@ -1,6 +1,7 @@
 #include "app/run_common.hpp"
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <span>
@@ -505,6 +506,15 @@ std::string run_summary(const RunCli& cli, const reports::Entry& entry) {
                   counter("datagrams_receiver_drops"), counter("datagrams_refused"),
                   counter("datagrams_send_refusals"));
     text += line;
+    // The refusals by cause (docs/dogwild.md "Refused datagrams"), where there were any.
+    std::string causes;
+    const std::string prefix = "datagrams_refused_";
+    for (const auto& [name, count] : entry.counters) {
+      if (name.starts_with(prefix) && count > 0) {
+        causes += (causes.empty() ? "" : ", ") + name.substr(prefix.size()) + " " + std::to_string(std::llround(count));
+      }
+    }
+    if (!causes.empty()) text += "datagrams refused by cause: " + causes + "\n";
   }
   if (entry.counters.contains("weight_passes_per_slave_s")) {
     std::snprintf(line, sizeof line, "sync rate: each slave had every other master's weights %.2f times per second\n",

@@ -1,8 +1,12 @@
 #include "core/datagram.hpp"
 
+#include <sys/random.h>
+
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -17,7 +21,9 @@ namespace dsgd {
 
 namespace {
 
-constexpr EnumNames<5> kDefectNames = {"none", "short", "bad magic", "wrong length", "out of range"};
+constexpr EnumNames<kChunkDefects> kDefectNames = {"none",         "short",     "bad magic",      "wrong length",
+                                                   "foreign run",  "bad tag",   "foreign sender", "replayed",
+                                                   "out of range", "non-finite"};
 
 // Little-endian fields at fixed places (x86-64 and aarch64 are little-endian; the build refuses others).
 static_assert(std::endian::native == std::endian::little, "the datagram format is little-endian");
@@ -37,44 +43,79 @@ T get(const std::byte* in, std::size_t at) {
 
 std::string_view to_string(ChunkDefect defect) { return name_of(defect, kDefectNames); }
 
-std::vector<std::byte> encode_header(const ChunkHeader& header, std::size_t count) {
+DatagramKey DatagramKey::random() {
+  std::uint64_t words[3];
+  auto* bytes = reinterpret_cast<unsigned char*>(words);
+  for (std::size_t got = 0; got < sizeof words;) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof words - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw IoError(std::string("datagram key: getrandom: ") + std::strerror(errno));
+    got += static_cast<std::size_t>(n);
+  }
+  return {{words[0], words[1]}, words[2]};
+}
+
+namespace {
+
+// Header, `floats` bytes of payload (may be none) and room for the tag; the tag is set by seal().
+std::vector<std::byte> unsealed(const ChunkHeader& header, std::size_t count, std::size_t payload_bytes,
+                                const DatagramKey& key) {
   if (count > kMaxChunkFloats) {
     throw InputError("datagram: a chunk of " + std::to_string(count) + " floats exceeds one datagram (" +
                      std::to_string(kMaxChunkFloats) + " floats)");
   }
-  std::vector<std::byte> out(kDatagramHeaderBytes);
-  put(out.data(), 0, kDatagramMagic);
   if (header.kind >= kGroupKindBit) {
     throw InputError("datagram: kind " + std::to_string(header.kind) + " takes the group bit (kinds are < 2^31)");
   }
+  std::vector<std::byte> out(kDatagramOverheadBytes + payload_bytes);
+  put(out.data(), 0, kDatagramMagic);
   put(out.data(), 4, header.kind | (header.group ? kGroupKindBit : 0U));
   put(out.data(), 8, header.source);
   put(out.data(), 12, static_cast<std::uint32_t>(count));
   put(out.data(), 16, header.sequence);
   put(out.data(), 24, header.offset);
   put(out.data(), 32, header.round);
+  put(out.data(), 40, key.nonce);
   return out;
 }
 
-std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const float> floats) {
-  std::vector<std::byte> out = encode_header(header, floats.size());
-  if (!floats.empty()) {
-    out.resize(kDatagramHeaderBytes + floats.size_bytes());
-    std::memcpy(out.data() + kDatagramHeaderBytes, floats.data(), floats.size_bytes());
-  }
-  return out;
+// The tag of every byte before the tag's place.
+std::uint64_t tag_of(std::span<const std::byte> datagram, const DatagramKey& key) {
+  return siphash24(key.tag, datagram.first(datagram.size() - kDatagramTagBytes));
 }
 
-ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer_floats, Chunk& chunk,
-                         bool header_only) {
-  if (datagram.size() < kDatagramHeaderBytes) return ChunkDefect::kShort;
+std::vector<std::byte> seal(std::vector<std::byte> datagram, const DatagramKey& key) {
+  put(datagram.data(), datagram.size() - kDatagramTagBytes, tag_of(datagram, key));
+  return datagram;
+}
+
+}  // namespace
+
+std::vector<std::byte> encode_header(const ChunkHeader& header, std::size_t count, const DatagramKey& key) {
+  return seal(unsealed(header, count, 0, key), key);
+}
+
+std::vector<std::byte> encode_chunk(const ChunkHeader& header, std::span<const float> floats, const DatagramKey& key) {
+  std::vector<std::byte> out = unsealed(header, floats.size(), floats.size_bytes(), key);
+  if (!floats.empty()) std::memcpy(out.data() + kDatagramHeaderBytes, floats.data(), floats.size_bytes());
+  return seal(std::move(out), key);
+}
+
+ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer_floats, const DatagramKey& key,
+                         Chunk& chunk, bool header_only) {
+  if (datagram.size() < kDatagramOverheadBytes) return ChunkDefect::kShort;
   const std::byte* in = datagram.data();
   if (get<std::uint32_t>(in, 0) != kDatagramMagic) return ChunkDefect::kBadMagic;
   const auto count = get<std::uint32_t>(in, 12);
   const std::size_t floats = header_only ? 0 : std::size_t{count};
-  if (datagram.size() != kDatagramHeaderBytes + floats * sizeof(float)) return ChunkDefect::kWrongLength;
+  if (datagram.size() != kDatagramOverheadBytes + floats * sizeof(float)) return ChunkDefect::kWrongLength;
+  if (get<std::uint64_t>(in, 40) != key.nonce) return ChunkDefect::kForeignRun;
+  if (get<std::uint64_t>(in, datagram.size() - kDatagramTagBytes) != tag_of(datagram, key)) return ChunkDefect::kBadTag;
   const auto offset = get<std::uint64_t>(in, 24);
   if (offset > buffer_floats || count > buffer_floats - offset) return ChunkDefect::kOutOfRange;
+  for (std::size_t k = 0; k < floats; ++k) {
+    if (!std::isfinite(get<float>(in, kDatagramHeaderBytes + k * sizeof(float)))) return ChunkDefect::kNonFinite;
+  }
   const auto kind = get<std::uint32_t>(in, 4);
   chunk.header.kind = kind & ~kGroupKindBit;
   chunk.header.group = (kind & kGroupKindBit) != 0;
@@ -88,30 +129,57 @@ ChunkDefect decode_chunk(std::span<const std::byte> datagram, std::size_t buffer
   return ChunkDefect::kNone;
 }
 
-void ReceiveLedger::received(const ChunkHeader& header) {
+bool ReceiveLedger::accept(const ChunkHeader& header) {
   Source& source = sources_[std::uint64_t{header.source} << 1 | (header.group ? 1U : 0U)];
   const std::uint64_t sequence = header.sequence;
   if (sequence >= source.next) {
-    // The sequences jumped over are missing until they arrive. A sender never skips more than it sent, but a
-    // forged jump must not allocate without bound: gaps above 1 M are counted in one step.
-    for (std::uint64_t s = source.next; s < sequence && s - source.next < (1U << 20); ++s) source.missing.push_back(s);
+    // The sequences jumped over are missing until they arrive: one range, whatever the jump.
+    if (sequence > source.next) source.gaps.push_back({source.next, sequence});
     source.next = sequence + 1;
+    bound(source);
     ++received_;
-    return;
+    return true;
   }
-  const auto it = std::lower_bound(source.missing.begin(), source.missing.end(), sequence);
-  if (it == source.missing.end() || *it != sequence) {
-    ++duplicates_;
-    return;
+  // The gap holding `sequence`: the last one starting at or below it.
+  auto it = std::upper_bound(source.gaps.begin(), source.gaps.end(), sequence,
+                             [](std::uint64_t s, const Gap& gap) { return s < gap.first; });
+  if (it == source.gaps.begin() || sequence >= std::prev(it)->end) return false;
+  Gap& gap = *std::prev(it);
+  if (gap.first == sequence) {
+    ++gap.first;
+  } else if (gap.end == sequence + 1) {
+    --gap.end;
+  } else {
+    const Gap above{sequence + 1, gap.end};
+    gap.end = sequence;
+    source.gaps.insert(it, above);
   }
-  source.missing.erase(it);
+  std::erase_if(source.gaps, [](const Gap& g) { return g.first == g.end; });
+  bound(source);
   ++reordered_;
   ++received_;
+  return true;
+}
+
+void ReceiveLedger::bound(Source& source) {
+  while (source.gaps.size() > kMaxGaps) {
+    source.given_up += source.gaps.front().end - source.gaps.front().first;
+    source.gaps.erase(source.gaps.begin());
+  }
 }
 
 std::uint64_t ReceiveLedger::missing() const {
   std::uint64_t total = 0;
-  for (const auto& [rank, source] : sources_) total += source.missing.size();
+  for (const auto& [rank, source] : sources_) {
+    total += source.given_up;
+    for (const Gap& gap : source.gaps) total += gap.end - gap.first;
+  }
+  return total;
+}
+
+std::size_t ReceiveLedger::gap_ranges() const {
+  std::size_t total = 0;
+  for (const auto& [rank, source] : sources_) total += source.gaps.size();
   return total;
 }
 
@@ -170,7 +238,7 @@ SendOutcome DatagramEndpoint::send_to_group(std::uint32_t kind, std::uint64_t of
 // so a refusal leaves no gap.
 SendOutcome DatagramEndpoint::hand_over(std::uint64_t& sequence, const ChunkHeader& header, const float* floats,
                                         std::size_t count, int destination) {
-  auto datagram = payload_ ? encode_chunk(header, {floats, count}) : encode_header(header, count);
+  auto datagram = payload_ ? encode_chunk(header, {floats, count}, key_) : encode_header(header, count, key_);
   if (!(destination < 0 ? transmit_to_group(std::move(datagram)) : transmit(destination, std::move(datagram)))) {
     ++refused_sends_;
     return SendOutcome::kRefused;
@@ -183,10 +251,14 @@ SendOutcome DatagramEndpoint::hand_over(std::uint64_t& sequence, const ChunkHead
 std::optional<Chunk> DatagramEndpoint::receive(std::size_t buffer_floats, double timeout_s) {
   const double deadline_s = clock_s() + timeout_s;
   while (true) {
-    const auto datagram = next_datagram(std::max(0.0, deadline_s - clock_s()));
-    if (!datagram) return std::nullopt;
+    const auto arrival = next_datagram(std::max(0.0, deadline_s - clock_s()));
+    if (!arrival) return std::nullopt;
     Chunk chunk;
-    const ChunkDefect defect = decode_chunk(*datagram, buffer_floats, chunk, !payload_);
+    ChunkDefect defect = decode_chunk(arrival->bytes, buffer_floats, key_, chunk, !payload_);
+    if (defect == ChunkDefect::kNone &&
+        static_cast<std::int64_t>(arrival->sender) != std::int64_t{chunk.header.source}) {
+      defect = ChunkDefect::kForeignSender;
+    }
     if (defect == ChunkDefect::kNone) {
       // A group datagram meets the loss model here, on this member's link; its own stream of decisions (top bit).
       if (chunk.header.group && loss_ &&
@@ -194,8 +266,8 @@ std::optional<Chunk> DatagramEndpoint::receive(std::size_t buffer_floats, double
         ++injected_;
         continue;
       }
-      ledger_.received(chunk.header);
-      return chunk;
+      if (ledger_.accept(chunk.header)) return chunk;
+      defect = ChunkDefect::kReplayed;
     }
     ledger_.refuse(defect);
   }
@@ -206,14 +278,14 @@ std::optional<Chunk> DatagramEndpoint::receive(std::size_t buffer_floats, double
 struct InProcessDatagrams::Queue {
   std::mutex mutex;
   std::condition_variable arrived;
-  std::deque<std::vector<std::byte>> datagrams;
+  std::deque<Arrival> datagrams;
   std::uint64_t overflows = 0;
 };
 
 class InProcessDatagrams::Endpoint final : public DatagramEndpoint {
  public:
-  Endpoint(InProcessDatagrams& channel, int rank, const std::optional<LossModel>& loss)
-      : DatagramEndpoint(rank, loss), channel_(channel) {}
+  Endpoint(InProcessDatagrams& channel, int rank, const DatagramKey& key, const std::optional<LossModel>& loss)
+      : DatagramEndpoint(rank, key, loss), channel_(channel) {}
 
   std::string group_delivery() const override { return "a copy to each member's queue"; }
 
@@ -243,21 +315,21 @@ class InProcessDatagrams::Endpoint final : public DatagramEndpoint {
         ++queue.overflows;  // on the wire, lost at the receiver: the ledger sees the gap
         return;
       }
-      queue.datagrams.push_back(std::move(datagram));
+      queue.datagrams.push_back({std::move(datagram), rank()});
     }
     queue.arrived.notify_one();
   }
 
-  std::optional<std::vector<std::byte>> next_datagram(double timeout_s) override {
+  std::optional<Arrival> next_datagram(double timeout_s) override {
     Queue& queue = *channel_.queues_[static_cast<std::size_t>(rank())];
     std::unique_lock lock(queue.mutex);
     if (!queue.arrived.wait_for(lock, std::chrono::duration<double>(timeout_s),
                                 [&] { return !queue.datagrams.empty(); })) {
       return std::nullopt;
     }
-    std::vector<std::byte> datagram = std::move(queue.datagrams.front());
+    Arrival arrival = std::move(queue.datagrams.front());
     queue.datagrams.pop_front();
-    return datagram;
+    return arrival;
   }
 
  public:
@@ -272,9 +344,10 @@ InProcessDatagrams::InProcessDatagrams(int endpoints, std::size_t queue_datagram
   if (endpoints < 1 || queue_datagrams < 1) {
     throw InputError("in-process datagrams: need at least one endpoint and a queue of at least one datagram");
   }
+  const DatagramKey key = DatagramKey::random();
   for (int r = 0; r < endpoints; ++r) {
     queues_.push_back(std::make_unique<Queue>());
-    endpoints_.push_back(std::make_unique<Endpoint>(*this, r, loss));
+    endpoints_.push_back(std::make_unique<Endpoint>(*this, r, key, loss));
   }
 }
 

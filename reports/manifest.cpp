@@ -70,9 +70,18 @@ ColumnSpec parse_column(const JsonView& view) {
   return column;
 }
 
+// An id that names files in the report folder (results/<id>.json, tables/<experiment>-<id>.md, ...): lower-case
+// letters, digits, '-' and '_', so no id can reach outside the folder or hide a file.
+std::string file_name_id(const JsonView& view) {
+  static const std::regex kId("^[a-z0-9][a-z0-9_-]*$");
+  std::string id = view.string();
+  if (!std::regex_match(id, kId)) view.fail("expected a lower-case file-name-safe id ([a-z0-9][a-z0-9_-]*)");
+  return id;
+}
+
 TableSpec parse_table(const JsonView& view) {
   view.allow_only({"id", "title", "where", "columns", "notes"});
-  TableSpec table{view.at("id").string(), view.at("title").string(), parse_filter(view.find("where")), {}, {}};
+  TableSpec table{file_name_id(view.at("id")), view.at("title").string(), parse_filter(view.find("where")), {}, {}};
   const JsonView columns = view.at("columns");
   if (columns.size() == 0) columns.fail("expected at least one column");
   for (std::size_t i = 0; i < columns.size(); ++i) table.columns.push_back(parse_column(columns.at(i)));
@@ -127,7 +136,7 @@ FigureSpec parse_figure(const JsonView& view) {
   view.allow_only({"id", "title", "where", "x_label", "y_label", "style", "log_x", "log_y", "x_scale", "y_scale", "x",
                    "y", "series_by", "curve", "stack", "series", "notes"});
   FigureSpec figure;
-  figure.id = view.at("id").string();
+  figure.id = file_name_id(view.at("id"));
   figure.title = view.at("title").string();
   figure.where = parse_filter(view.find("where"));
   figure.x_label = view.at("x_label").string();
@@ -173,9 +182,7 @@ FigureSpec parse_figure(const JsonView& view) {
 Experiment parse_experiment(const JsonView& view) {
   view.allow_only({"id", "title", "description", "command", "first_look", "expected_s", "tables", "figures"});
   Experiment experiment;
-  experiment.id = view.at("id").string();
-  static const std::regex kId("^[a-z0-9][a-z0-9_-]*$");
-  if (!std::regex_match(experiment.id, kId)) view.at("id").fail("expected a lower-case file-name-safe id");
+  experiment.id = file_name_id(view.at("id"));
   // results/timings.json is the run's record of wall times (reports/report.hpp), not an experiment's results.
   if (experiment.id + ".json" == kTimingsFileName) view.at("id").fail("'" + experiment.id + "' is reserved");
   // Errors in these two name the experiment, which their JSON path alone does not.

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# libFuzzer over every reader of user files: IDX, CIFAR-10, LIBSVM, platform, manifest and results JSON
+# libFuzzer over every reader of user files: IDX, CIFAR-10, LIBSVM, platform, manifest and results JSON, and over
+# Dogwild's datagram decoder
 # (tests/fuzz/, docs/testing.md "Fuzzing"). Builds the targets with clang++-14, AddressSanitizer and UBSan into
 # build-fuzz/ (scripts/lean_sanitizer_build.sh: the build scripts/asan.sh --quick shares), then runs each for
 # SECONDS from the seed corpora in the tree (tests/fuzz/corpus/<target>, the platform catalog, the manifests). Inputs a run discovers go to build-fuzz/corpus/, crashes to build-fuzz/artifacts/; any
@@ -12,7 +13,7 @@ build=$lean_sanitizer_build
 seconds=${1:-600}
 [[ $# -gt 0 ]] && shift
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(idx cifar libsvm platform manifest results)
+[[ ${#targets[@]} -gt 0 ]] || targets=(idx cifar libsvm platform manifest results datagram)
 
 configure_lean_sanitizer_build
 cmake --build "$build" --target fuzz_targets

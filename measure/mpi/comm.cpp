@@ -536,13 +536,21 @@ std::string boot_id() {
 
 std::shared_ptr<DatagramEndpoint> MpiComm::datagrams(const DatagramOptions& options) {
   constexpr Tag kBootIdTag = kFirstCollectiveTag - 1;
-  // UDP on 127.0.0.1 reaches only this machine: every rank must run on rank 0's.
+  constexpr Tag kKeyTag = kFirstCollectiveTag - 2;
+  // UDP on 127.0.0.1 reaches only this machine: every rank must run on rank 0's. Rank 0 draws the run's key and
+  // hands it to the others over MPI, which only this world's ranks share (docs/dogwild.md "Threat model").
   std::string id = boot_id();
+  DatagramKey key;
   if (rank_ == 0) {
-    for (int r = 1; r < size(); ++r) send(r, kBootIdTag, id.data(), id.size(), Category::kGpuGpuPara);
+    key = DatagramKey::random();
+    for (int r = 1; r < size(); ++r) {
+      send(r, kBootIdTag, id.data(), id.size(), Category::kGpuGpuPara);
+      send(r, kKeyTag, &key, sizeof key, Category::kGpuGpuPara);
+    }
   } else {
     std::string root(36, ' ');
     recv(0, kBootIdTag, root.data(), root.size(), Category::kGpuGpuPara);
+    recv(0, kKeyTag, &key, sizeof key, Category::kGpuGpuPara);
     if (root != id) {
       throw UnavailableError(rank_text(rank_) +
                              ": datagrams over UDP on 127.0.0.1 need every rank on one machine, "
@@ -554,7 +562,7 @@ std::shared_ptr<DatagramEndpoint> MpiComm::datagrams(const DatagramOptions& opti
   udp.send_rate_Bps = options.send_rate_Bps;
   udp.loss = injected_loss(options);
   udp.multicast = options.multicast;
-  auto endpoint = std::make_shared<udp::UdpEndpoint>(rank_, udp);
+  auto endpoint = std::make_shared<udp::UdpEndpoint>(rank_, key, udp);
   // Ports (< 2^16) are exact in floats: one allreduce gives every rank every port.
   std::vector<float> ports(static_cast<std::size_t>(size()), 0.0F);
   ports[static_cast<std::size_t>(rank_)] = static_cast<float>(endpoint->port());

@@ -137,8 +137,8 @@ const std::optional<std::string>& multicast_on_loopback() {
   return verdict;
 }
 
-UdpEndpoint::UdpEndpoint(int rank, const UdpOptions& options)
-    : DatagramEndpoint(rank, options.loss), options_(options), scratch_(kMaxDatagramBytes + 1) {
+UdpEndpoint::UdpEndpoint(int rank, const DatagramKey& key, const UdpOptions& options)
+    : DatagramEndpoint(rank, key, options.loss), options_(options), scratch_(kMaxDatagramBytes + 1) {
   socket_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (socket_ < 0) fail("socket");
   // Past net.core.rmem_max where allowed (root); otherwise what rmem_max grants.
@@ -175,6 +175,7 @@ void UdpEndpoint::set_peers(std::vector<std::uint16_t> ports) {
     const int joined = join_group(peers_[r], options_.receive_buffer_bytes, error);
     if (joined < 0) throw IoError("udp: rank " + std::to_string(rank()) + ": " + error);
     group_sockets_.push_back(joined);
+    group_owners_.push_back(static_cast<int>(r));
   }
   ip_multicast_ = true;
 }
@@ -227,7 +228,15 @@ bool UdpEndpoint::transmit_to_group(std::vector<std::byte> datagram) {
   return true;
 }
 
-std::optional<std::vector<std::byte>> UdpEndpoint::next_datagram(double timeout_s) {
+int UdpEndpoint::peer_at(const sockaddr_in& address) const {
+  if (address.sin_family != AF_INET || ntohl(address.sin_addr.s_addr) != INADDR_LOOPBACK) return kUnknownSender;
+  for (std::size_t r = 0; r < peers_.size(); ++r) {
+    if (peers_[r] == ntohs(address.sin_port)) return static_cast<int>(r);
+  }
+  return kUnknownSender;
+}
+
+std::optional<Arrival> UdpEndpoint::next_datagram(double timeout_s) {
   const double deadline = now_s() + timeout_s;
   const std::size_t sockets = 1 + group_sockets_.size();
   const auto socket_at = [&](std::size_t i) { return i == 0 ? socket_ : group_sockets_[i - 1]; };
@@ -235,10 +244,15 @@ std::optional<std::vector<std::byte>> UdpEndpoint::next_datagram(double timeout_
     // What has arrived is taken first (a timeout of 0 takes it without waiting), each socket in turn.
     for (std::size_t k = 0; k < sockets; ++k) {
       const std::size_t i = (next_socket_ + k) % sockets;
-      const ssize_t bytes = ::recv(socket_at(i), scratch_.data(), scratch_.size(), MSG_DONTWAIT);
+      sockaddr_in from{};
+      socklen_t from_bytes = sizeof from;
+      const ssize_t bytes = ::recvfrom(socket_at(i), scratch_.data(), scratch_.size(), MSG_DONTWAIT,
+                                       reinterpret_cast<sockaddr*>(&from), &from_bytes);
       if (bytes >= 0) {
         next_socket_ = (i + 1) % sockets;
-        return std::vector<std::byte>(scratch_.begin(), scratch_.begin() + bytes);
+        int sender = from_bytes == sizeof from ? peer_at(from) : kUnknownSender;
+        if (i > 0 && sender != group_owners_[i - 1]) sender = kUnknownSender;  // a group hears its owner only
+        return Arrival{std::vector<std::byte>(scratch_.begin(), scratch_.begin() + bytes), sender};
       }
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) fail("recv on 127.0.0.1:" + std::to_string(port_));
     }

@@ -10,6 +10,12 @@
 // endpoint joins it on 127.0.0.1 with a socket bound to it, and the sender sends each datagram once (loopback
 // delivery, TTL 0: it never leaves the machine). Where the kernel does not deliver that (multicast_on_loopback()
 // says why), a group send is emulated as one sendto per member, and group_delivery() says so.
+//
+// A datagram counts as from rank r only if it came from 127.0.0.1 at r's port (the peer table), and on a group
+// socket only from that group's owner; any other sender is refused as "foreign sender" (docs/dogwild.md "Threat
+// model").
+
+#include <netinet/in.h>
 
 #include <cstdint>
 #include <optional>
@@ -37,8 +43,9 @@ const std::optional<std::string>& multicast_on_loopback();
 
 class UdpEndpoint final : public DatagramEndpoint {
  public:
-  // Binds a socket to 127.0.0.1 on a port the kernel picks. Throws IoError naming the call that failed.
-  UdpEndpoint(int rank, const UdpOptions& options);
+  // Binds a socket to 127.0.0.1 on a port the kernel picks; datagrams are tagged with `key` (the run's, the same at
+  // every endpoint of a world). Throws IoError naming the call that failed.
+  UdpEndpoint(int rank, const DatagramKey& key, const UdpOptions& options);
   ~UdpEndpoint() override;
   UdpEndpoint(const UdpEndpoint&) = delete;
   UdpEndpoint& operator=(const UdpEndpoint&) = delete;
@@ -60,12 +67,12 @@ class UdpEndpoint final : public DatagramEndpoint {
  protected:
   bool transmit(int destination, std::vector<std::byte> datagram) override;
   bool transmit_to_group(std::vector<std::byte> datagram) override;
-  std::optional<std::vector<std::byte>> next_datagram(double timeout_s) override;
+  std::optional<Arrival> next_datagram(double timeout_s) override;
 
  private:
   void pace(std::size_t bytes);
   bool send_to(std::uint32_t address, std::uint16_t port, const std::vector<std::byte>& datagram);
-  void join_groups();
+  int peer_at(const sockaddr_in& address) const;
 
   UdpOptions options_;
   int socket_ = -1;
@@ -74,6 +81,7 @@ class UdpEndpoint final : public DatagramEndpoint {
   std::vector<std::uint16_t> peers_;
   bool ip_multicast_ = false;       // group sends go out once, to this endpoint's group
   std::vector<int> group_sockets_;  // one per other endpoint's group, joined
+  std::vector<int> group_owners_;   // the rank whose group each of group_sockets_ joined
   std::size_t next_socket_ = 0;     // where the next receive starts looking, for fairness
   std::vector<std::byte> scratch_;
   double bucket_start_s_ = -1;  // the token bucket's clock: when the first paced byte went

@@ -369,8 +369,8 @@ s4u::Mailbox* World::mailbox(int destination, Tag tag) {
   return mailbox;
 }
 
-void* World::keep_datagram(int destination, std::vector<std::byte> datagram) {
-  auto kept = std::make_unique<std::vector<std::byte>>(std::move(datagram));
+void* World::keep_datagram(int destination, Arrival datagram) {
+  auto kept = std::make_unique<Arrival>(std::move(datagram));
   void* key = kept.get();
   datagrams_.emplace(key, std::move(kept));
   if (pending_datagrams_.empty()) pending_datagrams_.assign(static_cast<std::size_t>(size()), 0);
@@ -378,13 +378,18 @@ void* World::keep_datagram(int destination, std::vector<std::byte> datagram) {
   return key;
 }
 
-std::vector<std::byte> World::take_datagram(int destination, void* kept) {
+Arrival World::take_datagram(int destination, void* kept) {
   const auto found = datagrams_.find(kept);
   DSGD_ENFORCE(found != datagrams_.end(), "a datagram the world did not keep");
-  std::vector<std::byte> datagram = std::move(*found->second);
+  Arrival datagram = std::move(*found->second);
   datagrams_.erase(found);
   --pending_datagrams_[static_cast<std::size_t>(destination)];
   return datagram;
+}
+
+const DatagramKey& World::datagram_key() {
+  if (!datagram_key_) datagram_key_ = DatagramKey::random();
+  return *datagram_key_;
 }
 
 void World::close_datagrams(int rank) {
@@ -722,7 +727,7 @@ struct SimNic {
 class SimDatagramEndpoint final : public DatagramEndpoint {
  public:
   SimDatagramEndpoint(World& world, int rank, const DatagramOptions& options)
-      : DatagramEndpoint(rank, injected_loss(options), world.options().payload),
+      : DatagramEndpoint(rank, world.datagram_key(), injected_loss(options), world.options().payload),
         world_(world),
         queue_datagrams_(options.queue_datagrams),
         send_buffer_bytes_(static_cast<double>(options.send_buffer_bytes)),
@@ -774,7 +779,7 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
     return enqueue(members, std::move(datagram));
   }
 
-  std::optional<std::vector<std::byte>> next_datagram(double timeout_s) override {
+  std::optional<Arrival> next_datagram(double timeout_s) override {
     s4u::Mailbox* mailbox = world_.mailbox(rank(), kDatagramTag);
     // Without a wait, only a datagram that has arrived: one still on its way stays there for the next receive.
     if (timeout_s <= 0 && !mailbox->ready()) return std::nullopt;
@@ -805,17 +810,18 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
     for (const int member : members) {
       if (world_.pending_datagrams(member) >= queue_datagrams_) continue;
       out.destinations.push_back(member);
-      out.kept.push_back(world_.keep_datagram(member, member == members.back() ? std::move(datagram) : datagram));
+      out.kept.push_back(
+          world_.keep_datagram(member, {member == members.back() ? std::move(datagram) : datagram, rank()}));
     }
     if (!out.destinations.empty()) nic_->push(out);
     return true;
   }
 
-  // Header and floats, also when a size-only world carries the header alone.
+  // Header, floats and tag, also when a size-only world carries header and tag alone.
   static std::uint64_t simulated_bytes(const std::vector<std::byte>& datagram) {
     std::uint32_t count = 0;
     std::memcpy(&count, datagram.data() + 12, sizeof count);
-    return kDatagramHeaderBytes + std::uint64_t{count} * sizeof(float);
+    return kDatagramOverheadBytes + std::uint64_t{count} * sizeof(float);
   }
 
   World& world_;

@@ -117,8 +117,10 @@ class World {
   // Datagrams (Comm::datagrams) are the World's from their send until their receiver takes them, so one nobody
   // receives is freed with the World whatever SimGrid does with its transfer. pending_datagrams(r): those kept for
   // rank r (on their way or waiting in its mailbox).
-  void* keep_datagram(int destination, std::vector<std::byte> datagram);
-  std::vector<std::byte> take_datagram(int destination, void* kept);
+  void* keep_datagram(int destination, Arrival datagram);
+  Arrival take_datagram(int destination, void* kept);
+  // The key of this world's datagrams, drawn on first use (DatagramKey::random): every rank's endpoint shares it.
+  const DatagramKey& datagram_key();
   std::size_t pending_datagrams(int destination) const;
   // Rank r has finished (SimgridComm::finish): its mailbox has no receiver any more, so a datagram for it is lost.
   void close_datagrams(int rank);
@@ -152,7 +154,8 @@ class World {
   FirstFailure failure_;
   std::vector<Waiting> waiting_;  // ranks' actors, then their streams
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
-  std::unordered_map<const void*, std::unique_ptr<std::vector<std::byte>>> datagrams_;
+  std::unordered_map<const void*, std::unique_ptr<Arrival>> datagrams_;
+  std::optional<DatagramKey> datagram_key_;
   std::vector<std::size_t> pending_datagrams_;  // by destination
   std::vector<bool> closed_datagrams_;          // by rank: finished receivers
   std::unique_ptr<SharedVectors> shared_;

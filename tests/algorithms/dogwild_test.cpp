@@ -3,13 +3,25 @@
 // one or two workers that is sync-sgd's weights to rounding, with three a small, deterministic distance from them.
 // Over datagrams (dogwild) the loss the run reports is measured: in SimGrid, which is deterministic, the receivers'
 // sequence gaps are the datagrams the loss model dropped; over real UDP sockets under mpirun they are counted too,
-// and training goes on through them. The catalog-wide tests (algorithms_test.cpp) train both on every executor.
+// and training goes on through them, and datagrams forged by another process on the machine are refused and leave
+// the accuracy as it was. The catalog-wide tests (algorithms_test.cpp) train both on every executor.
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "measure/udp/udp_datagrams.hpp"
 #include "reports/results.hpp"
@@ -73,7 +85,7 @@ TEST_F(Dogwild, SimulatedLossIsTheInjectedLossAndRepeats) {
                 offered, injected, counters.at("datagrams_received"), missing);
     EXPECT_GT(counters.at("datagrams_received"), 1000);
     EXPECT_EQ(counters.at("datagrams_refused"), 0);
-    EXPECT_EQ(counters.at("datagrams_duplicates"), 0);
+    EXPECT_EQ(counters.at("datagrams_refused_replayed"), 0);
     // The receivers see as gaps what the model dropped, but for drops after the last datagram that reached them
     // (some of the last pass's).
     EXPECT_LE(missing, injected);
@@ -147,8 +159,159 @@ TEST_F(Dogwild, MulticastOverUdpUnderMpirunLearns) {
               entry.counters.at("test_accuracy"));
   EXPECT_EQ(entry.counters.at("multicast_ranks"), 3);
   EXPECT_EQ(entry.counters.at("multicast_once_ranks"), ip ? 3 : 0);
-  EXPECT_EQ(entry.counters.at("datagrams_duplicates"), 0);
+  EXPECT_EQ(entry.counters.at("datagrams_refused_replayed"), 0);
   EXPECT_GT(entry.counters.at("test_accuracy"), 0.5);
+}
+
+// The UDP ports on 127.0.0.1 of the dsgd-mpi processes whose command line holds `marker` (found in /proc, as
+// `ss -uanp` finds them): what a local attacker sees of a running world.
+std::set<std::uint16_t> world_ports(const std::string& marker) {
+  namespace fs = std::filesystem;
+  std::set<std::string> inodes;
+  std::error_code error;
+  for (const auto& process : fs::directory_iterator("/proc", error)) {
+    std::ifstream comm(process.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    std::ifstream cmdline(process.path() / "cmdline");
+    const std::string arguments((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (name != "dsgd-mpi" || arguments.find(marker) == std::string::npos) continue;
+    for (const auto& fd : fs::directory_iterator(process.path() / "fd", error)) {
+      const std::string target = fs::read_symlink(fd.path(), error).string();
+      if (target.starts_with("socket:[")) inodes.insert(target.substr(8, target.size() - 9));
+    }
+  }
+  std::set<std::uint16_t> ports;
+  std::ifstream table("/proc/net/udp");
+  std::string line;
+  std::getline(table, line);
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> field;
+    for (std::string f; fields >> f;) field.push_back(f);
+    if (field.size() < 10 || !inodes.contains(field[9]) || !field[1].starts_with("0100007F:")) continue;
+    ports.insert(static_cast<std::uint16_t>(std::stoul(field[1].substr(9), nullptr, 16)));
+  }
+  return ports;
+}
+
+// A socket that joined the multicast group of the rank at `port` on 127.0.0.1 (as any local process may), or -1.
+int eavesdrop(std::uint16_t port) {
+  const int listener = ::socket(AF_INET, SOCK_DGRAM, 0);
+  const int reuse = 1;
+  sockaddr_in group{};
+  group.sin_family = AF_INET;
+  group.sin_port = htons(port);
+  group.sin_addr.s_addr = htonl(measure::udp::group_address(port));
+  const ip_mreq membership{{htonl(measure::udp::group_address(port))}, {htonl(INADDR_LOOPBACK)}};
+  if (listener < 0 || ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse) != 0 ||
+      ::bind(listener, reinterpret_cast<sockaddr*>(&group), sizeof group) != 0 ||
+      ::setsockopt(listener, IPPROTO_IP, IP_ADD_MEMBERSHIP, &membership, sizeof membership) != 0) {
+    if (listener >= 0) ::close(listener);
+    return -1;
+  }
+  return listener;
+}
+
+// What a local attacker did to a running world.
+struct Attack {
+  std::uint64_t forged = 0;        // datagrams sent
+  bool nonce_read = false;         // the run's nonce, read from a genuine datagram heard in a multicast group
+  std::uint64_t forged_blind = 0;  // datagrams sent before it was read
+};
+
+// What a local attacker sends to every port of the world, unicast and to the port's multicast group, until
+// `done`: a master's chunk and a slave's difference of NaNs "from rank 1" under a guessed key (with the run's nonce
+// once it has heard one in a group), header-only datagrams jumping 2^20 sequences, and the previous format's.
+Attack attack(const std::string& marker, const std::atomic<bool>& done) {
+  Attack out;
+  const int socket = ::socket(AF_INET, SOCK_DGRAM, 0);
+  const in_addr interface { htonl(INADDR_LOOPBACK) };  // groups are joined on 127.0.0.1
+  if (socket < 0 || ::setsockopt(socket, IPPROTO_IP, IP_MULTICAST_IF, &interface, sizeof interface) != 0) return out;
+  std::map<std::uint16_t, int> listeners;
+  DatagramKey guess = DatagramKey::random();
+  const std::vector<float> nans(256, std::nanf(""));
+  std::vector<std::byte> heard(kMaxDatagramBytes);
+  for (std::uint64_t k = 1; !done; ++k) {
+    const std::set<std::uint16_t> ports = world_ports(marker);
+    for (const std::uint16_t port : ports) {
+      if (!listeners.contains(port)) listeners[port] = eavesdrop(port);
+      const int listener = listeners[port];
+      // The group also hears the attacker's own forgeries: a nonce that is not its guess is the run's.
+      while (listener >= 0 && !out.nonce_read &&
+             ::recv(listener, heard.data(), heard.size(), MSG_DONTWAIT) >=
+                 static_cast<ssize_t>(kDatagramOverheadBytes)) {
+        std::uint64_t nonce = 0;
+        std::memcpy(&nonce, heard.data() + 40, sizeof nonce);
+        out.nonce_read = nonce != guess.nonce;
+        guess.nonce = nonce;
+      }
+    }
+    if (!out.nonce_read) out.forged_blind = out.forged;
+    std::vector<std::vector<std::byte>> forged = {encode_chunk({1, 1, k, 0, k}, nans, guess),
+                                                  encode_chunk({2, 1, k, 0, k}, nans, guess),
+                                                  encode_header({2, 1, k << 20, 0, 0}, 0, guess)};
+    auto old_format = encode_chunk({2, 1, k, 0, k}, nans, guess);
+    old_format[3] = std::byte{'1'};  // "DGW1"
+    forged.push_back(old_format);
+    for (const std::uint16_t port : ports) {
+      for (const std::uint32_t address : {std::uint32_t{INADDR_LOOPBACK}, measure::udp::group_address(port)}) {
+        sockaddr_in to{};
+        to.sin_family = AF_INET;
+        to.sin_port = htons(port);
+        to.sin_addr.s_addr = htonl(address);
+        for (const auto& datagram : forged) {
+          if (::sendto(socket, datagram.data(), datagram.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&to),
+                       sizeof to) > 0) {
+            ++out.forged;
+          }
+        }
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (const auto& [port, listener] : listeners) {
+    if (listener >= 0) ::close(listener);
+  }
+  ::close(socket);
+  return out;
+}
+
+TEST_F(Dogwild, DatagramsForgedByAnotherProcessAreRefusedAndLeaveTheAccuracy) {
+  // The probe of issue 42: NaN differences sent to each rank's port took a run from 82.6% to 10.0%, exit 0.
+  auto cli = with("dogwild-multicast");  // master chunks to groups, differences unicast: both paths attacked
+  cli.run.budget.iterations = 80;
+  cli.run.hyper.datagrams.receive_buffer_bytes = 16 << 20;
+  ASSERT_FALSE(run_mpi(cli).empty());
+  const double quiet =
+      reports::read_results(dir_ / "dogwild-multicast.json").benchmarks.at(0).counters.at("test_accuracy");
+  std::atomic<bool> done = false;
+  Attack attacked;
+  std::thread attacker([&] { attacked = attack(dir_.string(), done); });
+  const std::string hash = run_mpi(cli);
+  done = true;
+  attacker.join();
+  ASSERT_FALSE(hash.empty());
+  const auto results = reports::read_results(dir_ / "dogwild-multicast.json");
+  const auto& counters = results.benchmarks.at(0).counters;
+  const auto count = [&](const std::string& name) { return counters.at("datagrams_refused_" + name); };
+  const double refused = count("bad_tag") + count("foreign_run") + count("bad_magic") + count("foreign_sender");
+  std::printf(
+      "3 ranks, dogwild-multicast over UDP: accuracy %.4f alone, %.4f under %llu forged datagrams (%llu before the "
+      "nonce was %s); "
+      "refused: bad tag %.0f, foreign run %.0f, bad magic %.0f, foreign sender %.0f; measured loss %.4f\n",
+      quiet, counters.at("test_accuracy"), static_cast<unsigned long long>(attacked.forged),
+      static_cast<unsigned long long>(attacked.forged_blind), attacked.nonce_read ? "read from a group" : "guessed",
+      count("bad_tag"), count("foreign_run"), count("bad_magic"), count("foreign_sender"),
+      counters.at("datagram_loss_measured"));
+  ASSERT_GT(attacked.forged, 0U) << "the attacker found no port of the world";
+  EXPECT_GT(refused, 0) << "no forged datagram reached a rank";
+  EXPECT_LE(refused, 2.0 * static_cast<double>(attacked.forged)) << "a group datagram reaches the 2 other ranks";
+  if (attacked.nonce_read) EXPECT_GT(count("bad_tag"), 0) << "forgeries with the run's nonce fail on the tag";
+  EXPECT_EQ(count("replayed") + count("non_finite"), 0);
+  EXPECT_LT(counters.at("datagram_loss_measured"), 0.5) << "forged sequence jumps reached the ledger";
+  EXPECT_GE(counters.at("test_accuracy"), quiet - 0.1);
+  EXPECT_GT(counters.at("test_accuracy"), 0.5);
 }
 
 TEST_F(Dogwild, RefusesALossRateOrChunkOutOfRange) {

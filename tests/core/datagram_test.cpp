@@ -1,7 +1,8 @@
-// core/datagram.hpp: the wire format round-trips; every malformed or out-of-range datagram is refused under its
-// defect and writes nothing; the ledger measures loss, reordering and duplicates from sequence numbers; the loss
-// model drops its rate, the same datagrams every time; and the in-process channel loses exactly the injected
-// datagrams (and, with a full queue, exactly what the ledger's gaps say).
+// core/datagram.hpp: the wire format round-trips; every malformed, forged, foreign, non-finite or out-of-range
+// datagram is refused under its defect and writes nothing; an endpoint refuses replays and senders that are not
+// the header's source; the ledger measures loss and reordering from sequence numbers in bounded memory whatever the
+// jumps; the loss model drops its rate, the same datagrams every time; and the in-process channel loses exactly the
+// injected datagrams (and, with a full queue, exactly what the ledger's gaps say).
 
 #include "core/datagram.hpp"
 
@@ -17,13 +18,15 @@
 namespace dsgd {
 namespace {
 
+const DatagramKey kKey{{0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL}, 77};
+
 TEST(Datagram, EncodesAndDecodesAChunk) {
   const std::vector<float> floats = {1.5F, -2.0F, 3.25F};
   const ChunkHeader header{7, 3, 42, 100, 9};
-  const auto datagram = encode_chunk(header, floats);
-  EXPECT_EQ(datagram.size(), kDatagramHeaderBytes + 12);
+  const auto datagram = encode_chunk(header, floats, kKey);
+  EXPECT_EQ(datagram.size(), kDatagramOverheadBytes + 12);
   Chunk chunk;
-  ASSERT_EQ(decode_chunk(datagram, 103, chunk), ChunkDefect::kNone);
+  ASSERT_EQ(decode_chunk(datagram, 103, kKey, chunk), ChunkDefect::kNone);
   EXPECT_EQ(chunk.header.kind, 7U);
   EXPECT_EQ(chunk.header.source, 3U);
   EXPECT_EQ(chunk.header.sequence, 42U);
@@ -31,27 +34,34 @@ TEST(Datagram, EncodesAndDecodesAChunk) {
   EXPECT_EQ(chunk.header.round, 9U);
   EXPECT_EQ(chunk.floats, floats);
   EXPECT_FALSE(chunk.header.group);
-  EXPECT_THROW(encode_chunk(header, std::vector<float>(kMaxChunkFloats + 1)), InputError);
+  EXPECT_THROW(encode_chunk(header, std::vector<float>(kMaxChunkFloats + 1), kKey), InputError);
   // A group datagram keeps its kind and says it was sent to the group; a kind cannot take the group's bit.
   ChunkHeader group = header;
   group.group = true;
-  ASSERT_EQ(decode_chunk(encode_chunk(group, floats), 103, chunk), ChunkDefect::kNone);
+  ASSERT_EQ(decode_chunk(encode_chunk(group, floats, kKey), 103, kKey, chunk), ChunkDefect::kNone);
   EXPECT_EQ(chunk.header.kind, 7U);
   EXPECT_TRUE(chunk.header.group);
-  EXPECT_THROW(encode_chunk({kGroupKindBit | 7, 3, 42, 100, 9}, floats), InputError);
+  EXPECT_THROW(encode_chunk({kGroupKindBit | 7, 3, 42, 100, 9}, floats, kKey), InputError);
 }
 
-TEST(Datagram, RefusesMalformedAndOutOfRangeChunksWithoutWritingThem) {
+// `datagram` with its tag made right again under `key`: what a holder of the key could send.
+std::vector<std::byte> resealed(std::vector<std::byte> datagram, const DatagramKey& key) {
+  const std::uint64_t tag = siphash24(key.tag, std::span(datagram).first(datagram.size() - kDatagramTagBytes));
+  std::memcpy(datagram.data() + datagram.size() - kDatagramTagBytes, &tag, sizeof tag);
+  return datagram;
+}
+
+TEST(Datagram, RefusesMalformedForgedAndOutOfRangeChunksWithoutWritingThem) {
   const std::vector<float> floats(4, 1.0F);
-  const auto good = encode_chunk({0, 1, 0, 6, 0}, floats);  // floats 6..9 of a 10-float buffer
+  const auto good = encode_chunk({0, 1, 0, 6, 0}, floats, kKey);  // floats 6..9 of a 10-float buffer
   Chunk untouched;
   untouched.floats = {9.0F};
   auto check = [&](std::vector<std::byte> datagram, std::size_t buffer, ChunkDefect expected) {
     Chunk chunk = untouched;
-    EXPECT_EQ(decode_chunk(datagram, buffer, chunk), expected) << to_string(expected);
+    EXPECT_EQ(decode_chunk(datagram, buffer, kKey, chunk), expected) << to_string(expected);
     EXPECT_EQ(chunk.floats, untouched.floats) << "a refused datagram wrote the chunk (" << to_string(expected) << ")";
   };
-  check({good.begin(), good.begin() + 39}, 10, ChunkDefect::kShort);
+  check({good.begin(), good.begin() + kDatagramOverheadBytes - 1}, 10, ChunkDefect::kShort);
   auto foreign = good;
   foreign[0] = std::byte{0};
   check(foreign, 10, ChunkDefect::kBadMagic);
@@ -59,26 +69,107 @@ TEST(Datagram, RefusesMalformedAndOutOfRangeChunksWithoutWritingThem) {
   auto longer = good;
   longer.push_back(std::byte{0});
   check(longer, 10, ChunkDefect::kWrongLength);
-  check(good, 9, ChunkDefect::kOutOfRange);                                 // 6 + 4 > 9
-  check(encode_chunk({0, 1, 0, 11, 0}, {}), 10, ChunkDefect::kOutOfRange);  // an empty chunk past the end
-  check(encode_chunk({0, 1, 0, ~std::uint64_t{0} - 1, 0}, floats), 10, ChunkDefect::kOutOfRange);  // overflow
+  // Another run's datagram, and one of this run altered after tagging: a header field, a float, the tag.
+  DatagramKey other = kKey;
+  other.nonce = 78;
+  check(encode_chunk({0, 1, 0, 6, 0}, floats, other), 10, ChunkDefect::kForeignRun);
+  other = kKey;
+  other.tag.k1 ^= 1;
+  check(encode_chunk({0, 1, 0, 6, 0}, floats, other), 10, ChunkDefect::kBadTag);  // right nonce, wrong key
+  for (const std::size_t at : {std::size_t{8}, std::size_t{16}, kDatagramHeaderBytes + 5, good.size() - 1}) {
+    auto altered = good;
+    altered[at] ^= std::byte{0x10};
+    check(altered, 10, ChunkDefect::kBadTag);
+  }
+  check(good, 9, ChunkDefect::kOutOfRange);                                       // 6 + 4 > 9
+  check(encode_chunk({0, 1, 0, 11, 0}, {}, kKey), 10, ChunkDefect::kOutOfRange);  // an empty chunk past the end
+  check(encode_chunk({0, 1, 0, ~std::uint64_t{0} - 1, 0}, floats, kKey), 10, ChunkDefect::kOutOfRange);  // overflow
+  // Non-finite floats are refused even under the right key: a diverged peer must not spread them.
+  for (const float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    std::vector<float> poisoned = floats;
+    poisoned[2] = bad;
+    check(encode_chunk({0, 1, 0, 6, 0}, poisoned, kKey), 10, ChunkDefect::kNonFinite);
+  }
   Chunk chunk;
-  EXPECT_EQ(decode_chunk(good, 10, chunk), ChunkDefect::kNone);
+  EXPECT_EQ(decode_chunk(good, 10, kKey, chunk), ChunkDefect::kNone);
+  EXPECT_EQ(decode_chunk(resealed(good, kKey), 10, kKey, chunk), ChunkDefect::kNone) << "resealing is the identity";
+  // A header-only datagram (a size-only simulation) is tagged too.
+  const auto header_only = encode_header({0, 1, 0, 6, 0}, 4, kKey);
+  EXPECT_EQ(header_only.size(), kDatagramOverheadBytes);
+  EXPECT_EQ(decode_chunk(header_only, 10, kKey, chunk, true), ChunkDefect::kNone);
+  EXPECT_EQ(chunk.count, 4U);
+  auto forged_header = header_only;
+  forged_header[24] ^= std::byte{1};
+  EXPECT_EQ(decode_chunk(forged_header, 10, kKey, chunk, true), ChunkDefect::kBadTag);
 }
 
-TEST(Datagram, LedgerCountsGapsLateArrivalsAndDuplicates) {
+TEST(Datagram, LedgerCountsGapsLateArrivalsAndRefusesRepeats) {
   ReceiveLedger ledger;
-  for (const std::uint64_t sequence : {0, 1, 4, 2, 2, 7}) ledger.received({0, 5, sequence, 0, 0});
-  ledger.received({0, 6, 0, 0, 0});
-  // Source 5 sent 0..7: 3, 5 and 6 are missing, 2 came late, the second 2 is a duplicate.
+  std::vector<bool> accepted;
+  for (const std::uint64_t sequence : {0, 1, 4, 2, 2, 7, 0}) accepted.push_back(ledger.accept({0, 5, sequence, 0, 0}));
+  EXPECT_EQ(accepted, (std::vector<bool>{true, true, true, true, false, true, false}));
+  EXPECT_TRUE(ledger.accept({0, 6, 0, 0, 0}));
+  // Source 5 sent 0..7: 3, 5 and 6 are missing, 2 came late; the second 2 and the second 0 were refused.
   EXPECT_EQ(ledger.received_count(), 6U);
   EXPECT_EQ(ledger.missing(), 3U);
   EXPECT_EQ(ledger.reordered(), 1U);
-  EXPECT_EQ(ledger.duplicates(), 1U);
   EXPECT_DOUBLE_EQ(ledger.loss_rate(), 3.0 / 9.0);
+  // Filling a gap's middle splits it; its ends shrink it.
+  EXPECT_TRUE(ledger.accept({0, 5, 20, 0, 0}));  // gaps 3, 5-6, 8-19
+  EXPECT_TRUE(ledger.accept({0, 5, 12, 0, 0}));
+  EXPECT_TRUE(ledger.accept({0, 5, 8, 0, 0}));
+  EXPECT_TRUE(ledger.accept({0, 5, 19, 0, 0}));
+  EXPECT_FALSE(ledger.accept({0, 5, 12, 0, 0}));
+  EXPECT_EQ(ledger.missing(), 1U + 2U + 12U - 3U);
+  EXPECT_EQ(ledger.gap_ranges(), 4U);  // 3, 5-6, 9-11, 13-18
   ledger.refuse(ChunkDefect::kOutOfRange);
   EXPECT_EQ(ledger.refused(ChunkDefect::kOutOfRange), 1U);
   EXPECT_EQ(ledger.refused_total(), 1U);
+}
+
+TEST(Datagram, ForgedSequenceJumpsCostTheLedgerNoMemory) {
+  // 200 datagrams jumping 2^20 each (a probe that grew a rank by 1.6 GB when gaps were single entries): one range
+  // each. Past kMaxGaps ranges the oldest are given up, still counted missing, so memory stays bounded.
+  ReceiveLedger ledger;
+  for (std::uint64_t k = 1; k <= 200; ++k) ASSERT_TRUE(ledger.accept({0, 1, k << 20, 0, 0}));
+  EXPECT_EQ(ledger.gap_ranges(), 200U);
+  EXPECT_EQ(ledger.missing(), (std::uint64_t{200} << 20) - 199);
+  for (std::uint64_t k = 0; k < 3 * ReceiveLedger::kMaxGaps; ++k) ASSERT_TRUE(ledger.accept({0, 2, 2 * k, 0, 0}));
+  EXPECT_EQ(ledger.gap_ranges(), 200U + ReceiveLedger::kMaxGaps);
+  EXPECT_EQ(ledger.missing(), (std::uint64_t{200} << 20) - 199 + 3 * ReceiveLedger::kMaxGaps - 1);
+  EXPECT_FALSE(ledger.accept({0, 2, 1, 0, 0})) << "a given-up gap is refused, as a repeat";
+  EXPECT_TRUE(ledger.accept({0, 2, 2 * (3 * ReceiveLedger::kMaxGaps - 1) - 1, 0, 0})) << "a kept gap fills";
+}
+
+// An endpoint fed by the test: each datagram arrives with the sender the test names.
+class ScriptedEndpoint final : public DatagramEndpoint {
+ public:
+  explicit ScriptedEndpoint(int rank) : DatagramEndpoint(rank, kKey, std::nullopt) {}
+  std::vector<Arrival> script;
+
+ protected:
+  bool transmit(int, std::vector<std::byte>) override { return true; }
+  bool transmit_to_group(std::vector<std::byte>) override { return true; }
+  std::optional<Arrival> next_datagram(double) override {
+    if (script.empty()) return std::nullopt;
+    Arrival next = std::move(script.front());
+    script.erase(script.begin());
+    return next;
+  }
+};
+
+TEST(Datagram, AnEndpointRefusesReplaysAndSendersThatAreNotTheSource) {
+  ScriptedEndpoint endpoint(0);
+  const std::vector<float> floats(4, 1.0F);
+  const auto first = encode_chunk({1, 2, 0, 0, 0}, floats, kKey);
+  const auto second = encode_chunk({1, 2, 1, 0, 0}, floats, kKey);
+  endpoint.script = {{first, 2}, {first, 2}, {second, 3}, {second, kUnknownSender}, {second, 2}, {first, 2}};
+  std::vector<std::uint64_t> received;
+  while (const auto chunk = endpoint.receive(4, 0)) received.push_back(chunk->header.sequence);
+  EXPECT_EQ(received, (std::vector<std::uint64_t>{0, 1}));
+  EXPECT_EQ(endpoint.ledger().refused(ChunkDefect::kReplayed), 2U);
+  EXPECT_EQ(endpoint.ledger().refused(ChunkDefect::kForeignSender), 2U);
+  EXPECT_EQ(endpoint.ledger().received_count(), 2U);
 }
 
 TEST(Datagram, LossModelDropsItsRateTheSameDatagramsEveryTime) {

@@ -282,6 +282,10 @@ TEST(ReportsManifest, RejectsMalformedManifestsWithTheirPath) {
       {"bad style", "/experiments/0/figures/0/style", "pie", "valid values are: lines"},
       {"no placeholder", "/experiments/0/command", Json::array({"models"}), "{results}"},
       {"bad id", "/experiments/0/id", "Bad Id", "file-name-safe"},
+      // The probe of issue 42: a table id that made `dsgd report` write target/pwned.md/.csv/.tex outside --out.
+      {"table id escaping the folder", "/experiments/0/tables/0/id", "x/../../../../target/pwned", "file-name-safe"},
+      {"figure id escaping the folder", "/experiments/0/figures/0/id", "../up", "file-name-safe"},
+      {"hidden figure id", "/experiments/0/figures/0/id", ".hidden", "file-name-safe"},
       {"unknown plain field", "/experiments/0/figures/0/x", "cores", "valid values are: name"},
   };
   for (const auto& bad : cases) {

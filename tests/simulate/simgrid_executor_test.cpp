@@ -164,8 +164,9 @@ TEST(SimgridDatagrams, SizeOnlyCarryHeadersAtTheirFullSimulatedSize) {
       last_s = comm.now_s();
     }
     require(received == 20, "received " + std::to_string(received) + " of 20 datagrams");
-    // 20 datagrams of 40 + 4000 bytes share the link: the last arrives after at least their transfer time.
-    require(last_s >= 20 * 4040.0 / kBandwidth, "the last datagram arrived at " + std::to_string(last_s) + " s");
+    // 20 datagrams of 56 + 4000 bytes share the link: the last arrives after at least their transfer time.
+    require(last_s >= 20 * (kDatagramOverheadBytes + 4000.0) / kBandwidth,
+            "the last datagram arrived at " + std::to_string(last_s) + " s");
   });
 }
 
@@ -211,7 +212,7 @@ TEST(SimgridDatagrams, AFullSendBufferRefusesWithoutAGap) {
   // once its buffer has drained it sends again, and the receiver sees sequences 0-4 with no gap.
   simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
     DatagramOptions options;
-    options.send_buffer_bytes = 4 * (40 + 4000);
+    options.send_buffer_bytes = 4 * (kDatagramOverheadBytes + 4000);
     const auto endpoint = comm.datagrams(options);
     const std::vector<float> floats(1000, 1.0F);
     if (comm.rank() == 0) {
@@ -233,14 +234,14 @@ TEST(SimgridDatagrams, AFullSendBufferRefusesWithoutAGap) {
 }
 
 TEST(SimgridDatagrams, AGroupSendCostsOneTransferNotOnePerMember) {
-  // Rank 0 sends 20 datagrams of 4040 bytes to its group of 4 and, after them, the same 20 to each member alone:
+  // Rank 0 sends 20 datagrams of 4056 bytes to its group of 4 and, after them, the same 20 to each member alone:
   // every member gets all 40; the group's take about one transfer each over rank 0's link, the unicast ones four.
   simgrid::run(flat_platform(5, kLatency, kBandwidth, kFlops), world_of(5), [](Comm& comm) {
     DatagramOptions options;
     options.send_buffer_bytes = 1 << 20;  // the 80 unicast datagrams at once
     const auto endpoint = comm.datagrams(options);
     const std::vector<float> floats(1000, 1.0F);
-    constexpr double kTransfer_s = 4040.0 / kBandwidth;
+    constexpr double kTransfer_s = (kDatagramOverheadBytes + 4000.0) / kBandwidth;
     if (comm.rank() == 0) {
       require(endpoint->sends_group_once(), "a simulated group send is not one send");
       for (int i = 0; i < 20; ++i) endpoint->send_to_group(0, 0, 0, floats.data(), floats.size());
