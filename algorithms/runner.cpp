@@ -54,6 +54,7 @@ class Recorder {
     if (!evaluator_) return result_.iterations >= options_.budget.iterations;  // size-only: nothing to evaluate
     // The model of record in host memory, then where the evaluator computes (the GPU on the cuda back end).
     algorithm.model_of_record(trainer, record_);
+    check_finite(trainer);
     trainer.backend().copy_to_device(evaluator_->parameters(), record_.data(), record_.size());
     trainer.backend().synchronize();
     const auto evaluation = nn::evaluate(*evaluator_, *data_.test);
@@ -87,6 +88,18 @@ class Recorder {
       return true;
     }
     return false;
+  }
+
+  // A weight that is NaN or infinite ends the run: the loss alone does not show it, as ReLU and max pooling can
+  // turn NaN activations back into finite ones, and the run would go on at chance accuracy.
+  void check_finite(const Trainer& trainer) const {
+    const auto bad = std::find_if(record_.begin(), record_.end(), [](float w) { return !std::isfinite(w); });
+    if (bad == record_.end()) return;
+    const auto count = std::count_if(bad, record_.end(), [](float w) { return !std::isfinite(w); });
+    throw DivergedError(trainer.info().name + ": " + std::to_string(count) + " of " + std::to_string(record_.size()) +
+                        " weights of the model of record are not finite at iteration " +
+                        std::to_string(result_.iterations) + " (the first at " + std::to_string(bad - record_.begin()) +
+                        "; diverged: lower the learning rate)");
   }
 
   void finish(Trainer& trainer) {

@@ -12,12 +12,10 @@
 
 #include "algorithms/algorithm.hpp"
 #include "algorithms/runner.hpp"
-#include "core/data/catalog.hpp"
 #include "measure/threads/executor.hpp"
 #include "tests/algorithms/small_run.hpp"
 #include "tests/support/error_message.hpp"
 #include "tests/support/scratch_dir.hpp"
-#include "tests/support/synthetic_images.hpp"
 
 namespace dsgd::algorithms {
 namespace {
@@ -26,10 +24,7 @@ class ThreadsCatalog : public dsgd::testing::ScratchDirTest {
  protected:
   void SetUp() override {
     ScratchDirTest::SetUp();
-    dsgd::testing::write_synthetic_idx_folder(dir_, testing::kSmallRunTrainImages, testing::kSmallRunTestImages);
-    auto loaded = data::load_normalized("idx:" + dir_.string());
-    data_.train = std::make_shared<const data::Dataset>(std::move(loaded.train));
-    data_.test = std::make_shared<const data::Dataset>(std::move(loaded.test));
+    data_ = testing::small_run_data(dir_);
   }
 
   RunResult run(const std::string& algorithm) {

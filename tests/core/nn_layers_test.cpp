@@ -340,6 +340,25 @@ TEST_P(NnLayers, ReluForwardAndGradients) {
   check.check(0, {});
 }
 
+// IEEE: a NaN input gives a NaN output. ReLU and max pooling that turned a NaN into 0 or a neighbour's value would
+// hide diverged weights behind a finite loss (issue 42).
+TEST_P(NnLayers, ReluAndMaxPoolingPropagateNan) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const LayerSpec relu = elementwise(LayerKind::kReLU, {1, 2, 2});
+  GradientCheck relu_check(backend(), relu, 1, {nan, -1.0F, 2.0F, nan}, {});
+  const std::vector<float> y = relu_check.forward();
+  EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[3])) << y[0] << " " << y[3];
+  EXPECT_EQ(y[1], 0.0F);
+  EXPECT_EQ(y[2], 2.0F);
+  const LayerSpec pool = pooling(LayerKind::kMaxPool, {1, 2, 2}, 2, 2, 0);
+  for (std::size_t at = 0; at < 4; ++at) {
+    std::vector<float> x = {1.0F, 2.0F, 3.0F, 4.0F};
+    x[at] = nan;
+    GradientCheck pool_check(backend(), pool, 1, x, {});
+    EXPECT_TRUE(std::isnan(pool_check.forward()[0])) << "NaN at " << at << " pooled to " << pool_check.forward()[0];
+  }
+}
+
 // --- local response normalisation -------------------------------------------------------------------------------
 
 TEST_P(NnLayers, LrnForwardMatchesCaffe) {

@@ -1,5 +1,6 @@
 // Max and average pooling on oneDNN, on the layer API's NCHW tensors directly (oneDNN has a vectorised NCHW
-// pooling; a reorder to a blocked layout would cost as much as the pooling itself).
+// pooling; a reorder to a blocked layout would cost as much as the pooling itself). Max pooling passes NaN through
+// as IEEE says (nan_propagation.hpp).
 //
 // Caffe's ceil-rounded output sizes (model_zoo) become extra right padding. Average pooling divides by the
 // window's elements inside the explicitly padded input -- explicit padding counts, the ceil-mode overhang does
@@ -11,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/nn/cpu/context.hpp"
+#include "core/nn/cpu/nan_propagation.hpp"
 
 namespace dsgd::nn::cpu {
 namespace {
@@ -65,6 +67,7 @@ class Pooling final : public CpuLayer {
     bind(io_.src, in);
     bind(io_.dst, out);
     run_with_workspace(forward_, {{DNNL_ARG_SRC, io_.src}, {DNNL_ARG_DST, io_.dst}});
+    if (max_) propagate_nan_max_pool(in, out, batch_, spec_);
   }
 
   void backward(const float* /*in*/, const float* /*out*/, const float* grad_out, float* grad_in,

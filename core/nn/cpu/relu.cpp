@@ -1,9 +1,11 @@
-// ReLU on oneDNN's eltwise primitive; backward reads forward's input (the gradient passes where in > 0).
+// ReLU on oneDNN's eltwise primitive, NaN passed through as IEEE says (nan_propagation.hpp); backward reads
+// forward's input (the gradient passes where in > 0).
 
 #include <string>
 
 #include "core/error.hpp"
 #include "core/nn/cpu/context.hpp"
+#include "core/nn/cpu/nan_propagation.hpp"
 
 namespace dsgd::nn::cpu {
 namespace {
@@ -31,6 +33,7 @@ class Relu final : public CpuLayer {
     bind(io_.src, in);
     bind(io_.dst, out);
     run(forward_, {{DNNL_ARG_SRC, io_.src}, {DNNL_ARG_DST, io_.dst}});
+    propagate_nan_elementwise(in, out, static_cast<std::size_t>(in_elements()));
   }
 
   void backward(const float* in, const float* /*out*/, const float* grad_out, float* grad_in, const float* /*params*/,
