@@ -155,9 +155,15 @@ void register_reproduce_command(CLI::App& app, Context& context) {
     const auto [experiments, selection] = choose(manifest, options->only, options->all);
 
     const std::filesystem::path target = options->out_dir;
-    check_output_folder(target);  // before an hour of experiments, not after
+    // Before an hour of experiments, not after: the report and the one it keeps as the previous must be dsgd's.
+    check_output_folder(target);
+    check_output_folder(previous_of(target));
+    // Staging folders of runs killed before they could clean up (their process is gone).
+    remove_stale_folders(target, ".staging-");
     const std::filesystem::path staging = target.string() + ".staging-" + std::to_string(::getpid());
-    std::filesystem::remove_all(staging);
+    check_output_folder(staging);
+    std::filesystem::remove_all(staging);  // an owned leftover of a process with this pid
+    mark_as_owned(staging);
     const auto results_dir = staging / "results";
     std::filesystem::create_directories(results_dir);
 
@@ -211,7 +217,7 @@ void register_reproduce_command(CLI::App& app, Context& context) {
       context.err << "rendering the report (" << total << " experiments in " << reports::duration_text(elapsed_s())
                   << ")" << std::endl;
       reports::render_report(manifest, results_dir, staging);
-      move_into_place(staging, target);
+      replace_folder_keeping_previous(staging, target);
     } catch (...) {
       std::error_code ignored;
       std::filesystem::remove_all(staging, ignored);

@@ -13,6 +13,7 @@
 #include "app/executors.hpp"
 #include "app/mpi_worker.hpp"
 #include "app/run_common.hpp"
+#include "core/atomic_file.hpp"
 #include "core/format.hpp"
 
 namespace dsgd::app {
@@ -78,6 +79,7 @@ void register_run_command(CLI::App& app, Context& context) {
     const TrainingJob& training = command->job;
     const Executor& executor = find_executor(command->executor, training_executor_names());
     algorithms::check_run_options(training.cli.run);
+    check_distinct_outputs({{"--checkpoint", training.cli.run.checkpoint.path}, {"--results", training.cli.results}});
     check_backend(executor.kind, training);
     if (executor.kind == ExecutorKind::kMpi) {
       measure::mpi::check_launch(training.launcher, algorithms::world_size(training.cli.run));

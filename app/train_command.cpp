@@ -6,6 +6,7 @@
 #include "algorithms/memory_estimate.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
+#include "core/atomic_file.hpp"
 #include "core/data/catalog.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
@@ -93,6 +94,7 @@ void register_train_command(CLI::App& app, Context& context) {
   add_checkpoint_options(*train, options->checkpoint);
   add_memory_limit_option(*train, *memory_limit_bytes);
   train->callback([&context, options, results_path, memory_limit_bytes] {
+    check_distinct_outputs({{"--checkpoint", options->checkpoint.path}, {"--results", *results_path}});
     // One worker's estimate (algorithms/memory_estimate.hpp), before a batch too big for this machine is allocated.
     algorithms::RunOptions one;
     one.workers = 1;

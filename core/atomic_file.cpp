@@ -1,9 +1,11 @@
 #include "core/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -74,6 +76,36 @@ void check_output_file(const std::filesystem::path& path) {
   check_writable_ancestor(path, path.parent_path());
 }
 
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesystem::path>>& outputs) {
+  std::vector<std::filesystem::path> resolved;
+  for (const auto& [option, path] : outputs) {
+    std::error_code ec;
+    resolved.push_back(path.empty() ? path : std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec));
+  }
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+      if (!resolved[i].empty() && resolved[i] == resolved[j]) {
+        throw InputError(outputs[i].first + " and " + outputs[j].first + " name the same file (" +
+                         outputs[j].second.string() + ")");
+      }
+    }
+  }
+}
+
+void mark_as_owned(const std::filesystem::path& folder) {
+  std::error_code ec;
+  std::filesystem::create_directories(folder, ec);
+  if (ec) throw IoError(folder.string() + ": cannot create folder: " + ec.message());
+  write_file_atomically(folder / kOwnedFolderMarker,
+                        "This folder was written by dsgd, which may replace it (keeping the last one as "
+                        "FOLDER.previous). dsgd never replaces a folder without this file.\n");
+}
+
+bool is_owned(const std::filesystem::path& folder) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(std::filesystem::symlink_status(folder / kOwnedFolderMarker, ec));
+}
+
 void check_output_folder(const std::filesystem::path& path) {
   if (path.empty()) throw InputError("an output folder path is empty");
   std::error_code ec;
@@ -82,7 +114,77 @@ void check_output_folder(const std::filesystem::path& path) {
       status.type() != std::filesystem::file_type::directory) {
     throw InputError(path.string() + ": is " + kind_of(status.type()) + ", not a folder to write into");
   }
+  if (status.type() == std::filesystem::file_type::directory && !is_owned(path) &&
+      !std::filesystem::is_empty(path, ec)) {
+    throw InputError(path.string() + ": holds files dsgd did not write (it has no " + std::string(kOwnedFolderMarker) +
+                     "), and dsgd replaces only its own folders: name a new or empty folder");
+  }
   check_writable_ancestor(path, path);
+}
+
+std::filesystem::path previous_of(const std::filesystem::path& target) { return target.string() + ".previous"; }
+
+void replace_folder_keeping_previous(const std::filesystem::path& staging, const std::filesystem::path& target) {
+  const std::filesystem::path previous = previous_of(target);
+  std::error_code ec;
+  const auto exists = [&](const std::filesystem::path& path) {
+    return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
+  };
+  const bool had_target = exists(target);
+  // What would be lost: only dsgd's own folders (check_output_folder refused the others before any work; this
+  // catches what appeared since).
+  if (had_target && !is_owned(target) && !std::filesystem::is_empty(target, ec)) {
+    throw IoError(target.string() + ": holds files dsgd did not write; not replaced (the new one is in " +
+                  staging.string() + ")");
+  }
+  const std::filesystem::path aside = previous.string() + ".old-" + std::to_string(::getpid());
+  const bool had_previous = had_target && exists(previous);
+  if (had_previous) {
+    if (!is_owned(previous)) {
+      throw IoError(previous.string() + ": holds files dsgd did not write; not replaced (the new report is in " +
+                    staging.string() + ")");
+    }
+    std::filesystem::rename(previous, aside, ec);
+    if (ec) throw IoError(previous.string() + ": cannot move it aside: " + ec.message());
+  }
+  if (had_target) {
+    std::filesystem::rename(target, previous, ec);
+    if (ec) {
+      std::error_code ignored;
+      if (had_previous) std::filesystem::rename(aside, previous, ignored);
+      throw IoError(target.string() + ": cannot keep it as " + previous.string() + ": " + ec.message());
+    }
+  }
+  std::filesystem::rename(staging, target, ec);
+  if (ec) {
+    std::error_code ignored;
+    if (had_target) std::filesystem::rename(previous, target, ignored);
+    if (had_previous) std::filesystem::rename(aside, previous, ignored);
+    throw IoError(target.string() + ": cannot move the new one into place: " + ec.message());
+  }
+  if (had_previous) std::filesystem::remove_all(aside, ec);  // dsgd's own, checked above
+}
+
+int remove_stale_folders(const std::filesystem::path& target, std::string_view infix) {
+  const std::filesystem::path parent = target.has_parent_path() ? target.parent_path() : ".";
+  const std::string prefix = target.filename().string() + std::string(infix);
+  std::error_code ec;
+  int removed = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(prefix) || !entry.is_directory(ec) || entry.is_symlink(ec)) continue;
+    const std::string pid_text = name.substr(prefix.size());
+    if (pid_text.empty() || pid_text.size() > 9 ||
+        !std::all_of(pid_text.begin(), pid_text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      continue;
+    }
+    const pid_t pid = static_cast<pid_t>(std::stol(pid_text));
+    const bool alive = ::kill(pid, 0) == 0 || errno == EPERM;
+    if (alive || !is_owned(entry.path())) continue;
+    std::filesystem::remove_all(entry.path(), ec);
+    if (!ec) ++removed;
+  }
+  return removed;
 }
 
 void move_into_place(const std::filesystem::path& staging, const std::filesystem::path& target) {

@@ -3,7 +3,10 @@
 // disk, then rename it over the target (rename is atomic within one file system).
 
 #include <filesystem>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace dsgd {
 
@@ -22,7 +25,33 @@ void check_output_file(const std::filesystem::path& path);
 // IoError naming the target.
 void move_into_place(const std::filesystem::path& staging, const std::filesystem::path& target);
 
-// The same for a folder dsgd fills (a report): nothing there, or a folder (a symlink to one is followed).
+// InputError "OPTION1 and OPTION2 name the same file (PATH)" when two of `outputs` (option, path; empty paths
+// skipped) are one file, however spelled (relative, with .., through a symlinked folder): one would overwrite the
+// other (--results over --checkpoint made a run unresumable).
+void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesystem::path>>& outputs);
+
+// The file dsgd writes into every folder it fills as a whole (a report, and its staging folder while it is made):
+// a folder holding it is dsgd's and may be replaced; any other folder with files in it is the user's, and dsgd never
+// replaces or removes it (docs/errors.md "Output folders").
+inline constexpr std::string_view kOwnedFolderMarker = ".dsgd-folder";
+// Writes kOwnedFolderMarker into `folder`, creating the folder. Throws IoError naming it.
+void mark_as_owned(const std::filesystem::path& folder);
+// Whether `folder` holds kOwnedFolderMarker.
+bool is_owned(const std::filesystem::path& folder);
+
+// The same for a folder dsgd fills (a report): nothing there, an empty folder, or a folder dsgd wrote (it holds
+// kOwnedFolderMarker); a symlink to a folder is followed. A folder of the user's is refused, not replaced.
 void check_output_folder(const std::filesystem::path& path);
+
+// Puts the folder `staging` at `target`, keeping what was there (a folder dsgd wrote) at `target`.previous, which
+// replaces an older one only if dsgd wrote that too. A failure puts everything back. Throws IoError naming the
+// folder.
+void replace_folder_keeping_previous(const std::filesystem::path& staging, const std::filesystem::path& target);
+// `target`.previous.
+std::filesystem::path previous_of(const std::filesystem::path& target);
+
+// Removes the folders beside `target` named `target`<infix><pid> (a staging folder) whose process is gone and that
+// dsgd marked as its own: what a run killed before it could clean up left behind. Returns how many it removed.
+int remove_stale_folders(const std::filesystem::path& target, std::string_view infix);
 
 }  // namespace dsgd

@@ -26,7 +26,7 @@ void on_signal(int signal) {
   ::raise(signal);
 }
 
-constexpr int kSignals[] = {SIGINT, SIGTERM};
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};  // SIGHUP: the terminal closed
 
 // The handlers that were there before InterruptHandlers, restored after it.
 struct sigaction previous[sizeof kSignals / sizeof kSignals[0]];

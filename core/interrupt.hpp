@@ -1,5 +1,5 @@
 #pragma once
-// Interrupts: SIGINT and SIGTERM as a request to stop that long-running work polls, so that dsgd can stop the
+// Interrupts: SIGINT, SIGTERM and SIGHUP as a request to stop that long-running work polls, so that dsgd can stop the
 // processes it started and keep what it has (docs/errors.md "Interrupts").
 //
 // The flow: app/ owns one Interrupt and installs InterruptHandlers for it; it hands the Interrupt down explicitly
@@ -46,7 +46,7 @@ class Interrupt {
   mutable std::atomic<int> watchers_{0};  // watching does not change what was requested
 };
 
-// While alive, SIGINT and SIGTERM request `interrupt` when it is watched, and end the process (default action)
+// While alive, SIGINT, SIGTERM and SIGHUP request `interrupt` when it is watched, and end the process (default action)
 // when it is not or when it was requested already. The handler runs on an alternate signal stack of the thread that
 // constructs this (the main thread; docs/errors.md "Interrupts"). Restores the previous handlers when destroyed. One
 // at a time per process: a second throws InternalError.

@@ -192,16 +192,28 @@ std::string duration_text(double seconds) {
 void render_report(const Manifest& manifest, const std::filesystem::path& results_dir,
                    const std::filesystem::path& out_dir, const ReportProgress& progress) {
   check_output_folder(out_dir);
+  // tables/ and figures/ are replaced as a whole: results read from inside them would be deleted with them.
+  std::error_code ignored;
+  const auto results = std::filesystem::weakly_canonical(results_dir, ignored);
+  for (const char* part : {"tables", "figures"}) {
+    const auto replaced = std::filesystem::weakly_canonical(out_dir / part, ignored);
+    const auto [end, at] = std::mismatch(replaced.begin(), replaced.end(), results.begin(), results.end());
+    if (end == replaced.end()) {
+      throw InputError(results_dir.string() + ": the results are inside " + (out_dir / part).string() +
+                       ", which the report replaces: write the report to another folder");
+    }
+  }
   // Rendered beside the target and moved in at the end: a failed render leaves the old report as it was. ("out/"
   // names the folder "out": the staging folder goes beside it, not into it.)
   const std::filesystem::path target = out_dir.has_filename() ? out_dir : out_dir.parent_path();
+  remove_stale_folders(target, ".rendering-");
   const std::filesystem::path staging = target.string() + ".rendering-" + std::to_string(::getpid());
-  std::error_code ignored;
+  check_output_folder(staging);
   std::filesystem::remove_all(staging, ignored);
   try {
-    std::filesystem::create_directories(staging);
+    mark_as_owned(staging);
     render_into(manifest, results_dir, out_dir, staging, progress);
-    std::filesystem::create_directories(out_dir);
+    mark_as_owned(out_dir);
     for (const char* part : {"tables", "figures"}) {
       if (std::filesystem::exists(staging / part)) move_into_place(staging / part, out_dir / part);
     }

@@ -173,6 +173,7 @@ TEST_F(AppReproduce, FiguresDrawOtherExperimentsResultsWhenTheyRan) {
 
 TEST_F(AppReproduce, AFailingExperimentLeavesThePreviousReportUntouched) {
   const auto out = dir_ / "report";
+  mark_as_owned(out);  // a report of dsgd's
   write_file_atomically(out / "index.md", "previous report\n");
   const auto manifest = dir_ / "m.json";
   write_file_atomically(manifest, R"({"name": "m", "title": "M", "experiments": [

@@ -2,6 +2,8 @@
 // now end with exit code 2 and a one-line error that names what is wrong, and leave what was there untouched.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -139,6 +141,7 @@ TEST_F(AppHostileInput, AFailedReportLeavesNothingHalfWritten) {
 
   // Over an existing report: index.md and the tables stay as they were.
   const fs::path existing = dir_ / "report";
+  mark_as_owned(existing);  // a report dsgd wrote
   write_file_atomically(existing / "index.md", "old index\n");
   write_file_atomically(existing / "tables" / "models-zoo.md", "old table\n");
   expect_input_error(dsgd({"report", "--manifest", (dir_ / "manifest.json").string(), "--results", results.string(),
@@ -149,6 +152,95 @@ TEST_F(AppHostileInput, AFailedReportLeavesNothingHalfWritten) {
   for (const auto& entry : fs::directory_iterator(dir_)) {
     EXPECT_EQ(entry.path().filename().string().find("rendering"), std::string::npos) << entry.path();
   }
+}
+
+// Issue 42 item 4: `dsgd reproduce --out mypaper` over the user's draft.tex and data/x.csv deleted both, exit 0.
+// A folder dsgd did not write is refused before any work, and left as it was.
+TEST_F(AppHostileInput, ReproduceNeverReplacesAFolderItDidNotWrite) {
+  const fs::path paper = dir_ / "mypaper";
+  write_file_atomically(paper / "draft.tex", "my draft\n");
+  write_file_atomically(paper / "data" / "x.csv", "1,2\n");
+  expect_input_error(dsgd({"reproduce", "--out", paper.string(), "--only", "models"}),
+                     "holds files dsgd did not write");
+  EXPECT_EQ(read_text_file(paper / "draft.tex"), "my draft\n");
+  EXPECT_EQ(read_text_file(paper / "data" / "x.csv"), "1,2\n");
+  // Nor is the folder it would keep the previous report in: refused before the experiments run.
+  const fs::path out = dir_ / "out";
+  write_file_atomically(dir_ / "out.previous" / "notes.txt", "mine\n");
+  expect_input_error(dsgd({"reproduce", "--out", out.string(), "--only", "models"}), "out.previous: holds files");
+  EXPECT_EQ(read_text_file(dir_ / "out.previous" / "notes.txt"), "mine\n");
+  EXPECT_FALSE(fs::exists(out));
+  // An empty folder is taken, and is dsgd's from then on.
+  fs::create_directories(dir_ / "empty");
+  ASSERT_EQ(dsgd({"reproduce", "--out", (dir_ / "empty").string(), "--only", "models"}).code, 0);
+  EXPECT_TRUE(is_owned(dir_ / "empty"));
+}
+
+// The report a rerun replaces is kept as OUT.previous (an older one of dsgd's is replaced), never removed.
+TEST_F(AppHostileInput, ReproduceKeepsThePreviousReport) {
+  const fs::path out = dir_ / "r";
+  for (int run = 0; run < 3; ++run) {
+    // What the user may have added to the last report.
+    if (run > 0) write_file_atomically(out / "run.txt", std::to_string(run - 1) + "\n");
+    ASSERT_EQ(dsgd({"reproduce", "--out", out.string(), "--only", "models"}).code, 0) << run;
+  }
+  EXPECT_FALSE(fs::exists(out / "run.txt")) << "the last run's report is new";
+  EXPECT_EQ(read_text_file(previous_of(out) / "run.txt"), "1\n");
+  EXPECT_TRUE(fs::exists(previous_of(out) / "index.md"));
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    const std::string name = entry.path().filename().string();
+    EXPECT_TRUE(name == "r" || name == "r.previous") << name;
+  }
+}
+
+// `dsgd report --results proj/tables --out proj` deleted the results it was reading and the notes beside them.
+TEST_F(AppHostileInput, ReportNeverDeletesTheResultsItReads) {
+  const fs::path project = dir_ / "proj";
+  ASSERT_EQ(dsgd({"models", "--results", (project / "tables" / "models.json").string()}).code, 0);
+  write_file_atomically(project / "notes.md", "my notes\n");
+  const auto report = [&](const fs::path& results, const fs::path& out) {
+    return dsgd({"report", "--results", results.string(), "--out", out.string()});
+  };
+  expect_input_error(report(project / "tables", project), "holds files dsgd did not write");
+  EXPECT_EQ(read_text_file(project / "notes.md"), "my notes\n");
+  EXPECT_TRUE(fs::exists(project / "tables" / "models.json"));
+  // Into a report folder of dsgd's, results read from the tables/ it replaces are refused too.
+  const fs::path own = dir_ / "own";
+  mark_as_owned(own);
+  ASSERT_EQ(dsgd({"models", "--results", (own / "tables" / "models.json").string()}).code, 0);
+  expect_input_error(report(own / "tables", own), "which the report replaces");
+  EXPECT_TRUE(fs::exists(own / "tables" / "models.json"));
+}
+
+// SIGTERM or SIGHUP before it could clean up left OUT.staging-PID behind forever: the next run removes the staging
+// folders of processes that are gone, where dsgd marked them as its own, and no other.
+TEST_F(AppHostileInput, StaleStagingFoldersOfDeadRunsAreRemoved) {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);  // a pid that is gone
+  const fs::path out = dir_ / "r";
+  const fs::path stale = dir_ / ("r.staging-" + std::to_string(child));
+  mark_as_owned(stale);
+  write_file_atomically(stale / "results" / "models.json", "{}\n");
+  const fs::path unmarked = dir_ / ("r.staging-" + std::to_string(child + 1000000));
+  write_file_atomically(unmarked / "mine.txt", "mine\n");
+  ASSERT_EQ(dsgd({"reproduce", "--out", out.string(), "--only", "models"}).code, 0);
+  EXPECT_FALSE(fs::exists(stale));
+  EXPECT_EQ(read_text_file(unmarked / "mine.txt"), "mine\n") << "not dsgd's: kept";
+}
+
+// Issue 42 item 5: `--checkpoint same.json --results same.json` let the results overwrite the checkpoint, and the
+// resume then failed. The same file under two spellings is refused before any work.
+TEST_F(AppHostileInput, TwoOutputsNamingOneFileAreRefused) {
+  fs::create_directories(dir_ / "sub");
+  const std::string same = (dir_ / "same.json").string();
+  const std::string spelled = (dir_ / "sub" / ".." / "same.json").string();
+  for (const char* command : {"run", "train"}) {
+    expect_input_error(dsgd({command, "--checkpoint", same, "--results", spelled, "--iterations", "1"}),
+                       "--checkpoint and --results name the same file");
+  }
+  EXPECT_FALSE(fs::exists(same));
 }
 
 // Items 8 and 10: budgets and batches a run cannot honour.

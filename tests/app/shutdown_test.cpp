@@ -296,16 +296,21 @@ TEST_F(AppShutdown, SigintToAnMpiRunStopsMpirunAndEveryRank) {
   EXPECT_TRUE(contains(dsgd.output(), "dsgd: interrupted by SIGINT; stopped mpirun and its 3 ranks")) << dsgd.output();
 }
 
-TEST_F(AppShutdown, SigtermToAThreadsRunKeepsTheResultsMarkedInterrupted) {
-  const auto results = dir_ / "results.json";
-  Dsgd dsgd(long_run("threads", 2, "10", {"--results", results.string()}), dir_ / "output.txt");
-  // The first evaluation's progress line: training is under way.
-  ASSERT_TRUE(dsgd.wait_for_output("  iteration", std::chrono::seconds(90))) << dsgd.output();
-  ASSERT_EQ(::kill(dsgd.pid(), SIGTERM), 0);
-  EXPECT_EQ(dsgd.wait(std::chrono::seconds(30)), 128 + SIGTERM) << dsgd.output();
-  EXPECT_TRUE(contains(dsgd.output(), "dsgd: interrupted by SIGTERM; stopped training after")) << dsgd.output();
-  ASSERT_TRUE(fs::exists(results)) << dsgd.output();
-  expect_stopped_at_a_round_boundary(results);
+// SIGHUP (the terminal closed) is a request to stop like SIGTERM.
+TEST_F(AppShutdown, SigtermOrSighupToAThreadsRunKeepsTheResultsMarkedInterrupted) {
+  for (const int signal : {SIGTERM, SIGHUP}) {
+    const auto results = dir_ / ("results-" + std::to_string(signal) + ".json");
+    Dsgd dsgd(long_run("threads", 2, "10", {"--results", results.string()}),
+              dir_ / ("output-" + std::to_string(signal) + ".txt"));
+    // The first evaluation's progress line: training is under way.
+    ASSERT_TRUE(dsgd.wait_for_output("  iteration", std::chrono::seconds(90))) << dsgd.output();
+    ASSERT_EQ(::kill(dsgd.pid(), signal), 0);
+    EXPECT_EQ(dsgd.wait(std::chrono::seconds(30)), 128 + signal) << dsgd.output();
+    EXPECT_TRUE(contains(dsgd.output(), "dsgd: interrupted by " + signal_name(signal) + "; stopped training after"))
+        << dsgd.output();
+    ASSERT_TRUE(fs::exists(results)) << dsgd.output();
+    expect_stopped_at_a_round_boundary(results);
+  }
 }
 
 TEST_F(AppShutdown, ARankKilledBySigkillIsNamedWithItsSignal) {
