@@ -20,9 +20,12 @@ void add_lasso_options(CLI::App& command, LassoCli& cli) {
   command.add_option("--lambda", cli.lambda, "The L1 penalty (0: --lambda-ratio x lambda_max)")->capture_default_str();
   command.add_option("--lambda-ratio", cli.lambda_ratio, "lambda as a share of lambda_max = max |x_a . y|")
       ->capture_default_str();
+  // Counts are unsigned: without the check, -1 would wrap to 18446744073709551615.
   command.add_option("--coordinates", cli.coordinates, "Coordinates per round, C (0: one per worker; serial: 1)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command.add_option("--candidates", run.scheduler.candidates, "strads-dynamic: candidates drawn per round (0: 2 C)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   command.add_option("--tau", run.scheduler.tau, "strads-dynamic: |correlation| above which coordinates depend")
       ->capture_default_str();

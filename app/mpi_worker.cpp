@@ -1,13 +1,12 @@
 #include "app/mpi_worker.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <optional>
 #include <regex>
 #include <sstream>
 
+#include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/subprocess.hpp"
@@ -22,19 +21,6 @@ std::string joined(const std::vector<std::string>& words) {
   for (const auto& word : words) text += (text.empty() ? "" : " ") + word;
   return text;
 }
-
-// Deletes a temporary file when the command ends, however it ends.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(std::filesystem::path path) : path_(std::move(path)) {}
-  ~TemporaryFile() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace
 
@@ -70,12 +56,10 @@ void add_launch_options(CLI::App& command, measure::mpi::MpiLaunchOptions& optio
 }
 
 WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context) {
-  const std::filesystem::path results =
-      launch.results.empty() ? std::filesystem::temp_directory_path() /
-                                   ("dsgd-" + launch.command + "-" + std::to_string(::getpid()) + ".json")
-                             : launch.results;
-  std::optional<TemporaryFile> temporary;
-  if (launch.results.empty()) temporary.emplace(results);
+  // Without a results path, a file in a private folder (a predictable name in /tmp could be another user's FIFO).
+  std::optional<PrivateTempFolder> temporary;
+  if (launch.results.empty()) temporary.emplace("dsgd-" + launch.command);
+  const std::filesystem::path results = temporary ? temporary->path() / "results.json" : launch.results;
   std::vector<std::string> program = launch.program;
   program.insert(program.end(), {"--results", results.string()});
   const auto command = measure::mpi::mpirun_command(launch.ranks, program, launch.launcher);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -90,6 +91,22 @@ void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesy
       }
     }
   }
+}
+
+PrivateTempFolder::PrivateTempFolder(std::string_view prefix) {
+  const char* tmpdir = std::getenv("TMPDIR");
+  const std::string base = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
+  std::string pattern = base + "/" + std::string(prefix) + "-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw InputError("TMPDIR (" + base + "): cannot make a temporary folder there: " + std::strerror(errno) +
+                     " (set TMPDIR to a writable folder)");
+  }
+  path_ = pattern;
+}
+
+PrivateTempFolder::~PrivateTempFolder() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
 }
 
 void mark_as_owned(const std::filesystem::path& folder) {

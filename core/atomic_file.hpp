@@ -30,6 +30,23 @@ void move_into_place(const std::filesystem::path& staging, const std::filesystem
 // other (--results over --checkpoint made a run unresumable).
 void check_distinct_outputs(const std::vector<std::pair<std::string, std::filesystem::path>>& outputs);
 
+// A folder of this process's own under $TMPDIR (or /tmp), made by mkdtemp (mode 0700: no other user can plant or
+// read a file in it), removed with everything in it when this goes out of scope. For files whose path must be
+// handed to another process (an MPI rank's results): a predictable name in a shared folder could be a FIFO or a
+// symlink another user planted. Throws InputError naming $TMPDIR when it is not a folder a temporary folder can be
+// made in.
+class PrivateTempFolder {
+ public:
+  explicit PrivateTempFolder(std::string_view prefix);
+  ~PrivateTempFolder();
+  PrivateTempFolder(const PrivateTempFolder&) = delete;
+  PrivateTempFolder& operator=(const PrivateTempFolder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
 // The file dsgd writes into every folder it fills as a whole (a report, and its staging folder while it is made):
 // a folder holding it is dsgd's and may be replaced; any other folder with files in it is the user's, and dsgd never
 // replaces or removes it (docs/errors.md "Output folders").

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 
 #include "core/collectives.hpp"
 #include "core/error.hpp"
@@ -15,6 +16,7 @@ constexpr float kStopRounds = -1;
 constexpr float kStopSeconds = -2;
 constexpr float kStopTarget = -3;
 constexpr float kStopDiverged = -4;
+constexpr float kStopNonFiniteStart = -5;  // the objective before any update: the input, not the algorithm
 
 const char* stop_reason(float code) {
   if (code == kStopRounds) return "rounds";
@@ -49,7 +51,9 @@ SchmpResult run_schmp(Comm& comm, SchmpProgram& program, const SchmpOptions& opt
     const double objective = program.objective(share);
     out.curve.push_back({out.rounds, comm.now_s() - start_s, objective, out.updates});
     if (out.curve.size() == 1) first_objective = objective;
-    if (!std::isfinite(objective) || objective > options.divergence_factor * std::abs(first_objective)) {
+    if (out.curve.size() == 1 && !std::isfinite(objective)) {
+      pending_stop = kStopNonFiniteStart;
+    } else if (!std::isfinite(objective) || objective > options.divergence_factor * std::abs(first_objective)) {
       pending_stop = kStopDiverged;
     } else if (options.target_objective > 0 && objective <= options.target_objective) {
       pending_stop = kStopTarget;
@@ -72,6 +76,11 @@ SchmpResult run_schmp(Comm& comm, SchmpProgram& program, const SchmpOptions& opt
       }
     }
     broadcast(comm, {header.data(), header.size()}, 0);
+    if (header[0] == kStopNonFiniteStart) {
+      // Every rank has the code: all stop together, none left waiting in a collective.
+      throw InputError("the objective is " + std::string(root ? std::to_string(first_objective) : "not finite") +
+                       " before any update: the data's values or labels overflow (scale them down)");
+    }
     if (header[0] < 0) {
       out.stop_reason = stop_reason(header[0]);
       break;

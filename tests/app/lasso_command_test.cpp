@@ -3,6 +3,7 @@
 // reads back; and the inputs it refuses with exit code 2 and one line, before anything runs.
 #include <gtest/gtest.h>
 
+#include "core/atomic_file.hpp"
 #include "core/format.hpp"
 #include "core/json.hpp"
 #include "reports/results.hpp"
@@ -74,7 +75,13 @@ TEST_F(AppLasso, WritesTheProblemForTheReferenceScript) {
 }
 
 TEST_F(AppLasso, RefusesBadInputWithOneLine) {
+  // Issue 42: labels of 3e38 made the objective inf at round 0, reported "within 0.001 of the best objective
+  // (inf)", exit 0; --coordinates -1 was echoed as 18446744073709551615.
+  const auto huge = dir_ / "huge.libsvm";
+  write_file_atomically(huge, "3e38 1:1 2:1\n-3e38 1:1 3:1\n3e38 2:1 3:1\n-3e38 1:1\n");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"lasso", "--problem", "libsvm:" + huge.string()}, "before any update"},
+      {{"lasso", "--problem", "tiny", "--coordinates", "-1"}, "--coordinates"},
       {{"lasso", "--scheduler", "greedy"}, "greedy"},
       {{"lasso", "--problem", "nonesuch"}, "nonesuch"},
       {{"lasso", "--problem", "tiny", "--coordinates", "61"}, "--coordinates 61"},
