@@ -22,4 +22,20 @@ std::string fixed(double value, int digits) { return format("%.*f", digits, valu
 
 std::string significant(double value, int digits) { return format("%.*g", digits, value); }
 
+std::string shown_text(std::string_view text, std::size_t most) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < most; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += static_cast<char>(byte);
+    } else {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
+      out += escaped;
+    }
+  }
+  if (text.size() > most) out += "...";
+  return out;
+}
+
 }  // namespace dsgd

@@ -183,6 +183,13 @@ Cpu parse_cpu(const JsonView& view) {
   cpu.model = nonempty_string(view.at("model"));
   cpu.sockets = positive_int(view.at("sockets"));
   cpu.cores_per_socket = positive_int(view.at("cores_per_socket"));
+  // Bounded so that cores() cannot overflow (2147483647 per socket made a negative peak).
+  constexpr std::int64_t kMostCoresPerNode = 1 << 20;
+  if (std::int64_t{cpu.sockets} * cpu.cores_per_socket > kMostCoresPerNode) {
+    view.at("cores_per_socket")
+        .fail("sockets x cores_per_socket = " + std::to_string(std::int64_t{cpu.sockets} * cpu.cores_per_socket) +
+              " cores per node, more than " + std::to_string(kMostCoresPerNode));
+  }
   cpu.clock_Hz = view.at("clock_Hz").positive();
   cpu.vector_width_bits = positive_int(view.at("vector_width_bits"));
   cpu.sp_flops_per_cycle_per_core = view.at("sp_flops_per_cycle_per_core").positive();

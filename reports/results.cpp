@@ -112,8 +112,8 @@ Entry entry_from_json(const JsonView& view) {
   entry.name = view.at("name").string();
   entry.run_type = view.at("run_type").one_of({"iteration", "aggregate"});
   entry.iterations = view.at("iterations").integer();
-  entry.real_time = view.at("real_time").number();
-  entry.cpu_time = view.at("cpu_time").number();
+  entry.real_time = view.at("real_time").nonnegative();  // times are never negative (issue 42)
+  entry.cpu_time = view.at("cpu_time").nonnegative();
   entry.time_unit = view.at("time_unit").one_of(kTimeUnits);
   entry.executor = optional_string(view, "executor");
   entry.fidelity = optional_string(view, "fidelity");

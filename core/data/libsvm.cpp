@@ -11,6 +11,7 @@
 
 #include "core/data/binary_file.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 #include "core/memory.hpp"
 
 namespace dsgd::data {
@@ -24,25 +25,6 @@ std::string_view next_token(std::string_view line, std::size_t& at) {
   const std::size_t begin = at;
   while (at < line.size() && !is_blank(line[at])) ++at;
   return line.substr(begin, at - begin);
-}
-
-// `text` for an error message: printable ASCII as is, any other byte as \xNN (a binary file must not put raw bytes
-// on the terminal), at most 40 characters.
-std::string shown(std::string_view text) {
-  constexpr std::size_t kMostShown = 40;
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < kMostShown; ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out += static_cast<char>(byte);
-    } else {
-      char escaped[5];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", byte);
-      out += escaped;
-    }
-  }
-  if (text.size() > kMostShown) out += "...";
-  return out;
 }
 
 // A finite number filling all of `text`; from_chars takes no leading '+', which LIBSVM files do write ("+1").
@@ -69,7 +51,7 @@ class Parser {
     std::uint64_t previous = 0;
     for (std::string_view pair = next_token(text, at); !pair.empty(); pair = next_token(text, at)) {
       const std::size_t colon = pair.find(':');
-      if (colon == std::string_view::npos) fail("'" + shown(pair) + "' is not INDEX:VALUE (missing ':')");
+      if (colon == std::string_view::npos) fail("'" + shown_text(pair) + "' is not INDEX:VALUE (missing ':')");
       const std::uint64_t index = parse_index(pair.substr(0, colon));
       if (index <= previous) {
         fail("feature index " + std::to_string(index) + " after " + std::to_string(previous) +
@@ -78,7 +60,7 @@ class Parser {
       // Parsed as double so that tiny values underflow to 0 instead of failing, then checked against float's range.
       double value = 0;
       if (!parse_number(pair.substr(colon + 1), value) || std::abs(value) > std::numeric_limits<float>::max()) {
-        fail("value '" + shown(pair.substr(colon + 1)) + "' of feature " + std::to_string(index) +
+        fail("value '" + shown_text(pair.substr(colon + 1)) + "' of feature " + std::to_string(index) +
              " is not a finite float");
       }
       data_.index.push_back(static_cast<std::uint32_t>(index - 1));
@@ -104,7 +86,7 @@ class Parser {
   }
 
   [[noreturn]] void fail_mixed(std::string_view label, std::size_t other_line, const char* other_label) const {
-    fail("label '" + shown(label) + "' mixes the -1/+1 and 0/1 conventions (line " + std::to_string(other_line) +
+    fail("label '" + shown_text(label) + "' mixes the -1/+1 and 0/1 conventions (line " + std::to_string(other_line) +
          " has " + other_label + ")");
   }
 
@@ -112,12 +94,12 @@ class Parser {
     double label = 0;
     if (options_.regression) {
       if (!parse_number(text, label) || std::abs(label) > std::numeric_limits<float>::max()) {
-        fail("label '" + shown(text) + "' is not a finite float");
+        fail("label '" + shown_text(text) + "' is not a finite float");
       }
       return static_cast<float>(label);
     }
     if (!parse_number(text, label) || (label != 1.0 && label != -1.0 && label != 0.0)) {
-      fail("label '" + shown(text) + "' is not one of -1, +1, 0, 1 (binary classification only)");
+      fail("label '" + shown_text(text) + "' is not one of -1, +1, 0, 1 (binary classification only)");
     }
     // 0/1 files read 0 as -1; a file that uses both -1 and 0 has three classes, not two.
     if (label == -1.0) {
@@ -134,7 +116,7 @@ class Parser {
     std::uint64_t index = 0;
     const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), index);
     if (text.empty() || error != std::errc{} || end != text.data() + text.size()) {
-      fail("feature index '" + shown(text) + "' is not a positive integer");
+      fail("feature index '" + shown_text(text) + "' is not a positive integer");
     }
     if (index == 0) fail("feature index 0: feature indices are 1-based");
     if (index > kMaxLibsvmFeatures) {

@@ -2,37 +2,54 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace dsgd::measure::mpi {
 
 namespace {
 
+constexpr std::int64_t kMostSlots = 1'000'000;          // per line: more cores than any node has
+constexpr std::uintmax_t kMostHostfileBytes = 1 << 20;  // read whole: far more than any real hostfile
+
+// A host name as DNS and OpenMPI take it: letters, digits, '.', '-', '_', at most 253 characters, not starting with
+// '-' (mpirun would read "-F/path" as an option).
+bool valid_host(const std::string& host) {
+  return !host.empty() && host.size() <= 253 && host.front() != '-' &&
+         host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") ==
+             std::string::npos;
+}
+
 // Slots of one hostfile line "host [slots=N] [max_slots=N]" (1 without slots=, OpenMPI's default for a listed host);
-// 0 for a blank or comment line. Throws InputError naming file and line.
-int slots_of(const std::string& raw, const std::filesystem::path& file, int number) {
+// 0 for a blank or comment line. Throws InputError naming file and line, with the text's raw bytes escaped.
+std::int64_t slots_of(const std::string& raw, const std::filesystem::path& file, int number) {
   const std::string line = raw.substr(0, raw.find('#'));
   std::istringstream words(line);
   std::string host;
   if (!(words >> host)) return 0;
   const auto where = file.string() + ":" + std::to_string(number) + ": ";
-  if (host.find('=') != std::string::npos) throw InputError(where + "expected a host name first, got '" + host + "'");
-  int slots = 1;
+  if (!valid_host(host)) {
+    throw InputError(where + "expected a host name (letters, digits, '.', '-', '_'; not starting with '-'), got '" +
+                     shown_text(host) + "'");
+  }
+  std::int64_t slots = 1;
   for (std::string word; words >> word;) {
     const auto equals = word.find('=');
     const std::string key = word.substr(0, equals);
     if (equals == std::string::npos || (key != "slots" && key != "max_slots" && key != "max-slots")) {
-      throw InputError(where + "expected slots=N or max_slots=N after the host, got '" + word + "'");
+      throw InputError(where + "expected slots=N or max_slots=N after the host, got '" + shown_text(word) + "'");
     }
     const std::string value = word.substr(equals + 1);
-    if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(value) < 1) {
-      throw InputError(where + "'" + key + "' needs a count of at least 1, got '" + value + "'");
+    if (value.empty() || value.size() > 7 || value.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoll(value) < 1 || std::stoll(value) > kMostSlots) {
+      throw InputError(where + "'" + key + "' needs a count from 1 to " + std::to_string(kMostSlots) + ", got '" +
+                       shown_text(value) + "'");
     }
-    if (key == "slots") slots = std::stoi(value);
+    if (key == "slots") slots = std::stoll(value);
   }
   return slots;
 }
@@ -49,9 +66,13 @@ void check_launch(const MpiLaunchOptions& options, int ranks) {
   if (!std::filesystem::is_regular_file(options.hostfile, error)) {
     throw InputError("hostfile " + options.hostfile.string() + ": not a readable file");
   }
+  if (const auto bytes = std::filesystem::file_size(options.hostfile, error); !error && bytes > kMostHostfileBytes) {
+    throw InputError("hostfile " + options.hostfile.string() + ": " + std::to_string(bytes) +
+                     " bytes, more than a hostfile holds (at most " + std::to_string(kMostHostfileBytes) + ")");
+  }
   std::ifstream in(options.hostfile);
   if (!in) throw InputError("hostfile " + options.hostfile.string() + ": cannot be read");
-  int slots = 0;
+  std::int64_t slots = 0;  // summed in 64 bits: 2,148 lines of 999,999 slots wrapped an int
   int number = 0;
   for (std::string line; std::getline(in, line);) slots += slots_of(line, options.hostfile, ++number);
   if (slots == 0) throw InputError("hostfile " + options.hostfile.string() + ": names no host");

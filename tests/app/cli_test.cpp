@@ -100,7 +100,7 @@ TEST_F(AppCliBackend, AnMpiRunTakesAHostfile) {
   const auto refused = run_with("localhost slots=two\n");
   EXPECT_EQ(refused.exit_code, kExitUsage) << refused.output;
   EXPECT_EQ(refused.output,
-            "dsgd: " + (dir_ / "hosts").string() + ":1: 'slots' needs a count of at least 1, got 'two'\n");
+            "dsgd: " + (dir_ / "hosts").string() + ":1: 'slots' needs a count from 1 to 1000000, got 'two'\n");
 }
 
 TEST(AppCli, UsageErrorsExitTwo) {

@@ -140,6 +140,12 @@ const std::vector<BadEdit>& bad_edits() {
        "/nodes/cpu/peak_flops",
        128e9,
        {"/nodes/cpu/peak_flops", "disagrees", "2.56e+11"}},
+      // Issue 42: 2147483647 cores per socket overflowed to a negative peak.
+      {"CoresPerNodeBeyondABoundRejected",
+       false,
+       "/nodes/cpu/cores_per_socket",
+       2147483647,
+       {"/nodes/cpu/cores_per_socket", "cores per node, more than 1048576"}},
       {"NodesBeyondTopologyCapacityRejected",
        true,
        "/nodes/count",

@@ -137,6 +137,11 @@ TEST_F(ReportsResults, RejectsMissingFieldsAndNonNumericUnknownFields) {
   json = to_json(sample());
   json["context"]["dsgd"]["schema_version"] = 99;
   EXPECT_THROW(results_from_json(json, "x.json"), InputError);
+  for (const char* time : {"real_time", "cpu_time"}) {  // a negative time was accepted (issue 42)
+    json = to_json(sample());
+    json["benchmarks"][0][time] = -1.0;
+    EXPECT_THROW(results_from_json(json, "x.json"), InputError) << time;
+  }
 }
 
 TEST_F(ReportsResults, WriterRefusesUnknownCategories) {

@@ -112,10 +112,26 @@ TEST(MeasureMpiLaunch, ABadHostfileIsRefusedWithItsFileAndLine) {
     return error_of<InputError>([&] { check_launch(options, 1); });
   };
   const std::string file = hostfile.string();
-  EXPECT_EQ(refused("node1 slots=2\nnode2 slots=0\n"), file + ":2: 'slots' needs a count of at least 1, got '0'");
+  const std::string host_rule = "expected a host name (letters, digits, '.', '-', '_'; not starting with '-'), got '";
+  EXPECT_EQ(refused("node1 slots=2\nnode2 slots=0\n"), file + ":2: 'slots' needs a count from 1 to 1000000, got '0'");
   EXPECT_EQ(refused("node1 cpus=2\n"), file + ":1: expected slots=N or max_slots=N after the host, got 'cpus=2'");
-  EXPECT_EQ(refused("slots=2\n"), file + ":1: expected a host name first, got 'slots=2'");
+  EXPECT_EQ(refused("slots=2\n"), file + ":1: " + host_rule + "slots=2'");
   EXPECT_EQ(refused("# only a comment\n"), "hostfile " + file + ": names no host");
+  // Issue 42: a host "-F/path" that mpirun would read as an option, NUL bytes and raw escape sequences taken as a
+  // host, slots=999999999 refused as "needs at least 1", and slots summed in 32 bits (2,148 lines of 999,999:
+  // "-2146969444 slots").
+  EXPECT_EQ(refused("-F/path slots=1\n"), file + ":1: " + host_rule + "-F/path'");
+  EXPECT_EQ(refused(std::string("no\0de slots=1\n", 15)), file + ":1: " + host_rule + "no\\x00de'");
+  EXPECT_EQ(refused("\x1b[31mred\xff\n"), file + ":1: " + host_rule + "\\x1b[31mred\\xff'");
+  EXPECT_EQ(refused("node1 slots=999999999\n"), file + ":1: 'slots' needs a count from 1 to 1000000, got '999999999'");
+  std::string many;
+  for (int line = 0; line < 2148; ++line) many += "node" + std::to_string(line) + " slots=999999\n";
+  std::ofstream(hostfile) << many;
+  MpiLaunchOptions enough;
+  enough.hostfile = hostfile;
+  EXPECT_NO_THROW(check_launch(enough, 1)) << "2,147,997,852 slots, summed without wrapping";
+  EXPECT_EQ(refused(std::string(2 << 20, '#')),
+            "hostfile " + file + ": 2097152 bytes, more than a hostfile holds (at most 1048576)");
   fs::remove(hostfile);
   MpiLaunchOptions missing;
   missing.hostfile = hostfile;
