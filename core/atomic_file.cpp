@@ -147,15 +147,21 @@ void replace_folder_keeping_previous(const std::filesystem::path& staging, const
   const auto exists = [&](const std::filesystem::path& path) {
     return std::filesystem::exists(std::filesystem::symlink_status(path, ec));
   };
-  const bool had_target = exists(target);
+  // An empty folder holds nothing to keep: it goes (remove() takes only an empty one), as if it were not there.
+  const auto kept = [&](const std::filesystem::path& path) {
+    if (!exists(path)) return false;
+    if (!is_owned(path) && std::filesystem::is_empty(path, ec) && std::filesystem::remove(path, ec)) return false;
+    return true;
+  };
+  const bool had_target = kept(target);
   // What would be lost: only dsgd's own folders (check_output_folder refused the others before any work; this
   // catches what appeared since).
-  if (had_target && !is_owned(target) && !std::filesystem::is_empty(target, ec)) {
+  if (had_target && !is_owned(target)) {
     throw IoError(target.string() + ": holds files dsgd did not write; not replaced (the new one is in " +
                   staging.string() + ")");
   }
   const std::filesystem::path aside = previous.string() + ".old-" + std::to_string(::getpid());
-  const bool had_previous = had_target && exists(previous);
+  const bool had_previous = had_target && kept(previous);
   if (had_previous) {
     if (!is_owned(previous)) {
       throw IoError(previous.string() + ": holds files dsgd did not write; not replaced (the new report is in " +

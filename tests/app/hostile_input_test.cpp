@@ -170,10 +170,14 @@ TEST_F(AppHostileInput, ReproduceNeverReplacesAFolderItDidNotWrite) {
   expect_input_error(dsgd({"reproduce", "--out", out.string(), "--only", "models"}), "out.previous: holds files");
   EXPECT_EQ(read_text_file(dir_ / "out.previous" / "notes.txt"), "mine\n");
   EXPECT_FALSE(fs::exists(out));
-  // An empty folder is taken, and is dsgd's from then on.
+  // An empty folder is taken, and is dsgd's from then on: the next runs replace it, keeping the previous.
   fs::create_directories(dir_ / "empty");
-  ASSERT_EQ(dsgd({"reproduce", "--out", (dir_ / "empty").string(), "--only", "models"}).code, 0);
+  for (int run = 0; run < 3; ++run) {
+    const auto outcome = dsgd({"reproduce", "--out", (dir_ / "empty").string(), "--only", "models"});
+    ASSERT_EQ(outcome.code, 0) << run << ": " << outcome.err;
+  }
   EXPECT_TRUE(is_owned(dir_ / "empty"));
+  EXPECT_TRUE(is_owned(dir_ / "empty.previous"));
 }
 
 // The report a rerun replaces is kept as OUT.previous (an older one of dsgd's is replaced), never removed.
