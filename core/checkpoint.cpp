@@ -114,8 +114,8 @@ void ByteReader::floats(std::span<float> out) {
   // Weights and optimiser state: a NaN would train on silently (ReLU and pooling can keep the loss finite).
   const auto bad = std::find_if(out.begin(), out.end(), [](float f) { return !std::isfinite(f); });
   if (bad != out.end()) {
-    const auto count = std::count_if(bad, out.end(), [](float f) { return !std::isfinite(f); });
-    throw InputError("checkpoint " + what_ + ": " + std::to_string(count) + " of " + std::to_string(out.size()) +
+    const auto non_finite = std::count_if(bad, out.end(), [](float f) { return !std::isfinite(f); });
+    throw InputError("checkpoint " + what_ + ": " + std::to_string(non_finite) + " of " + std::to_string(out.size()) +
                      " floats are not finite (the first at " + std::to_string(bad - out.begin()) +
                      "): the run that wrote it diverged");
   }

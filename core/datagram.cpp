@@ -144,17 +144,19 @@ bool ReceiveLedger::accept(const ChunkHeader& header) {
   auto it = std::upper_bound(source.gaps.begin(), source.gaps.end(), sequence,
                              [](std::uint64_t s, const Gap& gap) { return s < gap.first; });
   if (it == source.gaps.begin() || sequence >= std::prev(it)->end) return false;
-  Gap& gap = *std::prev(it);
-  if (gap.first == sequence) {
-    ++gap.first;
-  } else if (gap.end == sequence + 1) {
-    --gap.end;
+  const auto gap = std::prev(it);
+  if (gap->first == sequence || gap->end == sequence + 1) {
+    if (gap->first == sequence) {  // an end of the gap filled
+      ++gap->first;
+    } else {
+      --gap->end;
+    }
+    if (gap->first == gap->end) source.gaps.erase(gap);
   } else {
-    const Gap above{sequence + 1, gap.end};
-    gap.end = sequence;
+    const Gap above{sequence + 1, gap->end};  // the middle: the gap splits in two
+    gap->end = sequence;
     source.gaps.insert(it, above);
   }
-  std::erase_if(source.gaps, [](const Gap& g) { return g.first == g.end; });
   bound(source);
   ++reordered_;
   ++received_;

@@ -26,14 +26,6 @@ namespace {
 
 double now_s() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
-sockaddr_in socket_address(std::uint32_t address, std::uint16_t port) {
-  sockaddr_in out{};
-  out.sin_family = AF_INET;
-  out.sin_port = htons(port);
-  out.sin_addr.s_addr = htonl(address);
-  return out;
-}
-
 sockaddr_in loopback(std::uint16_t port) { return socket_address(INADDR_LOOPBACK, port); }
 
 std::string dotted(std::uint32_t address) {
@@ -106,6 +98,14 @@ int join_group(std::uint16_t port, int receive_buffer_bytes, std::string& error)
 }  // namespace
 
 std::uint32_t group_address(std::uint16_t port) { return 0xEFFF0000U | port; }
+
+sockaddr_in socket_address(std::uint32_t address, std::uint16_t port) {
+  sockaddr_in out{};
+  out.sin_family = AF_INET;
+  out.sin_port = htons(port);
+  out.sin_addr.s_addr = htonl(address);
+  return out;
+}
 
 const std::optional<std::string>& multicast_on_loopback() {
   static const std::optional<std::string> verdict = []() -> std::optional<std::string> {

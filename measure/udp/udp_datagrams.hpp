@@ -94,5 +94,7 @@ std::optional<std::uint64_t> socket_drops(int socket);
 
 // The multicast group of the endpoint at unicast port `port`: 239.255.(port >> 8).(port & 255), host order.
 std::uint32_t group_address(std::uint16_t port);
+// The IPv4 socket address of `address` (host order) and `port`.
+sockaddr_in socket_address(std::uint32_t address, std::uint16_t port);
 
 }  // namespace dsgd::measure::udp

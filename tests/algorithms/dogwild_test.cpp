@@ -199,13 +199,10 @@ std::set<std::uint16_t> world_ports(const std::string& marker) {
 int eavesdrop(std::uint16_t port) {
   const int listener = ::socket(AF_INET, SOCK_DGRAM, 0);
   const int reuse = 1;
-  sockaddr_in group{};
-  group.sin_family = AF_INET;
-  group.sin_port = htons(port);
-  group.sin_addr.s_addr = htonl(measure::udp::group_address(port));
+  const sockaddr_in group = measure::udp::socket_address(measure::udp::group_address(port), port);
   const ip_mreq membership{{htonl(measure::udp::group_address(port))}, {htonl(INADDR_LOOPBACK)}};
   if (listener < 0 || ::setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &reuse, sizeof reuse) != 0 ||
-      ::bind(listener, reinterpret_cast<sockaddr*>(&group), sizeof group) != 0 ||
+      ::bind(listener, reinterpret_cast<const sockaddr*>(&group), sizeof group) != 0 ||
       ::setsockopt(listener, IPPROTO_IP, IP_ADD_MEMBERSHIP, &membership, sizeof membership) != 0) {
     if (listener >= 0) ::close(listener);
     return -1;
@@ -256,12 +253,9 @@ Attack attack(const std::string& marker, const std::atomic<bool>& done) {
     forged.push_back(old_format);
     for (const std::uint16_t port : ports) {
       for (const std::uint32_t address : {std::uint32_t{INADDR_LOOPBACK}, measure::udp::group_address(port)}) {
-        sockaddr_in to{};
-        to.sin_family = AF_INET;
-        to.sin_port = htons(port);
-        to.sin_addr.s_addr = htonl(address);
+        const sockaddr_in to = measure::udp::socket_address(address, port);
         for (const auto& datagram : forged) {
-          if (::sendto(socket, datagram.data(), datagram.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&to),
+          if (::sendto(socket, datagram.data(), datagram.size(), MSG_DONTWAIT, reinterpret_cast<const sockaddr*>(&to),
                        sizeof to) > 0) {
             ++out.forged;
           }
@@ -307,7 +301,9 @@ TEST_F(Dogwild, DatagramsForgedByAnotherProcessAreRefusedAndLeaveTheAccuracy) {
   ASSERT_GT(attacked.forged, 0U) << "the attacker found no port of the world";
   EXPECT_GT(refused, 0) << "no forged datagram reached a rank";
   EXPECT_LE(refused, 2.0 * static_cast<double>(attacked.forged)) << "a group datagram reaches the 2 other ranks";
-  if (attacked.nonce_read) EXPECT_GT(count("bad_tag"), 0) << "forgeries with the run's nonce fail on the tag";
+  if (attacked.nonce_read) {
+    EXPECT_GT(count("bad_tag"), 0) << "forgeries with the run's nonce fail on the tag";
+  }
   EXPECT_EQ(count("replayed") + count("non_finite"), 0);
   EXPECT_LT(counters.at("datagram_loss_measured"), 0.5) << "forged sequence jumps reached the ledger";
   EXPECT_GE(counters.at("test_accuracy"), quiet - 0.1);

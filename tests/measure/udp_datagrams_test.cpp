@@ -133,14 +133,6 @@ TEST(UdpDatagrams, KernelDropsOfAFullReceiveBufferAreCountedAndSeenAsGaps) {
   EXPECT_EQ(receiver.ledger().missing(), dropped);
 }
 
-sockaddr_in loopback_at(std::uint32_t address, std::uint16_t port) {
-  sockaddr_in out{};
-  out.sin_family = AF_INET;
-  out.sin_port = htons(port);
-  out.sin_addr.s_addr = htonl(address);
-  return out;
-}
-
 // Sends `bytes` from a fresh socket of this process (any local user can) to `address`:`port`, a multicast group's
 // on 127.0.0.1 as its members joined it.
 void send_from_stranger(const std::vector<std::byte>& bytes, std::uint32_t address, std::uint16_t port) {
@@ -148,7 +140,7 @@ void send_from_stranger(const std::vector<std::byte>& bytes, std::uint32_t addre
   ASSERT_GE(raw, 0);
   const in_addr interface { htonl(INADDR_LOOPBACK) };
   ASSERT_EQ(::setsockopt(raw, IPPROTO_IP, IP_MULTICAST_IF, &interface, sizeof interface), 0);
-  const sockaddr_in to = loopback_at(address, port);
+  const sockaddr_in to = socket_address(address, port);
   EXPECT_GT(::sendto(raw, bytes.data(), bytes.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to), 0);
   ::close(raw);
 }
@@ -230,7 +222,7 @@ bool send_spoofed(std::uint16_t from_port, std::uint16_t to_port, const std::vec
   header.check = 0;  // none: allowed over IPv4
   std::memcpy(packet.data(), &header, sizeof header);
   std::memcpy(packet.data() + sizeof header, payload.data(), payload.size());
-  const sockaddr_in to = loopback_at(INADDR_LOOPBACK, to_port);
+  const sockaddr_in to = socket_address(INADDR_LOOPBACK, to_port);
   const bool sent =
       ::sendto(raw, packet.data(), packet.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) > 0;
   ::close(raw);
