@@ -56,6 +56,16 @@ void check_writable_ancestor(const std::filesystem::path& path, std::filesystem:
   if (::access(folder.c_str(), W_OK | X_OK) != 0) {
     throw InputError(path.string() + ": cannot write here: " + folder.string() + ": " + std::strerror(errno));
   }
+  // access() says yes to root everywhere, also where no file can be made (sysfs, procfs, a full or read-only
+  // mount): a file made and removed again is the only early answer that holds.
+  std::string probe = (folder / ".dsgd-probe-XXXXXX").string();
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0) {
+    throw InputError(path.string() + ": cannot write here: cannot create a file in " + folder.string() + ": " +
+                     std::strerror(errno));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 // Why `path` must not be replaced (something there that is not a regular file), or empty.

@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -75,6 +76,22 @@ TEST_F(CoreAtomicFile, TwoSpellingsOfOneOutputFileAreRefused) {
         check_distinct_outputs({{"--checkpoint", dir_ / "a.json"}, {"--results", dir_ / "sub" / ".." / "a.json"}});
       }),
       "--checkpoint and --results name the same file (" + (dir_ / "sub" / ".." / "a.json").string() + ")");
+}
+
+TEST_F(CoreAtomicFile, AFolderWhereNoFileCanBeMadeIsRefusedBeforeAnyWork) {
+  // sysfs and procfs say "writable" to root's access() yet make no file: `--checkpoint /sys/x` failed only after
+  // the training (issue 42).
+  int checked = 0;
+  for (const fs::path folder : {"/sys", "/proc"}) {
+    if (!fs::is_directory(folder) || fs::is_empty(folder)) continue;  // not mounted here
+    const fs::path path = folder / "dsgd-checkpoint.json";
+    const std::string message = dsgd::testing::input_error([&] { check_output_file(path); });
+    EXPECT_TRUE(message.starts_with(path.string() + ": cannot write here")) << message;
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "neither /sys nor /proc is mounted here";
+  EXPECT_NO_THROW(check_output_file(dir_ / "new" / "checkpoint.json"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0) << "the probe file is gone";
 }
 
 TEST_F(CoreAtomicFile, OnlyNewEmptyOrOwnedFoldersAreReplaceable) {
