@@ -118,18 +118,10 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   } catch (const InterruptedError& e) {
     err << "dsgd: " << e.what() << '\n';
     return 128 + e.signal();
-  } catch (const InputError& e) {
-    err << "dsgd: " << e.what() << '\n';
-    return kExitUsage;
-  } catch (const InternalError& e) {
-    err << "dsgd: " << e.what() << " (please report this)\n";
-    return kExitInternal;
-  } catch (const Error& e) {
-    err << "dsgd: " << e.what() << '\n';
-    return kExitFailure;
   } catch (const std::exception& e) {
-    err << "dsgd: unexpected error: " << e.what() << '\n';
-    return kExitInternal;
+    const ErrorOutcome outcome = outcome_of(e);
+    err << "dsgd: " << outcome.message << '\n';
+    return outcome.exit_code;
   }
 }
 

@@ -6,16 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "app/error_outcome.hpp"
+
 namespace dsgd {
 class Interrupt;
 }
 
 namespace dsgd::app {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitInternal = 3;
 
 // Runs dsgd with `args` (without the program name), printing to `out` and `err`. Never throws.
 // `shown_command` is the command line recorded in results' provenance (default: `args` joined); `reproduce` sets

@@ -21,6 +21,7 @@
 
 #include "algorithms/runner.hpp"
 #include "app/dsgd_mpi_sweeps.hpp"
+#include "app/error_outcome.hpp"
 #include "app/gemm_bench_cli.hpp"
 #include "app/lasso_cli.hpp"
 #include "app/run_common.hpp"
@@ -33,10 +34,9 @@ namespace {
 namespace mpi = dsgd::measure::mpi;
 using mpi::MpiComm;
 
-constexpr int kExitOk = 0;
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitInternal = 3;
+using dsgd::app::kExitFailure;
+using dsgd::app::kExitOk;
+using dsgd::app::kExitUsage;
 
 std::string command_line(int argc, char** argv) {
   std::string text = "dsgd-mpi";
@@ -267,13 +267,6 @@ int run(int argc, char** argv, int world_rank) {
   return kExitOk;
 }
 
-int exit_code(const std::exception& e) {
-  if (dynamic_cast<const dsgd::InputError*>(&e)) return kExitUsage;
-  if (dynamic_cast<const dsgd::InternalError*>(&e)) return kExitInternal;
-  if (dynamic_cast<const dsgd::Error*>(&e)) return kExitFailure;
-  return kExitInternal;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -293,9 +286,10 @@ int main(int argc, char** argv) {
     // One line naming the rank, then end every rank: the others may be waiting for this one. A wait's limit is
     // dsgd-mpi's --timeout: the message says so.
     const bool timed_out = dynamic_cast<const dsgd::TimeoutError*>(&e) != nullptr;
-    std::fprintf(stderr, "dsgd-mpi: rank %d: %s%s\n", rank, e.what(), timed_out ? " (--timeout)" : "");
+    const dsgd::app::ErrorOutcome outcome = dsgd::app::outcome_of(e);
+    std::fprintf(stderr, "dsgd-mpi: rank %d: %s%s\n", rank, outcome.message.c_str(), timed_out ? " (--timeout)" : "");
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, exit_code(e));
+    MPI_Abort(MPI_COMM_WORLD, outcome.exit_code);
   }
   return kExitFailure;  // not reached: MPI_Abort does not return
 }

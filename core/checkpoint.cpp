@@ -9,10 +9,11 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
+#include <system_error>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/memory.hpp"
 
 namespace dsgd {
 
@@ -166,20 +167,25 @@ void write_checkpoint(const std::filesystem::path& path, const Checkpoint& check
 }
 
 Checkpoint read_checkpoint(const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(path, ec);  // also refuses what is not a regular file
+  if (ec) throw IoError("checkpoint " + path.string() + ": cannot be read: " + ec.message());
   std::ifstream in(path, std::ios::binary);
   if (!in) throw IoError("checkpoint " + path.string() + ": cannot be opened for reading");
-  std::ostringstream content;
-  content << in.rdbuf();
+  // The header first, checked against the file's length before the payload is read: a 1 GB file that is no
+  // checkpoint used to be read whole before its first error.
+  std::string header_bytes(std::min<std::uintmax_t>(size, kHeaderBytes), '\0');
+  in.read(header_bytes.data(), static_cast<std::streamsize>(header_bytes.size()));
   if (in.bad()) throw IoError("checkpoint " + path.string() + ": read failed");
-  const std::string file = content.str();
+  header_bytes.resize(static_cast<std::size_t>(in.gcount()));
   // A file shorter than the magic is truncated if it is the magic's start (an empty file too).
-  const bool magic =
-      file.size() >= kMagic.size() ? file.compare(0, kMagic.size(), kMagic) == 0 : kMagic.starts_with(file);
+  const bool magic = header_bytes.size() >= kMagic.size() ? header_bytes.compare(0, kMagic.size(), kMagic) == 0
+                                                          : kMagic.starts_with(header_bytes);
   if (!magic) refuse(path, "not a dsgd checkpoint (no DSGDCKPT magic)");
-  if (file.size() < kHeaderBytes + kTrailerBytes) {
-    refuse(path, "truncated: " + std::to_string(file.size()) + " bytes, shorter than any checkpoint");
+  if (size < kHeaderBytes + kTrailerBytes) {
+    refuse(path, "truncated: " + std::to_string(size) + " bytes, shorter than any checkpoint");
   }
-  ByteReader header(std::string_view(file).substr(kMagic.size(), kHeaderBytes - kMagic.size()), path.string());
+  ByteReader header(std::string_view(header_bytes).substr(kMagic.size()), path.string());
   std::uint32_t version = 0;
   header.raw(&version, sizeof version);
   if (version != kCheckpointFormatVersion) {
@@ -188,9 +194,19 @@ Checkpoint read_checkpoint(const std::filesystem::path& path) {
   }
   const std::uint64_t body_bytes = header.u64();
   const std::uint64_t promised = kHeaderBytes + body_bytes + kTrailerBytes;
-  if (body_bytes > file.size() || file.size() != promised) {
-    refuse(path, (file.size() < promised ? "truncated: " : "has bytes after its end: ") + std::to_string(file.size()) +
+  if (body_bytes > size || size != promised) {
+    refuse(path, (size < promised ? "truncated: " : "has bytes after its end: ") + std::to_string(size) +
                      " bytes where the header promises " + std::to_string(promised));
+  }
+  // The payload and the sections copied out of it.
+  check_available_memory(2.0 * static_cast<double>(body_bytes), "checkpoint " + path.string() + ": reading it needs ",
+                         " (twice its payload)");
+  std::string file = header_bytes;
+  file.resize(static_cast<std::size_t>(promised));
+  in.read(file.data() + kHeaderBytes, static_cast<std::streamsize>(promised - kHeaderBytes));
+  if (in.bad()) throw IoError("checkpoint " + path.string() + ": read failed");
+  if (static_cast<std::uint64_t>(in.gcount()) != promised - kHeaderBytes) {
+    refuse(path, "truncated while it was read (another process is writing it?)");
   }
   const std::string_view body = std::string_view(file).substr(kHeaderBytes, body_bytes);
   std::uint32_t stored = 0;

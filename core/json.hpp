@@ -24,12 +24,21 @@ inline constexpr std::size_t kMaxJsonDepth = 256;
 // twice, or nesting deeper than kMaxJsonDepth.
 Json parse_json(std::string_view text, const std::string& source);
 
-// Reads and parses a file. Throws InputError if it does not exist, is a folder or is malformed, IoError if it
-// cannot be read.
+// The largest text or JSON file dsgd reads whole (platforms, manifests, results are kilobytes to a few megabytes).
+inline constexpr std::uint64_t kMaxTextFileBytes = std::uint64_t{256} << 20;
+// Bytes nlohmann::json may take per byte of JSON text: 16 for a two-byte array element ("0,") in a vector that
+// may have doubled; the memory estimate before a parse.
+inline constexpr double kJsonBytesPerTextByte = 16;
+
+// Reads and parses a file. Throws InputError if it does not exist, is a folder, is larger than kMaxTextFileBytes,
+// would not fit in memory once parsed, or is malformed; IoError if it cannot be read.
 Json read_json_file(const std::filesystem::path& path);
 
-// Reads a whole file into a string. Throws InputError if it does not exist, IoError if it cannot be read.
-std::string read_text_file(const std::filesystem::path& path);
+// Reads a whole file into a string, checking its size before reading: InputError if it does not exist, is a
+// folder, holds more than `max_bytes` (a FIFO or device is read no further than that) or, at `memory_per_byte`
+// bytes of memory per byte of text, would not fit in the memory available; IoError if it cannot be read.
+std::string read_text_file(const std::filesystem::path& path, std::uint64_t max_bytes = kMaxTextFileBytes,
+                           double memory_per_byte = 1);
 
 // A read-only view of one JSON value that knows where it came from, for validating loaders.
 // Every accessor checks the type and throws InputError("source: /path: expected ..., got ...") on mismatch.

@@ -81,6 +81,21 @@ void check_available_memory(double bytes, const std::string& needs, const std::s
                    " this machine has available");
 }
 
+std::string out_of_memory_text() noexcept {
+  try {
+    std::string available = "unknown";
+    try {
+      available = bytes_text(static_cast<double>(available_memory_bytes()));
+    } catch (const std::exception&) {  // /proc unreadable, or this allocation failed too
+    }
+    return "out of memory: an allocation failed with " + available +
+           " available to this process now (the machine's free memory, a cgroup limit or ulimit -v); give it a "
+           "smaller input or more memory (docs/errors.md \"Memory\")";
+  } catch (...) {
+    return {};  // not even the message fits; the caller prints its prefix alone
+  }
+}
+
 std::string bytes_text(double bytes) {
   const char* units[] = {"B", "kB", "MB", "GB", "TB"};
   int unit = 0;

@@ -17,6 +17,10 @@ std::uint64_t available_memory_bytes();
 // is over available_memory_bytes(): the one check of readers and experiments that allocate what their input asks.
 void check_available_memory(double bytes, const std::string& needs, const std::string& detail = "");
 
+// The one-line message for a std::bad_alloc that no estimate caught first: "out of memory: an allocation failed
+// with 1.2 GB available to this process ...". Never throws (it is called while memory is short).
+std::string out_of_memory_text() noexcept;
+
 // "1.25 GB" (decimal units, three significant digits), for messages.
 std::string bytes_text(double bytes);
 

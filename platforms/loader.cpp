@@ -1019,7 +1019,7 @@ Platform parse_platform_text(std::string_view text, const std::string& source) {
 }
 
 Platform read_platform_file(const std::filesystem::path& path) {
-  return parse_platform_text(read_text_file(path), path.string());
+  return parse_platform(read_json_file(path), path.string());
 }
 
 Link parse_link(const Json& json, const std::string& source) {

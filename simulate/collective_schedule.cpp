@@ -3,7 +3,14 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/memory.hpp"
 
 namespace dsgd::simulate {
 
@@ -24,6 +31,11 @@ struct Op {
 // Beyond this many recorded operations the schedule would not fit in memory comfortably (the ring allreduce on
 // thousands of ranks is P^2): such a collective is for the message or analytic level, not the flow level.
 constexpr std::size_t kMaxRecordedOps = std::size_t{1} << 26;
+
+// What a schedule too large to record leaves the user: the levels that record one and the one that does not.
+constexpr std::string_view kTooManyAdvice =
+    "too many to record as a schedule, which the flow level replays and the analytic level prices (all but the ring "
+    "allreduce); simulate it at the message level";
 
 class Recorder;
 
@@ -100,8 +112,7 @@ class Recorder final : public Comm {
     if (++total_ops_ > kMaxRecordedOps) {
       throw UnavailableError(call_.name + " (" + call_.key + ") on " + std::to_string(size_) + " ranks has more than " +
                              std::to_string(kMaxRecordedOps) +
-                             " point-to-point operations: too many for flow fidelity; use the message or analytic "
-                             "level");
+                             " point-to-point operations: " + std::string(kTooManyAdvice));
     }
     ops.push_back(op);
   }
@@ -169,6 +180,40 @@ std::string where(const CollectiveCall& call, int size) {
   return call.name + " (" + call.key + ") on " + std::to_string(size) + " ranks";
 }
 
+// A sample of ranks' operations, scaled to all ranks, is about what the whole recording will hold: refused, or
+// checked against the memory available, before any rank is kept (a recursive-doubling allreduce on 10 million ranks
+// grew to 6 GB before it reached kMaxRecordedOps). Ranks differ (past a power of two, half of them only hand their
+// data to a partner), so the sample is spread by a fixed generator, and only an estimate twice over the limit is
+// refused early: kMaxRecordedOps stays the bound that decides.
+void check_recording(const CollectiveCall& call, int size, const std::function<void(Comm&)>& body,
+                     const std::vector<int>& nodes, std::vector<std::string>& kernel_classes) {
+  constexpr int kSampled = 64;
+  const int sampled = std::min(size, kSampled);
+  std::size_t sample_ops = 0;
+  std::uint64_t state = 0x9E3779B97F4A7C15ULL;
+  for (int i = 0; i < sampled; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int rank = size <= kSampled ? i : static_cast<int>((state >> 33) % static_cast<std::uint64_t>(size));
+    Recorder probe(call, rank, size, nodes, kernel_classes, sample_ops);
+    body(probe);
+  }
+  const double ops = static_cast<double>(sample_ops) / sampled * size;
+  if (ops > 2.0 * static_cast<double>(kMaxRecordedOps)) {
+    throw UnavailableError(where(call, size) + " has about " + significant(ops, 3) + " point-to-point operations (" +
+                           significant(static_cast<double>(sample_ops) / sampled, 3) +
+                           " per rank in a sample), more than " + std::to_string(kMaxRecordedOps) + ": " +
+                           std::string(kTooManyAdvice));
+  }
+  // Per operation: its record, its channel's entry and posted side, its transfer; per rank: its recorder and state.
+  constexpr double kPerOp = sizeof(Op) + sizeof(std::pair<const ChannelKey, Channel>) + 2 * sizeof(void*) +
+                            sizeof(Posted) + sizeof(ScheduledTransfer);
+  constexpr double kPerRank = sizeof(Recorder) + sizeof(std::unique_ptr<Recorder>) + sizeof(std::vector<int>) +
+                              sizeof(std::size_t) + 3 * sizeof(int);
+  check_available_memory(
+      ops * kPerOp + size * kPerRank, where(call, size) + ": recording its schedule needs ",
+      " (" + significant(ops, 3) + " operations of " + std::to_string(static_cast<int>(kPerOp)) + " bytes)");
+}
+
 }  // namespace
 
 std::size_t CollectiveSchedule::transfer_count() const {
@@ -183,6 +228,7 @@ CollectiveSchedule record_schedule(const CollectiveCall& call, int size, const s
   DSGD_ENFORCE(nodes.empty() || nodes.size() == static_cast<std::size_t>(size), "record_schedule's node map size");
   std::vector<std::string> kernel_classes;
   std::size_t total_ops = 0;
+  check_recording(call, size, body, nodes, kernel_classes);
   std::vector<std::unique_ptr<Recorder>> ranks;
   ranks.reserve(static_cast<std::size_t>(size));
   for (int rank = 0; rank < size; ++rank) {

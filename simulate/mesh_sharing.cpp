@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <iostream>
+#include <new>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -21,6 +22,7 @@
 #include "core/comm.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/memory.hpp"
 #include "core/stopwatch.hpp"
 #include "simulate/forked.hpp"
 #include "simulate/simgrid/engine_settings.hpp"
@@ -81,6 +83,8 @@ std::string report_of(double link_Bps, TransferModel model, const std::function<
     std::string report(1, static_cast<char>(Report::kValues));
     report.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(double));
     return report;
+  } catch (const std::bad_alloc&) {
+    return std::string(1, static_cast<char>(Report::kError)) + out_of_memory_text();
   } catch (const std::exception& error) {
     return std::string(1, static_cast<char>(Report::kError)) + error.what();
   } catch (...) {

@@ -96,6 +96,11 @@ Compressed transpose(std::span<const std::uint64_t> begin, std::span<const std::
 
 // LIBSVM's rows as a problem's columns, and back.
 LassoProblem from_rows(const data::SparseDataset& rows) {
+  // The values once more by column, and two offsets per feature (the columns' and the placing cursor).
+  check_available_memory(static_cast<double>(rows.nnz()) * (sizeof(std::uint32_t) + sizeof(float)) +
+                             static_cast<double>(rows.features + 1) * 2 * sizeof(std::uint64_t),
+                         "lasso: " + rows.name + ": its columns need ",
+                         " (8 bytes per value and 16 per feature, beside its rows)");
   Compressed columns = transpose(rows.row_begin, rows.index, rows.value, rows.features);
   LassoProblem problem;
   problem.rows = rows.rows();

@@ -24,6 +24,13 @@ namespace dsgd::data {
 using ExpectedSize = std::function<std::optional<std::size_t>(std::span<const std::uint8_t> prefix)>;
 std::vector<std::uint8_t> read_binary_file(const std::filesystem::path& path, const ExpectedSize& expected_size = {});
 
+// Calls `consume` with the bytes of `path` in order, in pieces of at most 1 MiB: decompressed when the file starts
+// with the gzip magic, as is otherwise. Holds one piece at a time (plus zlib's window), so a reader that parses as
+// it goes needs memory for what it keeps, not for the file. Throws what read_binary_file throws, and what
+// `consume` throws.
+using ChunkConsumer = std::function<void(std::span<const std::uint8_t>)>;
+void read_file_in_chunks(const std::filesystem::path& path, const ChunkConsumer& consume);
+
 // What read_binary_file does with a file's bytes: gzip data decompressed, anything else as is. `path` names it in
 // errors.
 std::vector<std::uint8_t> decompress_if_gzip(std::vector<std::uint8_t> bytes, const std::filesystem::path& path,

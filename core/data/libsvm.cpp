@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <limits>
+#include <span>
+#include <string>
 #include <system_error>
 #include <vector>
 
@@ -47,6 +49,7 @@ class Parser {
     std::size_t at = 0;
     const std::string_view label = next_token(text, at);
     if (label.empty()) return;  // blank or comment-only line
+    make_room_for_row();
     data_.label.push_back(parse_label(label));
     std::uint64_t previous = 0;
     for (std::string_view pair = next_token(text, at); !pair.empty(); pair = next_token(text, at)) {
@@ -63,6 +66,7 @@ class Parser {
         fail("value '" + shown_text(pair.substr(colon + 1)) + "' of feature " + std::to_string(index) +
              " is not a finite float");
       }
+      make_room_for_nonzero();
       data_.index.push_back(static_cast<std::uint32_t>(index - 1));
       data_.value.push_back(static_cast<float>(value));
       largest_index_ = std::max(largest_index_, index);
@@ -83,6 +87,31 @@ class Parser {
  private:
   [[noreturn]] void fail(const std::string& what) const {
     throw InputError(source_ + ":" + std::to_string(line_) + ": " + what);
+  }
+
+  // The examples grow as they are read (a 5.8 MB gzip inflated to 3 GB ended in std::bad_alloc): each time a
+  // vector must grow, the new allocation is checked against the memory available, so the file is refused at the
+  // line where it outgrows the machine.
+  void make_room_for_nonzero() {
+    if (data_.index.size() < data_.index.capacity()) return;
+    const std::size_t grown = std::max<std::size_t>(4096, 2 * data_.index.capacity());
+    check_growth(static_cast<double>(grown) * (sizeof(std::uint32_t) + sizeof(float)));
+    data_.index.reserve(grown);
+    data_.value.reserve(grown);
+  }
+
+  void make_room_for_row() {
+    if (data_.label.size() < data_.label.capacity()) return;
+    const std::size_t grown = std::max<std::size_t>(1024, 2 * data_.label.capacity());
+    check_growth(static_cast<double>(grown) * (sizeof(float) + sizeof(std::uint64_t)));
+    data_.label.reserve(grown);
+    data_.row_begin.reserve(grown + 1);
+  }
+
+  void check_growth(double bytes) const {
+    check_available_memory(bytes, source_ + ":" + std::to_string(line_) + ": reading on needs another ",
+                           " (beside " + std::to_string(data_.rows()) + " examples and " + std::to_string(data_.nnz()) +
+                               " values so far; 8 bytes per value, 12 per example)");
   }
 
   [[noreturn]] void fail_mixed(std::string_view label, std::size_t other_line, const char* other_label) const {
@@ -130,7 +159,7 @@ class Parser {
     return index;
   }
 
-  const std::string& source_;
+  std::string source_;
   const LibsvmOptions& options_;
   SparseDataset data_;
   std::size_t line_ = 0;
@@ -153,9 +182,33 @@ SparseDataset parse_libsvm(std::string_view text, const std::string& source_name
 }
 
 SparseDataset read_libsvm(const std::filesystem::path& path, const LibsvmOptions& options) {
-  const std::vector<std::uint8_t> bytes = read_binary_file(path);
-  SparseDataset data =
-      parse_libsvm(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path.string(), options);
+  // Parsed as it is read, a line at a time: the text is never held whole (a gzip file may inflate a thousandfold).
+  const std::string source = path.string();
+  Parser parser(source, options);
+  std::string partial;  // the start of a line whose end is in a later piece
+  std::size_t number = 1;
+  read_file_in_chunks(path, [&](std::span<const std::uint8_t> piece) {
+    std::string_view text(reinterpret_cast<const char*>(piece.data()), piece.size());
+    for (std::size_t end = text.find('\n'); end != std::string_view::npos; end = text.find('\n')) {
+      if (partial.empty()) {
+        parser.line(text.substr(0, end), number++);
+      } else {
+        partial.append(text.substr(0, end));
+        parser.line(partial, number++);
+        partial.clear();
+      }
+      text.remove_prefix(end + 1);
+    }
+    if (partial.size() + text.size() > partial.capacity()) {
+      const std::size_t grown = std::max(2 * partial.capacity(), partial.size() + text.size());
+      check_available_memory(static_cast<double>(grown),
+                             source + ":" + std::to_string(number) + ": this line alone needs ");
+      partial.reserve(grown);
+    }
+    partial.append(text);
+  });
+  if (!partial.empty()) parser.line(partial, number);
+  SparseDataset data = parser.finish();
   // The models trained on it are dense over every feature: one index of 1e9 would mean tens of gigabytes.
   check_available_memory(
       static_cast<double>(data.features) * kDenseBytesPerFeature,

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/collectives.hpp"
+#include "core/memory.hpp"
 #include "simulate/analytic/route_model.hpp"
 #include "simulate/collective_schedule.hpp"
 #include "simulate/compute_cost.hpp"
@@ -185,6 +188,37 @@ class AnalyticComm final : public Comm {
   std::map<std::pair<std::string, std::string>, CollectivePlan> plans_;
 };
 
+// Heap bytes of a std::map of strings to V: a red-black node (four words) around each pair, and each string's
+// characters where they do not fit its small-string buffer.
+template <typename V>
+double map_heap_bytes(const std::map<std::string, V>& map) {
+  const auto text = [](const std::string& value) {
+    return value.size() > 15 ? static_cast<double>(value.capacity()) + 1 : 0.0;
+  };
+  double bytes = 0;
+  for (const auto& [key, value] : map) {
+    bytes += 4 * sizeof(void*) + sizeof(std::pair<const std::string, V>) + text(key);
+    if constexpr (std::is_same_v<V, std::string>) bytes += text(value);
+  }
+  return bytes;
+}
+
+double heap_bytes(const platforms::KernelEfficiency& efficiency) {
+  return map_heap_bytes(efficiency.by_class) + map_heap_bytes(efficiency.sources);
+}
+
+// Every rank's site is placed before rank 0 runs (simgrid/platform_builder.hpp: two copies of its unit's kernel
+// efficiencies each), and its node noted: checked against the memory available before any of it is allocated (10
+// million ranks took 6.2 GB before their first error).
+void check_world_memory(const platforms::Platform& platform, int ranks) {
+  double efficiency = heap_bytes(platform.nodes.cpu.efficiency);
+  for (const auto& group : platform.nodes.devices) efficiency = std::max(efficiency, heap_bytes(group.efficiency));
+  const double per_rank = sizeof(RankSite) + 2 * efficiency + sizeof(int);
+  check_available_memory(static_cast<double>(ranks) * per_rank,
+                         "analytic level: " + std::to_string(ranks) + " ranks need an estimated ",
+                         " for their placement (" + bytes_text(per_rank) + " per rank)");
+}
+
 }  // namespace
 
 SimulationResult analytic::run(const platforms::Platform& platform, const WorldOptions& world,
@@ -194,6 +228,7 @@ SimulationResult analytic::run(const platforms::Platform& platform, const WorldO
   if (options.placement.master_on_host) {
     throw InputError("analytic fidelity runs rank 0 as every rank's representative: a master on the host is not one");
   }
+  check_world_memory(platform, world.size);
   AnalyticComm comm(platform, world, options);
   const auto setup_end = std::chrono::steady_clock::now();
   worker(comm);

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <simgrid/Exception.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Engine.hpp>
@@ -17,6 +18,7 @@
 
 #include "core/enum_names.hpp"
 #include "core/format.hpp"
+#include "core/memory.hpp"
 #include "core/stopwatch.hpp"
 #include "simulate/analytic/executor.hpp"
 #include "simulate/forked.hpp"
@@ -66,6 +68,8 @@ void run_rank(World& world, const WorkerFunction& worker, int rank, std::vector<
     throw;
   } catch (const Error&) {
     world.fail(rank, std::current_exception());
+  } catch (const std::bad_alloc&) {
+    world.fail(rank, std::make_exception_ptr(Error("rank " + std::to_string(rank) + ": " + out_of_memory_text())));
   } catch (const std::exception& error) {
     world.fail(rank, std::make_exception_ptr(Error("rank " + std::to_string(rank) + ": " + error.what())));
   } catch (...) {
@@ -286,6 +290,8 @@ std::string report_of(const platforms::Platform& platform, const WorldOptions& w
     return encode(simulate_here(platform, world, worker, options));
   } catch (const Error& error) {
     return encode(kind_of(error), error.what());
+  } catch (const std::bad_alloc&) {
+    return encode(ErrorKind::kError, out_of_memory_text());
   } catch (const std::exception& error) {
     return encode(ErrorKind::kError, error.what());
   } catch (...) {

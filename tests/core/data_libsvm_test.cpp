@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,42 @@ TEST_F(CoreDataLibsvmFile, ReadsPlainAndGzipFiles) {
   EXPECT_EQ(error_of<InputError>([&] { read_libsvm(dir_ / "bad.svm.gz"); }),
             (dir_ / "bad.svm.gz").string() + ":2: feature index 0: feature indices are 1-based");
   EXPECT_NE(error_of<InputError>([&] { read_libsvm(dir_ / "missing.svm"); }).find("missing.svm"), std::string::npos);
+}
+
+// Read as it inflates, in 1 MiB pieces: lines that straddle pieces, a piece of compressed input that inflates to
+// many pieces, concatenated gzip members and trailing zero padding all give what the whole text parses to.
+TEST_F(CoreDataLibsvmFile, ReadsInPiecesAsTheWholeTextParses) {
+  std::string text;
+  for (int row = 0; text.size() < (std::size_t{5} << 20); ++row) {
+    text += row % 2 == 0 ? "+1" : "-1";
+    for (int feature = 1 + row % 7; feature <= 400; feature += 1 + row % 5) {
+      text += " " + std::to_string(feature) + ":" + std::to_string((row + feature) % 13) + ".25";
+    }
+    text += '\n';
+  }
+  const SparseDataset whole = parse_libsvm(text, "whole");
+  const std::vector<std::uint8_t> bytes(text.begin(), text.end());
+  const std::size_t half = text.find('\n', text.size() / 2) + 1;
+  std::vector<std::uint8_t> members = gzip_bytes(std::span(bytes).first(half));
+  const std::vector<std::uint8_t> second = gzip_bytes(std::span(bytes).subspan(half));
+  members.insert(members.end(), second.begin(), second.end());
+  std::vector<std::uint8_t> padded = gzip_bytes(bytes);
+  padded.resize(padded.size() + 4096, 0);
+  write_binary_file(dir_ / "plain.svm", bytes);
+  write_binary_file(dir_ / "members.svm.gz", members);
+  write_binary_file(dir_ / "padded.svm.gz", padded);
+  for (const char* name : {"plain.svm", "members.svm.gz", "padded.svm.gz"}) {
+    SCOPED_TRACE(name);
+    const SparseDataset data = read_libsvm(dir_ / name);
+    EXPECT_EQ(data.row_begin, whole.row_begin);
+    EXPECT_EQ(data.index, whole.index);
+    EXPECT_EQ(data.value, whole.value);
+    EXPECT_EQ(data.label, whole.label);
+  }
+  padded.push_back(7);  // not padding: a byte of data after it
+  write_binary_file(dir_ / "junk.svm.gz", padded);
+  EXPECT_NE(error_of<InputError>([&] { read_libsvm(dir_ / "junk.svm.gz"); }).find("corrupt gzip data"),
+            std::string::npos);
 }
 
 }  // namespace

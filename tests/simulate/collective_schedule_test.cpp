@@ -142,6 +142,27 @@ TEST(CollectiveSchedule, AnySourceIsUnavailable) {
   EXPECT_NE(message.find("test collective (count 4) receives from any source on rank 0"), std::string::npos) << message;
 }
 
+// Issue 42: a recursive-doubling allreduce on 10 million ranks recorded 6 GB of operations before it reached the
+// limit. A sample of ranks is recorded first, and the whole is refused before a single rank is kept.
+TEST(CollectiveSchedule, ACollectiveFarOverTheLimitIsRefusedFromASample) {
+  int bodies_run = 0;
+  const std::string message = testing::error_of<UnavailableError>([&] {
+    schedule_of(10'000'000, [&](Comm& comm) {
+      ++bodies_run;
+      allreduce(comm, {nullptr, 2}, AllreduceAlgorithm::kRecursiveDoubling);
+    });
+  });
+  EXPECT_LE(bodies_run, 64) << "only the sample was recorded";
+  EXPECT_TRUE(message.starts_with("test collective (count 4) on 10000000 ranks has about ")) << message;
+  EXPECT_NE(message.find("point-to-point operations ("), std::string::npos) << message;
+  EXPECT_NE(message.find("simulate it at the message level"), std::string::npos) << message;
+  // Past a power of two half the folded ranks only hand over their data: the sample's mean, not its busiest rank,
+  // scales to the world, so a world that fits is still recorded (1,000 ranks: under the limit either way).
+  EXPECT_NO_THROW(schedule_of(1000, [](Comm& comm) {
+    allreduce(comm, {nullptr, 2}, AllreduceAlgorithm::kRecursiveDoubling);
+  }));
+}
+
 TEST(CollectiveSchedule, SharedVectorIsUnavailable) {
   EXPECT_THROW(schedule_of(2, [](Comm& comm) { comm.shared_vector("w", 4, {}); }), UnavailableError);
 }
