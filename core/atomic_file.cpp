@@ -141,6 +141,19 @@ void check_output_folder(const std::filesystem::path& path) {
       status.type() != std::filesystem::file_type::directory) {
     throw InputError(path.string() + ": is " + kind_of(status.type()) + ", not a folder to write into");
   }
+  // The folder is replaced as a whole, by renames beside it: `.` or a folder above the current one would leave
+  // the shell in a removed or renamed folder (`--out .` failed only after the work).
+  const auto here = std::filesystem::current_path(ec);
+  const auto target = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
+  if (!ec && !here.empty()) {
+    const auto [mismatch, _] = std::mismatch(target.begin(), target.end(), here.begin(), here.end());
+    if (mismatch == target.end()) {
+      throw InputError(path.string() +
+                       ": is the current folder or holds it, and dsgd replaces the folder it writes "
+                       "as a whole: name a folder below it (e.g. " +
+                       (path / "report").string() + ")");
+    }
+  }
   if (status.type() == std::filesystem::file_type::directory && !is_owned(path) &&
       !std::filesystem::is_empty(path, ec)) {
     throw InputError(path.string() + ": holds files dsgd did not write (it has no " + std::string(kOwnedFolderMarker) +

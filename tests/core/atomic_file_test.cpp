@@ -94,6 +94,20 @@ TEST_F(CoreAtomicFile, AFolderWhereNoFileCanBeMadeIsRefusedBeforeAnyWork) {
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 0) << "the probe file is gone";
 }
 
+TEST_F(CoreAtomicFile, TheCurrentFolderAndItsParentsAreNoOutputFolders) {
+  // `--out .` in an empty folder passed the early check and failed after the work: the folder is replaced by renames.
+  fs::create_directories(dir_ / "here");
+  const fs::path before = fs::current_path();
+  fs::current_path(dir_ / "here");
+  for (const char* out : {".", "./", "..", "../here", "/"}) {
+    const std::string message = dsgd::testing::input_error([&] { check_output_folder(out); });
+    EXPECT_TRUE(message.starts_with(std::string(out) + ": is the current folder or holds it")) << message;
+  }
+  EXPECT_NO_THROW(check_output_folder("report"));
+  EXPECT_NO_THROW(check_output_folder("../report"));
+  fs::current_path(before);
+}
+
 TEST_F(CoreAtomicFile, OnlyNewEmptyOrOwnedFoldersAreReplaceable) {
   EXPECT_NO_THROW(check_output_folder(dir_ / "new"));
   fs::create_directories(dir_ / "empty");
