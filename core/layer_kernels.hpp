@@ -1,0 +1,52 @@
+#pragma once
+// The kernels of one training iteration, layer by layer and pass by pass, with their shapes: what a cost model
+// needs to price each kernel apart rather than the whole iteration at one rate (docs/simulation.md "Kernels by
+// shape"). A convolution is an implicit GEMM per group, an inner product a GEMM; the other layers stream their
+// tensors through memory.
+//
+// Passes: forward; backward-data (the input's gradient: none for a layer that reads the model input, whose
+// gradient nobody needs); backward-weights (layers with parameters). A GEMM-like layer's backward passes each do
+// the forward's multiply-adds again (3x forward in all); a streaming layer's backward does its forward's work once.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "core/model_zoo.hpp"
+
+namespace dsgd {
+
+enum class KernelPass { kForward, kBackwardData, kBackwardWeights };
+std::string_view to_string(KernelPass pass);
+
+// C (m x n) += A (m x k) B (k x n), `count` times over independent operands (a grouped convolution's groups).
+struct GemmShape {
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t count = 1;
+  double flops() const {
+    return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) * static_cast<double>(count);
+  }
+  bool operator==(const GemmShape&) const = default;
+};
+
+struct LayerKernel {
+  std::size_t layer = 0;  // index into ModelSpec::layers
+  KernelPass pass = KernelPass::kForward;
+  std::optional<GemmShape> gemm;  // convolution and inner product; empty for a streaming kernel
+  double flops = 0;
+  double bytes = 0;  // fp32 tensors read and written once each: inputs, weights, outputs, gradients
+};
+
+// The kernels of layer `layer` of `model` for a batch of `batch` images, forward first. Throws InputError for a
+// batch < 1 or a layer index out of range.
+std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer, std::int64_t batch);
+
+// Every kernel of an iteration in the order a framework runs them: each layer's forward, first to last, then each
+// layer's backward passes, last to first.
+std::vector<LayerKernel> iteration_kernels(const ModelSpec& model, std::int64_t batch);
+
+}  // namespace dsgd

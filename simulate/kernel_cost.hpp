@@ -1,0 +1,63 @@
+#pragma once
+// A kernel's time from its shape (docs/simulation.md "Kernels by shape"):
+//   seconds = max(compute, memory) + fixed
+//   compute = FLOPs / (peak x efficiency x shape efficiency)
+//   memory  = bytes / the bandwidth of the tier that holds the kernel's data
+//   fixed   = the per-kernel cost (a GPU's launch, a framework's dispatch) + a many-core CPU's fork-join cost per
+//             unit taking part
+// The shape efficiency of a GEMM (a convolution as implicit GEMM, an inner product) is what its tiles leave of the
+// device's parallel units: the output is cut into tiles of tile_m x tile_n, each unit computes one tile at a time,
+// so the last wave of tiles leaves units idle, a partial tile computes padding, and a short k cannot fill a tile's
+// pipeline (tile_k_overhead steps of fixed cost per tile). A streaming kernel (ReLU, pooling, an update) has none:
+// its bytes bound it. `efficiency` is the rest, one number per device, measured or FITTED (and then printed so).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/layer_kernels.hpp"
+
+namespace dsgd::simulate {
+
+// Where a rank's data can live, fastest first. A tier of kernel scope (an on-chip cache) serves a kernel whose own
+// bytes fit it; a tier of iteration scope (HBM, MCDRAM, DDR) serves the kernels of a rank whose whole resident
+// set (weights, gradients, activations, its data) fits it: in MCDRAM's cache mode or on a GPU, an iteration
+// touches all of that set, and what does not fit comes from the next tier.
+struct MemoryTier {
+  enum class Scope { kKernel, kIteration };
+  std::string name;
+  double capacity_bytes = 0;  // this rank's share
+  double bandwidth_Bps = 0;   // this rank's share
+  Scope scope = Scope::kIteration;
+};
+
+struct KernelMachine {
+  double peak_flops = 0;          // of the rank's unit (a device, or a group of cores)
+  int parallel_units = 1;         // a GPU's SMs, or the cores of a CPU rank
+  std::int64_t tile_m = 1;        // the output block one unit computes at a time: a GPU GEMM's thread-block tile,
+  std::int64_t tile_n = 1;        // a CPU GEMM's register block
+  double tile_k_overhead = 0;     // a tile's fixed cost (prologue, epilogue) in steps of k
+  double kernel_fixed_s = 0;      // per kernel
+  double sync_s_per_unit = 0;     // per kernel and unit taking part (a barrier across a many-core CPU's threads)
+  std::vector<MemoryTier> tiers;  // fastest first; the last serves whatever fits nowhere else
+  double efficiency = 1;          // what remains of peak once the shape is accounted for
+};
+
+struct KernelCost {
+  double compute_s = 0;
+  double memory_s = 0;
+  double fixed_s = 0;
+  double seconds = 0;               // max(compute_s, memory_s) + fixed_s
+  double shape_efficiency = 1;      // of a GEMM: busy units x useful tile area x filled pipeline; 1 otherwise
+  std::optional<std::size_t> tier;  // index into KernelMachine::tiers; empty with no tiers (memory is free)
+};
+
+// The tiles, waves and efficiency of `gemm` on `machine` (shape_efficiency of kernel_cost).
+double gemm_shape_efficiency(const KernelMachine& machine, const GemmShape& gemm);
+
+// The cost of `kernel` on `machine` for a rank whose resident set is `resident_bytes`. Throws InputError for a
+// machine without a positive peak, units or tile, or a tier without positive capacity and bandwidth.
+KernelCost kernel_cost(const KernelMachine& machine, const LayerKernel& kernel, double resident_bytes);
+
+}  // namespace dsgd::simulate

@@ -1,0 +1,134 @@
+// simulate/kernel_cost.hpp: a kernel's time from its shape. Each term is checked alone on a machine built for it:
+// the last wave's idle units, a partial tile's padding, a short k's unfilled pipeline, the tier that holds the
+// data, the fixed cost per kernel and per unit; then the model's direction on real layers (a bigger batch fills
+// more of a GPU).
+
+#include "simulate/kernel_cost.hpp"
+
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "core/model_zoo.hpp"
+#include "tests/support/error_message.hpp"
+
+namespace dsgd::simulate {
+namespace {
+
+// 4 units of 2 x 2 tiles at 1 GFLOP/s each, no overheads, no memory tiers.
+KernelMachine small_machine() {
+  KernelMachine machine;
+  machine.peak_flops = 4e9;
+  machine.parallel_units = 4;
+  machine.tile_m = 2;
+  machine.tile_n = 2;
+  return machine;
+}
+
+LayerKernel gemm_kernel(const GemmShape& gemm) {
+  LayerKernel kernel;
+  kernel.gemm = gemm;
+  kernel.flops = gemm.flops();
+  return kernel;
+}
+
+TEST(SimulateKernelCost, AGemmThatFillsEveryUnitAndTileRunsAtPeakTimesEfficiency) {
+  KernelMachine machine = small_machine();
+  machine.efficiency = 0.5;
+  const LayerKernel kernel = gemm_kernel({4, 4, 1000});  // 4 tiles: one wave of 4 units
+  const KernelCost cost = kernel_cost(machine, kernel, 0);
+  EXPECT_DOUBLE_EQ(cost.shape_efficiency, 1);
+  EXPECT_DOUBLE_EQ(cost.compute_s, kernel.flops / (4e9 * 0.5));
+  EXPECT_DOUBLE_EQ(cost.seconds, cost.compute_s);
+  EXPECT_FALSE(cost.tier) << "no tiers: memory is free";
+}
+
+TEST(SimulateKernelCost, TheLastWaveTilePaddingAndShortKEachCostTheirShare) {
+  const KernelMachine machine = small_machine();
+  // 5 tiles on 4 units: two waves, 5 of 8 unit-slots busy.
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(machine, {10, 2, 1000}), 5.0 / 8);
+  // 3 x 4 output in 2 x 2 tiles: 4 tiles (one wave) of 16 cells for 12 useful ones.
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(machine, {3, 4, 1000}), 12.0 / 16);
+  // Two groups of a 2 x 4 output: 4 tiles, one wave, all useful.
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(machine, {2, 4, 1000, 2}), 1);
+  // A tile's pipeline costs 8 steps of k: k = 8 runs at half the rate.
+  KernelMachine pipelined = machine;
+  pipelined.tile_k_overhead = 8;
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(pipelined, {4, 4, 8}), 0.5);
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(machine, {0, 4, 8}), 1) << "no work, nothing lost";
+}
+
+TEST(SimulateKernelCost, DataComesFromTheFastestTierThatHoldsIt) {
+  KernelMachine machine = small_machine();
+  machine.tiers = {{"l2", 1e6, 1e12, MemoryTier::Scope::kKernel},
+                   {"mcdram", 1e9, 4e11, MemoryTier::Scope::kIteration},
+                   {"ddr", 1e11, 9e10, MemoryTier::Scope::kIteration}};
+  LayerKernel streaming;
+  streaming.flops = 1;
+  streaming.bytes = 5e5;
+  // Its own bytes fit the cache, whatever the rank holds.
+  EXPECT_EQ(kernel_cost(machine, streaming, 5e10).tier, 0U);
+  streaming.bytes = 5e6;
+  // Past the cache: MCDRAM while the rank's resident set fits it, DDR once it outgrows it.
+  const KernelCost in_mcdram = kernel_cost(machine, streaming, 8e8);
+  EXPECT_EQ(in_mcdram.tier, 1U);
+  EXPECT_DOUBLE_EQ(in_mcdram.memory_s, 5e6 / 4e11);
+  EXPECT_DOUBLE_EQ(in_mcdram.seconds, in_mcdram.memory_s) << "memory-bound: the FLOP is hidden";
+  const KernelCost in_ddr = kernel_cost(machine, streaming, 2e9);
+  EXPECT_EQ(in_ddr.tier, 2U);
+  EXPECT_DOUBLE_EQ(in_ddr.memory_s, 5e6 / 9e10);
+  // Beyond every tier the last one serves.
+  EXPECT_EQ(kernel_cost(machine, streaming, 1e12).tier, 2U);
+}
+
+TEST(SimulateKernelCost, FixedCostsArePerKernelAndPerUnitTakingPart) {
+  KernelMachine machine = small_machine();
+  machine.kernel_fixed_s = 5e-6;
+  machine.sync_s_per_unit = 1e-6;
+  // 2 tiles keep 2 of the 4 units: they alone take part in the fork and join.
+  const KernelCost two_tiles = kernel_cost(machine, gemm_kernel({4, 2, 100}), 0);
+  EXPECT_DOUBLE_EQ(two_tiles.fixed_s, 5e-6 + 2e-6);
+  EXPECT_DOUBLE_EQ(two_tiles.seconds, two_tiles.compute_s + two_tiles.fixed_s);
+  LayerKernel streaming;
+  streaming.flops = 1e3;
+  streaming.bytes = 1e3;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, streaming, 0).fixed_s, 5e-6 + 4e-6) << "every unit streams";
+}
+
+TEST(SimulateKernelCost, ALargerBatchFillsMoreOfAGpu) {
+  // A P100-like device (56 SMs, 128 x 128 tiles, 8 k-steps of overhead): LeNet's conv2 and ip1 at batch 1 leave
+  // most SMs idle; at batch 256 they come near the device's rate.
+  KernelMachine gpu;
+  gpu.peak_flops = 9.3e12;
+  gpu.parallel_units = 56;
+  gpu.tile_m = 128;
+  gpu.tile_n = 128;
+  gpu.tile_k_overhead = 8;
+  const ModelSpec lenet = build_model("lenet");
+  for (const std::size_t layer : {2U, 4U}) {
+    double previous = 0;
+    for (const std::int64_t batch : {1, 16, 64, 256}) {
+      const double efficiency = kernel_cost(gpu, layer_kernels(lenet, layer, batch).front(), 0).shape_efficiency;
+      EXPECT_GE(efficiency, previous) << lenet.layers[layer].name << " at batch " << batch;
+      EXPECT_LE(efficiency, 1);
+      previous = efficiency;
+    }
+    EXPECT_LT(kernel_cost(gpu, layer_kernels(lenet, layer, 1).front(), 0).shape_efficiency, 0.05);
+  }
+}
+
+TEST(SimulateKernelCost, AMachineWithoutPeakUnitsOrTileIsAnInputError) {
+  KernelMachine machine = small_machine();
+  machine.parallel_units = 0;
+  EXPECT_TRUE(dsgd::testing::input_error([&] {
+                kernel_cost(machine, gemm_kernel({1, 1, 1}), 0);
+              }).starts_with("kernel cost: a machine needs a positive peak"));
+  machine = small_machine();
+  machine.tiers = {{"hbm", 0, 1e12}};
+  EXPECT_EQ(dsgd::testing::input_error([&] {
+              kernel_cost(machine, gemm_kernel({1, 1, 1}), 0);
+            }),
+            "kernel cost: memory tier 'hbm' needs a positive capacity and bandwidth");
+}
+
+}  // namespace
+}  // namespace dsgd::simulate
