@@ -24,6 +24,21 @@ Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& h
   if (workers() < 1) {
     throw InputError(info_.name + " needs at least one worker (" + std::to_string(comm_.size()) + " ranks given)");
   }
+  if (hyper_.batch >= 1) {
+    const ModelSpec& model = setup_.model;
+    kernels_ = iteration_kernels(model, hyper_.batch);
+    // Backward kernels run last layer first, each layer's together.
+    backward_range_.assign(model.layers.size(), {0, 0});
+    for (std::size_t i = model.layers.size(); i < kernels_.size();) {
+      const std::size_t layer = kernels_[i].layer;
+      const std::size_t begin = i;
+      while (i < kernels_.size() && kernels_[i].layer == layer) ++i;
+      backward_range_[layer] = {begin, i};
+    }
+    // Weights, gradients and a momentum or server copy, and every activation with its gradient.
+    resident_bytes_ = 3.0 * sizeof(float) * static_cast<double>(model.parameters()) +
+                      2.0 * hyper_.batch * static_cast<double>(model.activation_bytes());
+  }
   if (!has_data()) {
     // Sizes from the model description, as nn::Network lays them out.
     for (const auto& layer : setup_.model.layers) {
@@ -115,10 +130,13 @@ double Trainer::compute_gradient() {
   upload_parameters(parameter_count_);
   double loss = 0;
   // Backward costs about twice the forward pass.
-  forward_backward(3.0 * setup_.model.forward_flops() * hyper_.batch, [this, &loss] {
-    loss = network_->train_step(images_, labels_);
-    backend_->synchronize();
-  });
+  forward_backward(
+      3.0 * setup_.model.forward_flops() * hyper_.batch,
+      [this, &loss] {
+        loss = network_->train_step(images_, labels_);
+        backend_->synchronize();
+      },
+      kernels_);
   download_gradients(0, parameter_count_);
   finish_gradient(loss);
   return loss;
@@ -165,11 +183,16 @@ double Trainer::compute_gradient(const LayerReady& on_layer_ready) {
   const bool softmax_loss = ends_in_softmax();
   const std::size_t layers = network_layers();
   double loss = 0;
-  forward_backward(batch * (model.forward_flops() + (softmax_loss ? 2.0 * model.layers.back().forward_flops : 0.0)),
-                   [this, &loss] {
-                     loss = network_->forward_loss(images_, labels_);
-                     backend_->synchronize();
-                   });
+  // Every layer's forward, then the softmax's backward: the first kernels of the iteration.
+  const std::size_t forward_kernels =
+      model.layers.size() + (softmax_loss ? backward_kernels(model.layers.size() - 1).size() : 0);
+  forward_backward(
+      batch * (model.forward_flops() + (softmax_loss ? 2.0 * model.layers.back().forward_flops : 0.0)),
+      [this, &loss] {
+        loss = network_->forward_loss(images_, labels_);
+        backend_->synchronize();
+      },
+      std::span(kernels_).first(std::min(forward_kernels, kernels_.size())));
   backward_layers(layers, on_layer_ready);
   finish_gradient(loss);
   return loss;
@@ -181,10 +204,13 @@ void Trainer::backward_layers(std::size_t layers, const LayerReady& on_layer_rea
   std::size_t step = first_step;
   for (std::size_t layer = layers; layer-- > 0;) {
     const auto run = [&] {
-      forward_backward(2.0 * batch * setup_.model.layers[layer].forward_flops, [this, layer] {
-        network_->backward_layer(layer);
-        backend_->synchronize();
-      });
+      forward_backward(
+          2.0 * batch * setup_.model.layers[layer].forward_flops,
+          [this, layer] {
+            network_->backward_layer(layer);
+            backend_->synchronize();
+          },
+          backward_kernels(layer));
       if (has_data()) download_gradients(layout_[layer].offset, layout_[layer].count);
     };
     if (around != nullptr) {
@@ -206,18 +232,30 @@ double Trainer::compute_gradient(const StepAround& around, const LayerReady& on_
   std::size_t step = 0;
   for (std::size_t layer = 0; layer < layers; ++layer) {
     around(step++, [&] {
-      forward_backward(batch * model.layers[layer].forward_flops, [this, layer] {
-        network_->forward_layer(layer, images_);
-        backend_->synchronize();
-      });
+      forward_backward(
+          batch * model.layers[layer].forward_flops,
+          [this, layer] {
+            network_->forward_layer(layer, images_);
+            backend_->synchronize();
+          },
+          std::span(kernels_).subspan(std::min(layer, kernels_.size()), layer < kernels_.size() ? 1 : 0));
     });
   }
   double loss = 0;
   const auto loss_step = [&] {
-    forward_backward(softmax_loss ? 3.0 * batch * model.layers.back().forward_flops : 0.0, [this, &loss] {
-      loss = network_->loss(labels_);
-      backend_->synchronize();
-    });
+    // The softmax's forward and backward kernels, side by side in kernels_.
+    const std::size_t softmax = model.layers.size() - 1;
+    const std::span<const LayerKernel> loss_kernels =
+        softmax_loss && softmax < kernels_.size()
+            ? std::span(kernels_).subspan(softmax, 1 + backward_kernels(softmax).size())
+            : std::span<const LayerKernel>();
+    forward_backward(
+        softmax_loss ? 3.0 * batch * model.layers.back().forward_flops : 0.0,
+        [this, &loss] {
+          loss = network_->loss(labels_);
+          backend_->synchronize();
+        },
+        loss_kernels);
   };
   if (softmax_loss) {
     around(step++, loss_step);
@@ -239,10 +277,13 @@ const float* Trainer::forward_prefix(std::size_t layers) {
   double flops = 0;
   for (std::size_t i = 0; i < layers; ++i) flops += model.layers[i].forward_flops;
   const float* output = nullptr;
-  forward_backward(hyper_.batch * flops, [this, layers, &output] {
-    output = network_->forward_prefix(images_, layers);
-    backend_->synchronize();
-  });
+  forward_backward(
+      hyper_.batch * flops,
+      [this, layers, &output] {
+        output = network_->forward_prefix(images_, layers);
+        backend_->synchronize();
+      },
+      std::span(kernels_).first(std::min(layers, kernels_.size())));
   if (!has_data() || !host_backend_) return output;
   const auto count =
       static_cast<std::size_t>(hyper_.batch) * static_cast<std::size_t>(model.layers[layers - 1].output.elements());
@@ -271,13 +312,21 @@ void Trainer::backward_prefix(double loss, const LayerReady& on_layer_ready) {
   finish_gradient(loss);
 }
 
-void Trainer::forward_backward(double flops, std::function<void()> kernel) {
+void Trainer::forward_backward(double flops, std::function<void()> kernel, std::span<const LayerKernel> kernels) {
   ComputeStep step;
   step.flops = flops;
   step.kernel_class = "conv";
   step.category = Category::kForwardBackward;
   step.kernel = std::move(kernel);
+  step.kernels = kernels;
+  step.resident_bytes = resident_bytes_;
   comm_.compute(step);
+}
+
+std::span<const LayerKernel> Trainer::backward_kernels(std::size_t layer) const {
+  if (layer >= backward_range_.size()) return {};
+  const auto [begin, end] = backward_range_[layer];
+  return std::span(kernels_).subspan(begin, end - begin);
 }
 
 void Trainer::finish_gradient(double loss) {

@@ -23,6 +23,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "algorithms/algorithm.hpp"
@@ -30,6 +31,7 @@
 #include "core/comm.hpp"
 #include "core/data/dataset.hpp"
 #include "core/data/sampler.hpp"
+#include "core/layer_kernels.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
 #include "core/nn/network.hpp"
@@ -192,7 +194,11 @@ class Trainer {
   void load_batch();                  // the next batch into images_ and labels_
   void copy_batch();                  // compute_gradient's first step: the batch to the device (or the prefetch's rest)
   void finish_gradient(double loss);  // counts the iteration and checks the loss
-  void forward_backward(double flops, std::function<void()> kernel);  // a for/backward compute step ("conv")
+  // A for/backward compute step ("conv") of `flops`, running `kernels` of the iteration (docs/simulation.md
+  // "Kernels by shape": a platform that describes its processors' kernels prices those instead).
+  void forward_backward(double flops, std::function<void()> kernel, std::span<const LayerKernel> kernels);
+  // The backward kernels of layer `layer` (none for a layer without any).
+  std::span<const LayerKernel> backward_kernels(std::size_t layer) const;
   // On a device back end: the first `count` host parameters to the device, and gradients [offset, offset + count)
   // back, each a copy step charged to cpu-gpu para. Nothing on the CPU back end.
   void upload_parameters(std::size_t count);
@@ -214,6 +220,11 @@ class Trainer {
   std::vector<float> host_gradients_;
   std::size_t parameter_count_ = 0;
   std::vector<nn::ParameterSlice> layout_;
+  // The iteration's kernels (iteration_kernels: layer l's forward at index l, then the backward passes last layer
+  // first), where each layer's backward ones start, and what a worker holds while they run.
+  std::vector<LayerKernel> kernels_;
+  std::vector<std::pair<std::size_t, std::size_t>> backward_range_;  // per layer: [begin, end) in kernels_
+  double resident_bytes_ = 0;
   std::size_t prefix_layers_ = 0;     // forward_prefix's
   std::vector<float> prefix_output_;  // on a device back end: host copies of the prefix's output and its gradient
   std::vector<float> prefix_gradient_;

@@ -29,6 +29,7 @@
 #include "core/breakdown.hpp"
 #include "core/datagram.hpp"
 #include "core/error.hpp"
+#include "core/layer_kernels.hpp"
 
 namespace dsgd {
 
@@ -121,8 +122,13 @@ struct ComputeStep {
   double flops = 0;
   std::string_view kernel_class = "gemm";  // a rate class of the platform: "gemm", "conv", "elementwise", ...
   Category category = Category::kForwardBackward;
-  std::function<void()> kernel;  // may be empty (pure cost)
-  double bytes = 0;              // memory traffic (read + written)
+  std::function<void()> kernel = {};  // may be empty (pure cost)
+  double bytes = 0;                   // memory traffic (read + written)
+  // The layer kernels the step runs, where it knows them (a training step): a platform that describes how its
+  // processors run kernels (platforms::KernelModel) prices them one by one by shape instead of `flops` at the
+  // class's rate. `resident_bytes`: what the rank holds while they run, for the memory tier that serves them.
+  std::span<const LayerKernel> kernels = {};
+  double resident_bytes = 0;
 };
 
 // A vector of floats shared by all workers of a world and updated without locks, for Hogwild-style algorithms.

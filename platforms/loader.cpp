@@ -176,9 +176,32 @@ KernelEfficiency parse_efficiency(const JsonView& view) {
   return efficiency;
 }
 
+KernelModel parse_kernel_model(const JsonView& view) {
+  view.allow_only(
+      {"parallel_units", "tile", "tile_k_overhead", "fixed_s", "sync_s_per_unit", "cache", "efficiency", "sources"});
+  KernelModel model;
+  model.parallel_units = positive_int(view.at("parallel_units"));
+  const JsonView tile = view.at("tile");
+  if (tile.size() != 2) tile.fail("expected [m, n]: the output tile one unit computes at a time");
+  model.tile_m = positive_int(tile.at(std::size_t{0}));
+  model.tile_n = positive_int(tile.at(std::size_t{1}));
+  if (const auto overhead = view.find("tile_k_overhead")) model.tile_k_overhead = overhead->nonnegative();
+  if (const auto fixed = view.find("fixed_s")) model.fixed_s = fixed->nonnegative();
+  if (const auto sync = view.find("sync_s_per_unit")) model.sync_s_per_unit = sync->nonnegative();
+  if (const auto cache = view.find("cache")) {
+    model.cache = parse_memory(*cache);
+    if (!model.cache->size_bytes) cache->fail("a cache needs its size_bytes");
+  }
+  const JsonView efficiency = view.at("efficiency");
+  model.efficiency = efficiency.positive();
+  if (model.efficiency > 1) efficiency.fail("expected a fraction of peak in (0, 1], got " + show(model.efficiency));
+  model.sources = take_sources(view);
+  return model;
+}
+
 Cpu parse_cpu(const JsonView& view) {
   view.allow_only({"model", "sockets", "cores_per_socket", "clock_Hz", "vector_width_bits",
-                   "sp_flops_per_cycle_per_core", "peak_flops", "kernel_efficiency", "sources"});
+                   "sp_flops_per_cycle_per_core", "peak_flops", "kernel_efficiency", "kernels", "sources"});
   Cpu cpu;
   cpu.model = nonempty_string(view.at("model"));
   cpu.sockets = positive_int(view.at("sockets"));
@@ -201,18 +224,20 @@ Cpu parse_cpu(const JsonView& view) {
               "sp_flops_per_cycle_per_core = " + show(expected));
   }
   if (const auto efficiency = view.find("kernel_efficiency")) cpu.efficiency = parse_efficiency(*efficiency);
+  if (const auto kernels = view.find("kernels")) cpu.kernels = parse_kernel_model(*kernels);
   cpu.sources = take_sources(view);
   return cpu;
 }
 
 DeviceGroup parse_device_group(const JsonView& view) {
-  view.allow_only({"model", "count", "peak_flops", "memory", "kernel_efficiency", "sources"});
+  view.allow_only({"model", "count", "peak_flops", "memory", "kernel_efficiency", "kernels", "sources"});
   DeviceGroup group;
   group.model = nonempty_string(view.at("model"));
   group.count = positive_int(view.at("count"));
   group.peak_flops = view.at("peak_flops").positive();
   group.memory = parse_memory(view.at("memory"));
   if (const auto efficiency = view.find("kernel_efficiency")) group.efficiency = parse_efficiency(*efficiency);
+  if (const auto kernels = view.find("kernels")) group.kernels = parse_kernel_model(*kernels);
   group.sources = take_sources(view);
   return group;
 }
@@ -821,6 +846,21 @@ Json memory_json(const Memory& memory) {
   return out;
 }
 
+Json kernel_model_json(const KernelModel& model) {
+  Json out = {{"parallel_units", model.parallel_units},
+              {"tile", {model.tile_m, model.tile_n}},
+              {"efficiency", model.efficiency}};
+  // The optional costs as the file had them: absent ones stay absent (a number needs a source).
+  for (const auto& [key, value] :
+       {std::pair{"tile_k_overhead", model.tile_k_overhead}, std::pair{"fixed_s", model.fixed_s},
+        std::pair{"sync_s_per_unit", model.sync_s_per_unit}}) {
+    if (value != 0 || model.sources.contains(key)) out[key] = value;
+  }
+  if (model.cache) out["cache"] = memory_json(*model.cache);
+  put_sources(out, model.sources);
+  return out;
+}
+
 Json pcie_link_json(const PcieLink& link) {
   Json out = {{"lanes", link.lanes}, {"bandwidth_Bps", link.bandwidth_Bps}};
   put_sources(out, link.sources);
@@ -1041,6 +1081,7 @@ Json to_json(const Platform& platform) {
               {"sp_flops_per_cycle_per_core", nodes.cpu.sp_flops_per_cycle_per_core},
               {"peak_flops", nodes.cpu.peak_flops}};
   if (!nodes.cpu.efficiency.by_class.empty()) cpu["kernel_efficiency"] = efficiency_json(nodes.cpu.efficiency);
+  if (nodes.cpu.kernels) cpu["kernels"] = kernel_model_json(*nodes.cpu.kernels);
   put_sources(cpu, nodes.cpu.sources);
   Json memories = Json::array();
   for (const auto& memory : nodes.memories) memories.push_back(memory_json(memory));
@@ -1051,6 +1092,7 @@ Json to_json(const Platform& platform) {
                  {"peak_flops", group.peak_flops},
                  {"memory", memory_json(group.memory)}};
     if (!group.efficiency.by_class.empty()) item["kernel_efficiency"] = efficiency_json(group.efficiency);
+    if (group.kernels) item["kernels"] = kernel_model_json(*group.kernels);
     put_sources(item, group.sources);
     devices.push_back(std::move(item));
   }

@@ -44,6 +44,21 @@ struct KernelEfficiency {
 // The kernel classes a platform file may list.
 const std::vector<std::string>& kernel_class_names();
 
+// How a processor runs kernels, for pricing them by shape (simulate/kernel_cost.hpp, docs/platform-schema.md
+// "kernels"): its parallel units, the output tile each computes at a time, the fixed costs, an on-chip cache, and
+// the one efficiency left once the shape is accounted for.
+struct KernelModel {
+  int parallel_units = 0;   // a GPU's SMs; a CPU's cores (per node)
+  std::int64_t tile_m = 0;  // the output block one unit computes at a time
+  std::int64_t tile_n = 0;
+  double tile_k_overhead = 0;   // a tile's fixed cost in steps of k
+  double fixed_s = 0;           // per kernel: launch or dispatch
+  double sync_s_per_unit = 0;   // per kernel and unit taking part: a fork-join across a CPU's threads
+  std::optional<Memory> cache;  // on-chip, shared by the units (an L2)
+  double efficiency = 1;        // in (0, 1]
+  Sources sources;
+};
+
 // The host processor(s) of a node. `peak_flops` is the whole node's single-precision peak (all sockets).
 struct Cpu {
   std::string model;
@@ -53,7 +68,8 @@ struct Cpu {
   int vector_width_bits = 0;
   double sp_flops_per_cycle_per_core = 0;  // vector lanes x vector units x 2 if FMA
   double peak_flops = 0;
-  KernelEfficiency efficiency;  // JSON `kernel_efficiency`, optional
+  KernelEfficiency efficiency;         // JSON `kernel_efficiency`, optional
+  std::optional<KernelModel> kernels;  // JSON `kernels`, optional
   Sources sources;
 
   int cores() const { return sockets * cores_per_socket; }
@@ -63,9 +79,10 @@ struct Cpu {
 struct DeviceGroup {
   std::string model;
   int count = 0;
-  double peak_flops = 0;        // per device, single precision
-  Memory memory;                // per device
-  KernelEfficiency efficiency;  // JSON `kernel_efficiency`, optional
+  double peak_flops = 0;               // per device, single precision
+  Memory memory;                       // per device
+  KernelEfficiency efficiency;         // JSON `kernel_efficiency`, optional
+  std::optional<KernelModel> kernels;  // JSON `kernels`, optional
   Sources sources;
 };
 

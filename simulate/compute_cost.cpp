@@ -24,6 +24,14 @@ double roofline_seconds(const RankSite& site, const platforms::KernelEfficiency&
 }  // namespace
 
 double compute_seconds(const RankSite& site, const ComputeStep& step) {
+  // By shape where both sides know it: the step its kernels, the processor how it runs them. A shared chip's
+  // ranks keep their measured classes (its alone-versus-busy model has no kernel counterpart yet).
+  if (site.kernels && !step.kernels.empty() && site.chip < 0) {
+    double seconds = 0;
+    for (const LayerKernel& kernel : step.kernels)
+      seconds += kernel_cost(*site.kernels, kernel, step.resident_bytes).seconds;
+    return seconds;
+  }
   return roofline_seconds(site, site.efficiency, step);
 }
 

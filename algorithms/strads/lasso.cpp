@@ -41,30 +41,38 @@ class LassoProgram final : public SchmpProgram {
     // a simulation charges (known only once it has run: the dynamic scheduler's cache decides how many correlations
     // it computes) and which natively takes no time.
     std::vector<std::uint32_t> set;
-    comm.compute({0, "elementwise", Category::kGpuUpdate, [&] { set = scheduler_->next(change_); }});
-    comm.compute({scheduler_->cost_flops(), "elementwise", Category::kGpuUpdate, {}});
+    comm.compute({.flops = 0, .kernel_class = "elementwise", .category = Category::kGpuUpdate, .kernel = [&] {
+                    set = scheduler_->next(change_);
+                  }});
+    comm.compute({.flops = scheduler_->cost_flops(), .kernel_class = "elementwise", .category = Category::kGpuUpdate});
     return set;
   }
 
   void update(Comm& comm, std::span<const std::uint32_t> set, std::span<float> partial) override {
-    comm.compute({2.0 * static_cast<double>(nnz(set)), "elementwise", Category::kForwardBackward,
-                  [&] {
-                    for (std::size_t k = 0; k < set.size(); ++k) {
-                      const auto rows = shard_.column_rows(set[k]);
-                      const auto values = shard_.column_values(set[k]);
-                      double dot = 0;
-                      for (std::size_t j = 0; j < rows.size(); ++j) {
-                        dot += static_cast<double>(values[j]) * residual_[rows[j]];
-                      }
-                      partial[k] = static_cast<float>(dot + squares_[set[k]] * beta_[set[k]]);
-                    }
-                  },
-                  16.0 * static_cast<double>(nnz(set))});
+    comm.compute({.flops = 2.0 * static_cast<double>(nnz(set)),
+                  .kernel_class = "elementwise",
+                  .category = Category::kForwardBackward,
+                  .kernel =
+                      [&] {
+                        for (std::size_t k = 0; k < set.size(); ++k) {
+                          const auto rows = shard_.column_rows(set[k]);
+                          const auto values = shard_.column_values(set[k]);
+                          double dot = 0;
+                          for (std::size_t j = 0; j < rows.size(); ++j) {
+                            dot += static_cast<double>(values[j]) * residual_[rows[j]];
+                          }
+                          partial[k] = static_cast<float>(dot + squares_[set[k]] * beta_[set[k]]);
+                        }
+                      },
+                  .bytes = 16.0 * static_cast<double>(nnz(set))});
   }
 
   void aggregate(Comm& comm, std::span<const std::uint32_t> set, std::span<const float> sums,
                  std::span<float> result) override {
-    comm.compute({4.0 * static_cast<double>(set.size()), "elementwise", Category::kGpuUpdate, [&] {
+    comm.compute({.flops = 4.0 * static_cast<double>(set.size()),
+                  .kernel_class = "elementwise",
+                  .category = Category::kGpuUpdate,
+                  .kernel = [&] {
                     for (std::size_t k = 0; k < set.size(); ++k) {
                       const std::uint32_t a = set[k];
                       result[k] = static_cast<float>(soft_threshold(sums[k], lambda_));
@@ -75,19 +83,22 @@ class LassoProgram final : public SchmpProgram {
   }
 
   void commit(Comm& comm, std::span<const std::uint32_t> set, std::span<const float> result) override {
-    comm.compute({2.0 * static_cast<double>(nnz(set)), "elementwise", Category::kGpuUpdate,
-                  [&] {
-                    for (std::size_t k = 0; k < set.size(); ++k) {
-                      const std::uint32_t a = set[k];
-                      const double delta = static_cast<double>(result[k]) - beta_[a];
-                      if (delta == 0) continue;
-                      beta_[a] = result[k];
-                      const auto rows = shard_.column_rows(a);
-                      const auto values = shard_.column_values(a);
-                      for (std::size_t j = 0; j < rows.size(); ++j) residual_[rows[j]] -= delta * values[j];
-                    }
-                  },
-                  16.0 * static_cast<double>(nnz(set))});
+    comm.compute({.flops = 2.0 * static_cast<double>(nnz(set)),
+                  .kernel_class = "elementwise",
+                  .category = Category::kGpuUpdate,
+                  .kernel =
+                      [&] {
+                        for (std::size_t k = 0; k < set.size(); ++k) {
+                          const std::uint32_t a = set[k];
+                          const double delta = static_cast<double>(result[k]) - beta_[a];
+                          if (delta == 0) continue;
+                          beta_[a] = result[k];
+                          const auto rows = shard_.column_rows(a);
+                          const auto values = shard_.column_values(a);
+                          for (std::size_t j = 0; j < rows.size(); ++j) residual_[rows[j]] -= delta * values[j];
+                        }
+                      },
+                  .bytes = 16.0 * static_cast<double>(nnz(set))});
   }
 
   double local_objective() const override {

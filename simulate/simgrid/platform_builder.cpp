@@ -1,7 +1,9 @@
 #include "simulate/simgrid/platform_builder.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <optional>
 #include <simgrid/kernel/resource/NetworkModelIntf.hpp>
@@ -428,6 +430,34 @@ void check_simgrid_can_build(const platforms::Platform& platform) {
                    ") for SimGrid 3.32, which wires group g to router g; use the analytic level");
 }
 
+namespace {
+
+// A rank's `share` of a processor that describes how it runs kernels: its units, tile and costs, with its cache
+// (kernel scope) and `memories` (iteration scope, fastest first) as tiers; capacities and bandwidths are shared
+// out like the units. A memory without a stated size holds anything.
+std::optional<KernelMachine> kernel_machine(const std::optional<platforms::KernelModel>& model, double peak_flops,
+                                            double share, const std::vector<platforms::Memory>& memories) {
+  if (!model) return std::nullopt;
+  KernelMachine machine;
+  machine.peak_flops = peak_flops;
+  machine.parallel_units = std::max(1, static_cast<int>(std::lround(model->parallel_units * share)));
+  machine.tile_m = model->tile_m;
+  machine.tile_n = model->tile_n;
+  machine.tile_k_overhead = model->tile_k_overhead;
+  machine.kernel_fixed_s = model->fixed_s;
+  machine.sync_s_per_unit = model->sync_s_per_unit;
+  machine.efficiency = model->efficiency;
+  const auto tier = [share](const platforms::Memory& memory, MemoryTier::Scope scope) {
+    const double capacity = memory.size_bytes ? *memory.size_bytes : std::numeric_limits<double>::infinity();
+    return MemoryTier{memory.name, capacity * share, memory.bandwidth_Bps * share, scope};
+  };
+  if (model->cache) machine.tiers.push_back(tier(*model->cache, MemoryTier::Scope::kKernel));
+  for (const auto& memory : memories) machine.tiers.push_back(tier(memory, MemoryTier::Scope::kIteration));
+  return machine;
+}
+
+}  // namespace
+
 std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks, const PlacementOptions& placement) {
   check_simulatable(platform, ranks, placement);
   const auto& cpu = platform.nodes.cpu;
@@ -445,6 +475,7 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
       site.efficiency = cpu.efficiency;
       site.memory_bandwidth_Bps = fastest_memory_Bps(platform);
       site.copy_bandwidth_Bps = site.memory_bandwidth_Bps;
+      site.kernels = kernel_machine(cpu.kernels, site.peak_flops, 1, platform.nodes.memories);
       if (const auto& chip = platform.nodes.shared_chip) {
         site.chip = slot.node / chip->nodes;
         site.chip_cores = chip->cores;
@@ -465,6 +496,7 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
       // The cores of a chip share its memory bandwidth.
       site.memory_bandwidth_Bps = fastest_memory_Bps(platform) * share;
       site.copy_bandwidth_Bps = site.memory_bandwidth_Bps;
+      site.kernels = kernel_machine(cpu.kernels, site.peak_flops, share, platform.nodes.memories);
     } else {
       const auto& group = device_group(platform, slot.index);
       site.unit = "device " + std::to_string(slot.index);
@@ -474,6 +506,7 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
       // Batches come from the host over the device's PCIe connection.
       site.copy_bandwidth_Bps = device_link_Bps(platform, slot.index);
       if (!(site.copy_bandwidth_Bps > 0)) site.copy_bandwidth_Bps = fastest_memory_Bps(platform);
+      site.kernels = kernel_machine(group.kernels, site.peak_flops, 1, {group.memory});
     }
     sites.push_back(std::move(site));
   }

@@ -38,12 +38,14 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
 #include "platforms/platform.hpp"
+#include "simulate/kernel_cost.hpp"
 
 namespace simgrid::s4u {
 class Host;
@@ -81,6 +83,10 @@ struct RankSite {
   double chip_waiting_share = 0;  // of a core, taken by a rank of the chip that is not computing
 
   platforms::KernelEfficiency efficiency_alone;
+
+  // Where its processor describes how it runs kernels (platforms::KernelModel): the rank's share of it, for pricing
+  // a step's layer kernels by shape (simulate/kernel_cost.hpp).
+  std::optional<KernelMachine> kernels;
 };
 
 // Throws unless `ranks` can be placed on `platform`:

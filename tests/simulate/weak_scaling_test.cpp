@@ -8,6 +8,7 @@
 #include "algorithms/algorithm.hpp"
 #include "platforms/catalog.hpp"
 #include "platforms/loader.hpp"
+#include "simulate/kernel_cost.hpp"
 #include "tests/support/error_message.hpp"
 
 namespace dsgd::simulate {
@@ -69,6 +70,46 @@ TEST(WeakScaling, KernelEfficiencySlowsComputeByItsFraction) {
   const double at_quarter =
       simulate_weak_scaling(platform, knl_options({4})).front().per_rank[0][Category::kForwardBackward];
   EXPECT_NEAR(at_quarter, 4 * at_peak, 1e-9 * at_quarter);
+}
+
+// A device that describes how it runs kernels (platforms::KernelModel) prices a training step as its layer kernels,
+// each by shape (docs/simulation.md "Kernels by shape"): the simulated for/backward time is their sum per iteration.
+TEST(WeakScaling, ADeviceThatDescribesItsKernelsPricesEachByShape) {
+  auto platform = platforms::catalog_platform("p100-roce-25g");
+  platform.noise = {};
+  ScalingOptions options = knl_options({1});
+  options.ranks_per_node = 0;
+  const double by_class = simulate_weak_scaling(platform, options).front().per_rank[0][Category::kForwardBackward];
+  // The device's whole share (one rank per device): the machine is the model with the device's peak and memory.
+  const KernelMachine machine{
+      .peak_flops = platform.nodes.devices[0].peak_flops,
+      .parallel_units = 56,
+      .tile_m = 128,
+      .tile_n = 64,
+      .tile_k_overhead = 8,
+      .kernel_fixed_s = 5e-6,
+      .tiers = {{platform.nodes.devices[0].memory.name, platform.nodes.devices[0].memory.size_bytes.value_or(1e300),
+                 platform.nodes.devices[0].memory.bandwidth_Bps}},
+      .efficiency = 0.5};
+  platforms::KernelModel& model = platform.nodes.devices.at(0).kernels.emplace();
+  model.parallel_units = machine.parallel_units;
+  model.tile_m = machine.tile_m;
+  model.tile_n = machine.tile_n;
+  model.tile_k_overhead = machine.tile_k_overhead;
+  model.fixed_s = machine.kernel_fixed_s;
+  model.efficiency = machine.efficiency;
+  const double by_shape = simulate_weak_scaling(platform, options).front().per_rank[0][Category::kForwardBackward];
+
+  const ModelSpec lenet = build_model("lenet");
+  const double resident =
+      12.0 * static_cast<double>(lenet.parameters()) + 32.0 * static_cast<double>(lenet.activation_bytes());
+  double expected = 0;
+  for (const LayerKernel& kernel : iteration_kernels(lenet, 16)) {
+    expected += kernel_cost(machine, kernel, resident).seconds;
+  }
+  expected *= static_cast<double>(options.iterations);
+  EXPECT_NEAR(by_shape, expected, 1e-9 * expected);
+  EXPECT_GT(by_shape, 2 * by_class) << "LeNet at batch 16 leaves most of 56 SMs idle: far below the class rate";
 }
 
 TEST(WeakScaling, NoiseMakesTheSlowestNodeSetThePaceAndRepeats) {

@@ -1,0 +1,90 @@
+// The optional `kernels` object of a CPU or a device group (platforms/platform.hpp KernelModel): what the
+// shape-aware kernel cost needs. It loads, survives a round trip, and each malformed case is one line naming the
+// JSON path and what was expected.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "platforms/catalog.hpp"
+#include "platforms/loader.hpp"
+#include "tests/support/error_message.hpp"
+
+namespace dsgd::platforms {
+namespace {
+
+// p100-roce-25g with a `kernels` object on its device group (the numbers are this test's, with sources as the
+// schema asks).
+Json with_device_kernels(const Json& kernels) {
+  Json json = to_json(catalog_platform("p100-roce-25g"));
+  json["nodes"]["devices"][0]["kernels"] = kernels;
+  return json;
+}
+
+Json p100_kernels() {
+  return {{"parallel_units", 56},
+          {"tile", {128, 64}},
+          {"tile_k_overhead", 8},
+          {"fixed_s", 5e-6},
+          {"cache",
+           {{"name", "l2"},
+            {"size_bytes", 4194304},
+            {"bandwidth_Bps", 1.5e12},
+            {"sources", {{"size_bytes", "test"}, {"bandwidth_Bps", "test"}}}}},
+          {"efficiency", 0.8},
+          {"sources",
+           {{"parallel_units", "test"},
+            {"tile", "test"},
+            {"tile_k_overhead", "test"},
+            {"fixed_s", "test"},
+            {"efficiency", "test"}}}};
+}
+
+TEST(PlatformsKernelModel, LoadsAndRoundTrips) {
+  const Platform platform = parse_platform(with_device_kernels(p100_kernels()), "p100.json");
+  ASSERT_TRUE(platform.nodes.devices.at(0).kernels);
+  const KernelModel& model = *platform.nodes.devices[0].kernels;
+  EXPECT_EQ(model.parallel_units, 56);
+  EXPECT_EQ(model.tile_m, 128);
+  EXPECT_EQ(model.tile_n, 64);
+  EXPECT_DOUBLE_EQ(model.tile_k_overhead, 8);
+  EXPECT_DOUBLE_EQ(model.fixed_s, 5e-6);
+  EXPECT_DOUBLE_EQ(model.sync_s_per_unit, 0) << "absent: none";
+  ASSERT_TRUE(model.cache);
+  EXPECT_DOUBLE_EQ(*model.cache->size_bytes, 4194304);
+  EXPECT_DOUBLE_EQ(model.efficiency, 0.8);
+  const Json written = to_json(platform);
+  EXPECT_EQ(to_json(parse_platform(written, "p100.json")), written);
+  EXPECT_FALSE(written["nodes"]["devices"][0]["kernels"].contains("sync_s_per_unit")) << "absent stays absent";
+  EXPECT_FALSE(catalog_platform("p100-roce-25g").nodes.devices.at(0).kernels) << "optional";
+}
+
+TEST(PlatformsKernelModel, MalformedKernelsAreRefusedByPath) {
+  const auto refused = [](const Json& kernels) {
+    return dsgd::testing::input_error([&] { parse_platform(with_device_kernels(kernels), "p100.json"); });
+  };
+  Json kernels = p100_kernels();
+  kernels["tile"] = {128, 64, 8};
+  EXPECT_EQ(refused(kernels),
+            "p100.json: /nodes/devices/0/kernels/tile: expected [m, n]: the output tile one unit computes at a time");
+  kernels = p100_kernels();
+  kernels["efficiency"] = 1.5;
+  EXPECT_EQ(refused(kernels),
+            "p100.json: /nodes/devices/0/kernels/efficiency: expected a fraction of peak in (0, 1], "
+            "got 1.5");
+  kernels = p100_kernels();
+  kernels["cache"].erase("size_bytes");
+  kernels["cache"]["sources"].erase("size_bytes");
+  EXPECT_EQ(refused(kernels), "p100.json: /nodes/devices/0/kernels/cache: a cache needs its size_bytes");
+  kernels = p100_kernels();
+  kernels["sources"].erase("parallel_units");
+  EXPECT_TRUE(
+      refused(kernels).starts_with("p100.json: /nodes/devices/0/kernels/parallel_units: number without a "
+                                   "source"));
+  kernels = p100_kernels();
+  kernels["threads"] = 4;
+  EXPECT_NE(refused(kernels).find("threads"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace dsgd::platforms
