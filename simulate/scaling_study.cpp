@@ -227,13 +227,39 @@ double minimise_1d(const std::function<double(double)>& loss, double lo, double 
   return best_x;
 }
 
+namespace {
+
+// The kernel model of the processor the workers compute on, where it describes one: training steps are then priced
+// by shape, and "conv" (the class of a training step) stands for the model's one efficiency.
+const platforms::KernelModel* worker_kernels(const platforms::Platform& platform, const std::string& kernel_class) {
+  if (kernel_class != "conv") return nullptr;
+  const auto& devices = platform.nodes.devices;
+  const auto& kernels = devices.empty() ? platform.nodes.cpu.kernels : devices.front().kernels;
+  return kernels ? &*kernels : nullptr;
+}
+
+}  // namespace
+
 double kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class) {
+  if (const auto* model = worker_kernels(platform, kernel_class)) {
+    return model->efficiency;
+  }
   const auto& devices = platform.nodes.devices;
   return devices.empty() ? platform.nodes.cpu.efficiency.of(kernel_class) : devices.front().efficiency.of(kernel_class);
 }
 
 void set_kernel_efficiency(platforms::Platform& platform, const std::string& kernel_class, double value,
                            const std::string& source) {
+  if (worker_kernels(platform, kernel_class) != nullptr) {
+    auto set_model = [&](std::optional<platforms::KernelModel>& model) {
+      if (!model) return;
+      model->efficiency = value;
+      model->sources["efficiency"] = source;
+    };
+    if (platform.nodes.devices.empty()) set_model(platform.nodes.cpu.kernels);
+    for (auto& group : platform.nodes.devices) set_model(group.kernels);
+    return;
+  }
   auto set = [&](platforms::KernelEfficiency& efficiency) {
     efficiency.by_class[kernel_class] = value;
     efficiency.sources[kernel_class] = source;
@@ -245,6 +271,29 @@ void set_kernel_efficiency(platforms::Platform& platform, const std::string& ker
 double solve_kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class, double target_s,
                                const std::function<double(const platforms::Platform&)>& seconds_at,
                                const std::string& what, double max_efficiency) {
+  const auto refuse = [&](double fastest_s) {
+    return InputError(what + " " + format("%.4g", target_s) + " s per iteration is faster than " + platform.name +
+                      format(" at %g x peak (", max_efficiency) + format("%.4g", fastest_s) +
+                      " s): no kernel efficiency in (0, " + format("%g", max_efficiency) + "] fits it");
+  };
+  if (worker_kernels(platform, kernel_class) != nullptr) {
+    // By shape the time is max(compute, memory) + fixed per kernel: decreasing in e, not linear in 1 / e.
+    // Bisection in log e to a relative 1e-6.
+    const auto at = [&](double efficiency) {
+      platforms::Platform probe = platform;
+      set_kernel_efficiency(probe, kernel_class, efficiency, "a probe of the fit");
+      return seconds_at(probe);
+    };
+    const double fastest_s = at(max_efficiency);
+    if (fastest_s > target_s) throw refuse(fastest_s);
+    double lo = max_efficiency * 1e-4;
+    double hi = max_efficiency;
+    while (hi / lo > 1 + 1e-6) {
+      const double mid = std::sqrt(lo * hi);
+      (at(mid) > target_s ? lo : hi) = mid;
+    }
+    return hi;
+  }
   const double e0 = kernel_efficiency(platform, kernel_class);
   platforms::Platform half = platform;
   set_kernel_efficiency(half, kernel_class, e0 / 2, "a probe of the fit");
@@ -253,11 +302,7 @@ double solve_kernel_efficiency(const platforms::Platform& platform, const std::s
   const double rest_s = at_e0 - conv_s;
   const double efficiency =
       conv_s > 0 && target_s > rest_s ? e0 * conv_s / (target_s - rest_s) : std::numeric_limits<double>::infinity();
-  if (efficiency > max_efficiency) {
-    throw InputError(what + " " + format("%.4g", target_s) + " s per iteration is faster than " + platform.name +
-                     format(" at %g x peak (", max_efficiency) + format("%.4g", conv_s * e0 / max_efficiency + rest_s) +
-                     " s): no kernel efficiency in (0, " + format("%g", max_efficiency) + "] fits it");
-  }
+  if (efficiency > max_efficiency) throw refuse(conv_s * e0 / max_efficiency + rest_s);
   return efficiency;
 }
 

@@ -107,7 +107,9 @@ double minimise_1d(const std::function<double(double)>& loss, double lo, double 
                    int grid_points = 11);
 
 // The efficiency of kernel class `kernel_class` ("conv", "gemm", ...) on the processor the workers compute on (the
-// devices where the nodes have some), and setting it, with its source, on every processor of that kind.
+// devices where the nodes have some), and setting it, with its source, on every processor of that kind. Where that
+// processor describes how it runs kernels (platforms::KernelModel), "conv" -- a training step's class -- is the
+// model's one efficiency.
 double kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class);
 void set_kernel_efficiency(platforms::Platform& platform, const std::string& kernel_class, double value,
                            const std::string& source);
@@ -117,7 +119,8 @@ void set_kernel_efficiency(platforms::Platform& platform, const std::string& ker
 // C / e0 = T(e0 / 2) - T(e0) and R = T(e0) - C / e0, and the solution is exact. Throws InputError, starting with
 // `what`, where the target needs more than `max_efficiency` x peak. Above 1 the value is an effective rate of the
 // step's nominal FLOPs: a convolution algorithm doing fewer multiplications than the direct count (Winograd) runs
-// "faster than peak".
+// "faster than peak". By shape (a KernelModel's efficiency) the time is not linear in 1 / e (each kernel is
+// max(compute, memory) + fixed): the solution is bisected in log e to a relative 1e-6 instead.
 double solve_kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class, double target_s,
                                const std::function<double(const platforms::Platform&)>& seconds_at,
                                const std::string& what, double max_efficiency = 1.0);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "algorithms/algorithm.hpp"
@@ -191,6 +192,36 @@ TEST(ScalingStudy, APublishedTimeFasterThanPeakIsAnInputError) {
       testing::input_error([&] { run_scaling_study(platforms::catalog_platform(study.platform), study, {}); });
   EXPECT_NE(message.find(target.label + "'s published"), std::string::npos) << message;
   EXPECT_NE(message.find("faster than"), std::string::npos) << message;
+}
+
+// Where the workers' processor prices kernels by shape, "conv" is its kernel model's one efficiency, and the fit
+// bisects for it (the time is max(compute, memory) + fixed per kernel, not linear in 1 / e).
+TEST(ScalingStudy, AKernelModelsEfficiencyIsFittedByBisection) {
+  platforms::Platform platform = platforms::catalog_platform("p100-roce-25g");
+  platforms::KernelModel model;
+  model.parallel_units = 56;
+  model.tile_m = 128;
+  model.tile_n = 64;
+  model.fixed_s = 1e-3;
+  model.efficiency = 0.9;
+  platform.nodes.devices.at(0).kernels = model;
+  const platforms::KernelEfficiency classes = platform.nodes.devices[0].efficiency;
+  EXPECT_DOUBLE_EQ(kernel_efficiency(platform, "conv"), 0.9);
+  // A synthetic time: 1 ms fixed plus 2 ms at full efficiency, compute-bound below e = 0.5 only.
+  const auto seconds_at = [](const platforms::Platform& probe) {
+    const double e = kernel_efficiency(probe, "conv");
+    return 1e-3 + std::max(2e-3 / e, 4e-3);
+  };
+  const double fitted = solve_kernel_efficiency(platform, "conv", 9e-3, seconds_at, "test");
+  EXPECT_NEAR(fitted, 0.25, 0.25 * 1e-5);
+  set_kernel_efficiency(platform, "conv", fitted, "fitted on a test");
+  EXPECT_EQ(platform.nodes.devices[0].kernels->efficiency, fitted);
+  EXPECT_EQ(platform.nodes.devices[0].kernels->sources.at("efficiency"), "fitted on a test");
+  EXPECT_EQ(platform.nodes.devices[0].efficiency.by_class, classes.by_class) << "the classes are not touched";
+  EXPECT_NE(testing::input_error([&] {
+              solve_kernel_efficiency(platform, "conv", 4e-3, seconds_at, "test");
+            }).find("no kernel efficiency in (0, 1] fits it"),
+            std::string::npos);
 }
 
 TEST(ScalingStudy, CatalogStudiesHaveTheirPublishedValuesInOrder) {
