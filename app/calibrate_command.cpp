@@ -9,8 +9,12 @@
 #include "app/mpi_worker.hpp"
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
+#include "core/model_zoo.hpp"
 #include "measure/calibrate_run.hpp"
+#include "measure/layer_profile.hpp"
 #include "measure/mpi/launch.hpp"
+#include "platforms/torch_trace.hpp"
 
 namespace dsgd::app {
 
@@ -23,7 +27,41 @@ struct CalibrateOptions {
   std::string worker;   // dsgd-mpi; default: beside this executable
   int timeout_s = 600;
   measure::mpi::MpiLaunchOptions launcher;  // how the ping-pong ranks start (hosts: the inter-node link)
+  // --layers: a kernel profile instead (platforms/kernel_profile.hpp), measured or read from a PyTorch trace.
+  std::string layers_out;
+  measure::LayerProfileOptions layers;
+  std::string torch_trace;
 };
+
+// `dsgd calibrate --layers FILE`: this machine's per-layer kernel times, or those of a PyTorch profiler trace
+// (--torch-trace: one model, batch and thread count), written to FILE.
+void write_layer_profile(Context& context, const CalibrateOptions& options, const std::string& where) {
+  const auto& layers = options.layers;
+  platforms::KernelProfile profile;
+  if (!options.torch_trace.empty()) {
+    if (layers.models.size() != 1 || layers.batches.size() != 1 || layers.threads.size() != 1) {
+      throw InputError(
+          "calibrate --torch-trace: give the traced iteration's one --layer-models, --layer-batches "
+          "and --layer-threads");
+    }
+    auto read = platforms::profile_from_torch_trace(options.torch_trace, build_model(layers.models.front()),
+                                                    layers.batches.front(), layers.threads.front());
+    for (const auto& kernel : read.unmatched) {
+      context.err << "calibrate: " << kernel << " is not in the trace; the kernel model prices it" << std::endl;
+    }
+    profile = std::move(read.profile);
+  } else {
+    const auto measured = measure::measure_layer_profile(layers, where, context.err);
+    if (measured.others_cores > 0.25) {
+      context.err << "calibrate: warning: other programs kept " << fixed(measured.others_cores, 2)
+                  << " cores busy while the layers were timed; the profile says so" << std::endl;
+    }
+    profile = measured.profile;
+  }
+  write_file_atomically(options.layers_out, platforms::to_json(profile).dump(1) + "\n");
+  context.out << "calibrate: " << profile.kernels().size() << " kernels of " << profile.device << " -> "
+              << options.layers_out << "\n";
+}
 
 // The ping-pong's points: each size's median round trip, or (`mean`) its mean.
 std::vector<measure::PingPongPoint> pingpong_points(const reports::Results& results, const std::string& source,
@@ -138,7 +176,32 @@ void register_calibrate_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   command->add_option("--kernel-copies", plan.kernels.concurrent,
                       "Copies of the kernel benchmark at once (default: one per physical core)");
+  command
+      ->add_option("--layers", options->layers_out,
+                   "Only time each layer's forward and backward kernels at several batches and thread counts, "
+                   "and write that kernel profile here (for `dsgd simulate --kernel-profile`)")
+      ->check(output_file_check());
+  command->add_option("--layer-models", options->layers.models, "--layers: the models")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--layer-batches", options->layers.batches, "--layers: the batch sizes")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--layer-threads", options->layers.threads, "--layers: the back end's thread counts")
+      ->delimiter(',')
+      ->capture_default_str();
+  command->add_option("--layer-repetitions", options->layers.repetitions, "--layers: timed runs per kernel")
+      ->capture_default_str();
+  command->add_option("--torch-trace", options->torch_trace,
+                      "--layers: read the kernel times from this PyTorch profiler trace (Chrome-trace JSON of one "
+                      "training iteration of --layer-models at --layer-batches on --layer-threads) instead");
   command->callback([&context, options] {
+    if (!options->layers_out.empty() || !options->torch_trace.empty()) {
+      if (options->layers_out.empty()) throw InputError("calibrate: --torch-trace needs --layers FILE to write");
+      const auto provenance = new_results(context).provenance;
+      write_layer_profile(context, *options, provenance.host_name + ", " + provenance.date);
+      return;
+    }
     options->plan.weighting = measure::fit_weighting_from_string(options->weighting);
     check_output_file(options->plan.out);
     check_output_file(options->plan.threads_path());

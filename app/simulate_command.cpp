@@ -12,6 +12,7 @@
 #include "app/run_common.hpp"
 #include "core/breakdown.hpp"
 #include "platforms/catalog.hpp"
+#include "platforms/kernel_profile.hpp"
 #include "reports/rank_breakdown.hpp"
 #include "reports/trace.hpp"
 #include "simulate/scaling_study.hpp"
@@ -30,6 +31,7 @@ struct SimulateCommand {
   std::string results;
   std::string per_rank_csv;           // a file per world size: NAME-<workers>.csv
   std::string trace;                  // the same for the Chrome trace
+  std::string kernel_profile;         // a profile file attached to the platform (platforms/kernel_profile.hpp)
   std::string study;                  // a scaling study instead of the options above
   std::int64_t study_iterations = 0;  // 0: the study's own default (ScalingStudyOptions, SchemeStudyOptions)
 };
@@ -246,6 +248,9 @@ void register_simulate_command(CLI::App& app, Context& context) {
   add_compression_options(*sim, command->scaling.hyper);
   sim->add_option("--fidelity", command->fidelity, "auto, message, flow or analytic")->capture_default_str();
   sim->add_option("--seed", command->scaling.noise_seed, "Seed of the compute noise")->capture_default_str();
+  sim->add_option("--kernel-profile", command->kernel_profile,
+                  "Measured per-layer kernel times (`dsgd calibrate --layers` or --torch-trace) pricing the kernels "
+                  "they cover on the platform's devices, or its CPU");
   sim->add_option("--results", command->results, "Write the results (JSON) here")->check(output_file_check());
   sim->add_option("--per-rank-csv", command->per_rank_csv, "Per-rank breakdown CSV, one file per size (-N suffix)");
   sim->add_option("--trace", command->trace, "Chrome-trace JSON (Perfetto), one file per size (-N suffix)")
@@ -268,6 +273,9 @@ void register_simulate_command(CLI::App& app, Context& context) {
   sim->callback([&context, command] {
     if (!command->study.empty()) {
       if (!command->scaling.algorithm.empty()) throw InputError("simulate: --study names its algorithms; drop --algo");
+      if (!command->kernel_profile.empty()) {
+        throw InputError("simulate: --kernel-profile is not used by --study: a study runs on its own platforms");
+      }
       const auto& schemes = algorithms::scheme_study_catalog();
       if (std::any_of(schemes.begin(), schemes.end(),
                       [&](const algorithms::SchemeStudy& study) { return study.name == command->study; })) {
@@ -278,7 +286,11 @@ void register_simulate_command(CLI::App& app, Context& context) {
       return;
     }
     if (command->scaling.algorithm.empty()) throw InputError("simulate: --algo is required (or --study NAME)");
-    const auto platform = platforms::load_platform(command->platform);
+    auto platform = platforms::load_platform(command->platform);
+    if (!command->kernel_profile.empty()) {
+      platforms::attach_kernel_profile(platform, std::make_shared<const platforms::KernelProfile>(
+                                                     platforms::load_kernel_profile(command->kernel_profile)));
+    }
     auto options = command->scaling;
     options.fidelity = simulate::fidelity_from_string(command->fidelity);
     if (!command->cores.empty() && !options.workers.empty()) {
@@ -316,10 +328,13 @@ void register_simulate_command(CLI::App& app, Context& context) {
                     point.exposed_comm_s_per_iteration, point.overlapped_comm_s_per_iteration,
                     point.bytes_sent_per_iteration, fidelity.c_str(), point.wall_s, shares.c_str());
       context.out << line;
+      context.err << "simulate: " << point.workers << " workers: compute priced by " << point.compute_pricing
+                  << std::endl;
 
       auto entry = simulated_entry(
           "simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers), platform.name,
           options.algorithm, options.model, fidelity, point.ranks, point.seconds_per_iteration);
+      entry.labels["compute_pricing"] = point.compute_pricing;
       entry.counters["workers"] = point.workers;
       entry.counters["nodes"] = point.nodes;
       entry.counters["seconds_per_iteration"] = point.seconds_per_iteration;

@@ -71,6 +71,14 @@ std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer
   // A layer that reads the model input passes no gradient back: nobody needs the input's.
   const bool passes_gradient = !layer.inputs.empty();
   std::vector<LayerKernel> kernels;
+  const auto named = [&] {
+    for (LayerKernel& kernel : kernels) {
+      kernel.model = model.name;
+      kernel.layer_name = layer.name;
+      kernel.batch = batch;
+    }
+    return kernels;
+  };
   if (gemm_like(layer.kind)) {
     const GemmPasses gemm = gemm_passes(layer, batch);
     kernels.push_back({layer_index, KernelPass::kForward, gemm.forward, forward_flops, in + weights + out});
@@ -80,7 +88,7 @@ std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer
     }
     kernels.push_back(
         {layer_index, KernelPass::kBackwardWeights, gemm.backward_weights, forward_flops, out + in + weights});
-    return kernels;
+    return named();
   }
   // Streaming: the forward reads its inputs and writes its output; the backward reads the output's gradient and
   // the input and writes the input's gradient (a batch norm's scale and shift gradients in the same pass).
@@ -88,7 +96,7 @@ std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer
   if (passes_gradient) {
     kernels.push_back({layer_index, KernelPass::kBackwardData, std::nullopt, forward_flops, out + 2 * in + weights});
   }
-  return kernels;
+  return named();
 }
 
 std::vector<LayerKernel> iteration_kernels(const ModelSpec& model, std::int64_t batch) {

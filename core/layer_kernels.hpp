@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct LayerKernel {
   std::optional<GemmShape> gemm;  // convolution and inner product; empty for a streaming kernel
   double flops = 0;
   double bytes = 0;  // fp32 tensors read and written once each: inputs, weights, outputs, gradients
+  // Which kernel it is, for a profile of measured times (platforms/kernel_profile.hpp): model, layer, images.
+  std::string model;
+  std::string layer_name;
+  std::int64_t batch = 0;
 };
 
 // The kernels of layer `layer` of `model` for a batch of `batch` images, forward first. Throws InputError for a

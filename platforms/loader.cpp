@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "platforms/kernel_profile.hpp"
 
 namespace dsgd::platforms {
 
@@ -201,7 +202,8 @@ KernelModel parse_kernel_model(const JsonView& view) {
 
 Cpu parse_cpu(const JsonView& view) {
   view.allow_only({"model", "sockets", "cores_per_socket", "clock_Hz", "vector_width_bits",
-                   "sp_flops_per_cycle_per_core", "peak_flops", "kernel_efficiency", "kernels", "sources"});
+                   "sp_flops_per_cycle_per_core", "peak_flops", "kernel_efficiency", "kernels", "kernel_profile",
+                   "sources"});
   Cpu cpu;
   cpu.model = nonempty_string(view.at("model"));
   cpu.sockets = positive_int(view.at("sockets"));
@@ -225,12 +227,16 @@ Cpu parse_cpu(const JsonView& view) {
   }
   if (const auto efficiency = view.find("kernel_efficiency")) cpu.efficiency = parse_efficiency(*efficiency);
   if (const auto kernels = view.find("kernels")) cpu.kernels = parse_kernel_model(*kernels);
+  if (const auto profile = view.find("kernel_profile")) {
+    cpu.profile = std::make_shared<const KernelProfile>(parse_kernel_profile(*profile));
+  }
   cpu.sources = take_sources(view);
   return cpu;
 }
 
 DeviceGroup parse_device_group(const JsonView& view) {
-  view.allow_only({"model", "count", "peak_flops", "memory", "kernel_efficiency", "kernels", "sources"});
+  view.allow_only(
+      {"model", "count", "peak_flops", "memory", "kernel_efficiency", "kernels", "kernel_profile", "sources"});
   DeviceGroup group;
   group.model = nonempty_string(view.at("model"));
   group.count = positive_int(view.at("count"));
@@ -238,6 +244,9 @@ DeviceGroup parse_device_group(const JsonView& view) {
   group.memory = parse_memory(view.at("memory"));
   if (const auto efficiency = view.find("kernel_efficiency")) group.efficiency = parse_efficiency(*efficiency);
   if (const auto kernels = view.find("kernels")) group.kernels = parse_kernel_model(*kernels);
+  if (const auto profile = view.find("kernel_profile")) {
+    group.profile = std::make_shared<const KernelProfile>(parse_kernel_profile(*profile));
+  }
   group.sources = take_sources(view);
   return group;
 }
@@ -1082,6 +1091,7 @@ Json to_json(const Platform& platform) {
               {"peak_flops", nodes.cpu.peak_flops}};
   if (!nodes.cpu.efficiency.by_class.empty()) cpu["kernel_efficiency"] = efficiency_json(nodes.cpu.efficiency);
   if (nodes.cpu.kernels) cpu["kernels"] = kernel_model_json(*nodes.cpu.kernels);
+  if (nodes.cpu.profile) cpu["kernel_profile"] = to_json(*nodes.cpu.profile);
   put_sources(cpu, nodes.cpu.sources);
   Json memories = Json::array();
   for (const auto& memory : nodes.memories) memories.push_back(memory_json(memory));
@@ -1093,6 +1103,7 @@ Json to_json(const Platform& platform) {
                  {"memory", memory_json(group.memory)}};
     if (!group.efficiency.by_class.empty()) item["kernel_efficiency"] = efficiency_json(group.efficiency);
     if (group.kernels) item["kernels"] = kernel_model_json(*group.kernels);
+    if (group.profile) item["kernel_profile"] = to_json(*group.profile);
     put_sources(item, group.sources);
     devices.push_back(std::move(item));
   }

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +17,8 @@
 #include <vector>
 
 namespace dsgd::platforms {
+
+class KernelProfile;  // platforms/kernel_profile.hpp
 
 // Where the numbers of one JSON object come from: sibling field name -> citation ("seed 000 Table 2", a
 // datasheet, "derived: a x b"). Kept in memory so that `dsgd platforms show` and reports can cite them.
@@ -70,6 +73,9 @@ struct Cpu {
   double peak_flops = 0;
   KernelEfficiency efficiency;         // JSON `kernel_efficiency`, optional
   std::optional<KernelModel> kernels;  // JSON `kernels`, optional
+  // JSON `kernel_profile`, optional: measured per-layer times that price the kernels they cover (shared, not
+  // copied, by the platform's copies and ranks).
+  std::shared_ptr<const KernelProfile> profile;
   Sources sources;
 
   int cores() const { return sockets * cores_per_socket; }
@@ -79,10 +85,11 @@ struct Cpu {
 struct DeviceGroup {
   std::string model;
   int count = 0;
-  double peak_flops = 0;               // per device, single precision
-  Memory memory;                       // per device
-  KernelEfficiency efficiency;         // JSON `kernel_efficiency`, optional
-  std::optional<KernelModel> kernels;  // JSON `kernels`, optional
+  double peak_flops = 0;                         // per device, single precision
+  Memory memory;                                 // per device
+  KernelEfficiency efficiency;                   // JSON `kernel_efficiency`, optional
+  std::optional<KernelModel> kernels;            // JSON `kernels`, optional
+  std::shared_ptr<const KernelProfile> profile;  // JSON `kernel_profile`, optional (as Cpu::profile)
   Sources sources;
 };
 

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <optional>
 
 #include "core/error.hpp"
 #include "core/splitmix.hpp"
+#include "platforms/kernel_profile.hpp"
 
 namespace dsgd::simulate {
 
@@ -21,22 +23,100 @@ double roofline_seconds(const RankSite& site, const platforms::KernelEfficiency&
   return seconds;
 }
 
+// The profile's time of `kernel` on `site`, if it covers it. A backward-data or backward-weights kernel the profile
+// gives only as the layer's whole "backward" takes its FLOPs' share of it among the layer's backward kernels in
+// `step` (each does the forward's multiply-adds, so they split it evenly where both run).
+std::optional<double> profiled_seconds(const RankSite& site, const ComputeStep& step, const LayerKernel& kernel) {
+  if (!site.profile || kernel.model.empty()) return std::nullopt;
+  using platforms::ProfilePhase;
+  const auto key = [&](ProfilePhase phase) {
+    return platforms::ProfileKey{kernel.model, kernel.layer_name, phase, site.threads};
+  };
+  if (kernel.pass == KernelPass::kForward) return site.profile->seconds(key(ProfilePhase::kForward), kernel.batch);
+  const ProfilePhase own =
+      kernel.pass == KernelPass::kBackwardData ? ProfilePhase::kBackwardData : ProfilePhase::kBackwardWeights;
+  if (const auto seconds = site.profile->seconds(key(own), kernel.batch)) return seconds;
+  const auto whole = site.profile->seconds(key(ProfilePhase::kBackward), kernel.batch);
+  if (!whole) return std::nullopt;
+  double layer_flops = 0;
+  for (const LayerKernel& other : step.kernels) {
+    if (other.layer == kernel.layer && other.pass != KernelPass::kForward) layer_flops += other.flops;
+  }
+  return layer_flops > 0 ? *whole * kernel.flops / layer_flops : *whole;
+}
+
+// Where `kernel` gets its price on `site`: its profile, else its kernel model, else the step's class rate.
+KernelPricing::Source pricing_source(const RankSite& site, const ComputeStep& step, const LayerKernel& kernel) {
+  if (profiled_seconds(site, step, kernel)) return KernelPricing::kProfile;
+  return site.kernels && site.chip < 0 ? KernelPricing::kModel : KernelPricing::kClassRate;
+}
+
+// Whether the step is priced kernel by kernel: it names its kernels, and a profile or a kernel model applies.
+bool priced_by_kernel(const RankSite& site, const ComputeStep& step) {
+  return !step.kernels.empty() && (site.profile || (site.kernels && site.chip < 0));
+}
+
+// The step's kernels one by one (pricing_source), the class rates taken from `efficiencies` (the alone ones on a
+// shared chip); empty where the step is priced whole by its class.
+std::optional<double> kernels_seconds(const RankSite& site, const platforms::KernelEfficiency& efficiencies,
+                                      const ComputeStep& step) {
+  if (!priced_by_kernel(site, step)) return std::nullopt;
+  double seconds = 0;
+  for (const LayerKernel& kernel : step.kernels) {
+    if (const auto profiled = profiled_seconds(site, step, kernel)) {
+      seconds += *profiled;
+    } else if (site.kernels && site.chip < 0) {
+      seconds += kernel_cost(*site.kernels, kernel, step.resident_bytes).seconds;
+    } else {
+      const ComputeStep alone{.flops = kernel.flops, .kernel_class = step.kernel_class, .bytes = kernel.bytes};
+      seconds += roofline_seconds(site, efficiencies, alone);
+    }
+  }
+  return seconds;
+}
+
 }  // namespace
 
+KernelPricing kernel_pricing(const RankSite& site, const ComputeStep& step) {
+  KernelPricing pricing;
+  if (!priced_by_kernel(site, step)) return pricing;
+  for (const LayerKernel& kernel : step.kernels) ++pricing.kernels[pricing_source(site, step, kernel)];
+  return pricing;
+}
+
+std::string KernelPricing::describe() const {
+  const int total = kernels[kProfile] + kernels[kModel] + kernels[kClassRate];
+  if (total == 0) return "whole steps at their class's rate";
+  std::string text = std::to_string(total) + " kernels: ";
+  const char* names[] = {"from the kernel profile", "by the kernel model", "at their class's rate"};
+  bool first = true;
+  for (int source = kProfile; source <= kClassRate; ++source) {
+    if (kernels[source] == 0) continue;
+    text += (first ? "" : ", ") + std::to_string(kernels[source]) + " " + names[source];
+    first = false;
+  }
+  return text;
+}
+
 double compute_seconds(const RankSite& site, const ComputeStep& step) {
-  // By shape where both sides know it: the step its kernels, the processor how it runs them. A shared chip's
-  // ranks keep their measured classes (its alone-versus-busy model has no kernel counterpart yet).
-  if (site.kernels && !step.kernels.empty() && site.chip < 0) {
-    double seconds = 0;
-    for (const LayerKernel& kernel : step.kernels)
-      seconds += kernel_cost(*site.kernels, kernel, step.resident_bytes).seconds;
-    return seconds;
+  // Kernel by kernel where the step knows its kernels and the processor has a profile or a kernel model. On a
+  // shared chip a profile's times are those of a core computing alone; with every core busy each takes the
+  // class's measured slowdown (its alone over its busy efficiency). A shared chip's alone-versus-busy model has no
+  // kernel-model counterpart yet, so there only the profile applies.
+  if (site.chip < 0) {
+    if (const auto seconds = kernels_seconds(site, site.efficiency, step)) return *seconds;
+    return roofline_seconds(site, site.efficiency, step);
+  }
+  if (const auto alone = kernels_seconds(site, site.efficiency_alone, step)) {
+    return *alone * site.efficiency_alone.of(step.kernel_class) / site.efficiency.of(step.kernel_class);
   }
   return roofline_seconds(site, site.efficiency, step);
 }
 
 double compute_seconds_alone(const RankSite& site, const ComputeStep& step) {
-  return site.chip < 0 ? compute_seconds(site, step) : roofline_seconds(site, site.efficiency_alone, step);
+  if (site.chip < 0) return compute_seconds(site, step);
+  if (const auto alone = kernels_seconds(site, site.efficiency_alone, step)) return *alone;
+  return roofline_seconds(site, site.efficiency_alone, step);
 }
 
 double shared_chip_seconds(double alone_s, double busy_s, double load, int cores) {

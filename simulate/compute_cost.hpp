@@ -3,6 +3,7 @@
 // needs the other): the roofline time and the node's compute noise.
 
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -12,9 +13,22 @@
 
 namespace dsgd::simulate {
 
-// max(flops / (peak x the kernel class's efficiency), bytes / memory bandwidth); a batch copy ("copy") moves its
-// bytes at the copy bandwidth x the class's efficiency. A bandwidth of 0 makes memory traffic free.
+// A step's time on `site`. Where the step names its layer kernels and the site has a kernel profile or a kernel
+// model, the sum of its kernels, each priced by the first that applies: the profile's measured time
+// (platforms/kernel_profile.hpp), the kernel model by shape (simulate/kernel_cost.hpp; not on a shared chip), the
+// roofline of the kernel alone at the step's class rate. Otherwise the step's roofline: max(flops / (peak x the
+// kernel class's efficiency), bytes / memory bandwidth); a batch copy ("copy") moves its bytes at the copy
+// bandwidth x the class's efficiency. A bandwidth of 0 makes memory traffic free.
 double compute_seconds(const RankSite& site, const ComputeStep& step);
+
+// How compute_seconds prices a step's kernels on a site: how many by each source, for the results to say.
+struct KernelPricing {
+  enum Source { kProfile, kModel, kClassRate };
+  int kernels[3] = {0, 0, 0};  // by Source
+  // "14 kernels: 10 from the kernel profile, 4 by the kernel model"; "whole steps at their class's rate" for none.
+  std::string describe() const;
+};
+KernelPricing kernel_pricing(const RankSite& site, const ComputeStep& step);
 
 // The same step with the chip's other cores idle (RankSite::efficiency_alone); compute_seconds where the site is on
 // no shared chip.

@@ -5,7 +5,9 @@
 #include <string>
 
 #include "algorithms/runner.hpp"
+#include "core/layer_kernels.hpp"
 #include "core/model_zoo.hpp"
+#include "simulate/compute_cost.hpp"
 
 namespace dsgd::simulate {
 
@@ -26,6 +28,10 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
         options.algorithm + " is not one: use the message or flow level");
   }
   std::vector<ScalingPoint> points;
+  // The layer kernels of a worker's iteration, for saying how the simulation priced them.
+  const std::vector<LayerKernel> kernels = options.hyper.batch >= 1
+                                               ? iteration_kernels(build_model(options.model), options.hyper.batch)
+                                               : std::vector<LayerKernel>{};
   for (const int workers : options.workers) {
     algorithms::RunOptions run;
     run.algorithm = options.algorithm;
@@ -92,6 +98,11 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     point.wall_s = outcome.wall_s;
     point.timeline = outcome.events;
     point.timeline_dropped = outcome.events_dropped;
+    // A worker's site: the first unit of the first node (a master, where there is one, sits on the host).
+    PlacementOptions worker_placement = simulation.placement;
+    worker_placement.master_on_host = false;
+    const RankSite worker = place_ranks(platform, 1, worker_placement).front();
+    point.compute_pricing = kernel_pricing(worker, ComputeStep{.kernels = kernels}).describe();
     point.efficiency = points.empty() ? 1.0 : points.front().seconds_per_iteration / point.seconds_per_iteration;
     points.push_back(std::move(point));
   }

@@ -58,6 +58,9 @@ struct ScalingPoint {
   double bytes_sent_per_iteration = 0;
   double master_bytes_sent_per_iteration = -1;
   double wall_s = 0;  // wall time of the simulation
+  // How a worker's layer kernels were priced (KernelPricing::describe): "14 kernels: 10 from the kernel profile, 4
+  // by the kernel model", or "whole steps at their class's rate".
+  std::string compute_pricing;
   std::vector<TimelineSpan> timeline;
   std::size_t timeline_dropped = 0;
 };

@@ -476,6 +476,8 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
       site.memory_bandwidth_Bps = fastest_memory_Bps(platform);
       site.copy_bandwidth_Bps = site.memory_bandwidth_Bps;
       site.kernels = kernel_machine(cpu.kernels, site.peak_flops, 1, platform.nodes.memories);
+      site.profile = cpu.profile;
+      site.threads = cpu.cores();
       if (const auto& chip = platform.nodes.shared_chip) {
         site.chip = slot.node / chip->nodes;
         site.chip_cores = chip->cores;
@@ -497,6 +499,8 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
       site.memory_bandwidth_Bps = fastest_memory_Bps(platform) * share;
       site.copy_bandwidth_Bps = site.memory_bandwidth_Bps;
       site.kernels = kernel_machine(cpu.kernels, site.peak_flops, share, platform.nodes.memories);
+      site.profile = cpu.profile;
+      site.threads = last - first + 1;
     } else {
       const auto& group = device_group(platform, slot.index);
       site.unit = "device " + std::to_string(slot.index);
@@ -507,6 +511,7 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
       site.copy_bandwidth_Bps = device_link_Bps(platform, slot.index);
       if (!(site.copy_bandwidth_Bps > 0)) site.copy_bandwidth_Bps = fastest_memory_Bps(platform);
       site.kernels = kernel_machine(group.kernels, site.peak_flops, 1, {group.memory});
+      site.profile = group.profile;
     }
     sites.push_back(std::move(site));
   }

@@ -38,12 +38,14 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
+#include "platforms/kernel_profile.hpp"
 #include "platforms/platform.hpp"
 #include "simulate/kernel_cost.hpp"
 
@@ -87,6 +89,10 @@ struct RankSite {
   // Where its processor describes how it runs kernels (platforms::KernelModel): the rank's share of it, for pricing
   // a step's layer kernels by shape (simulate/kernel_cost.hpp).
   std::optional<KernelMachine> kernels;
+  // Where its processor holds measured per-layer times (platforms/kernel_profile.hpp): they price the kernels they
+  // cover, looked up at the rank's CPU threads (0 on a device).
+  std::shared_ptr<const platforms::KernelProfile> profile;
+  int threads = 0;
 };
 
 // Throws unless `ranks` can be placed on `platform`:

@@ -1,4 +1,5 @@
-// simulate/compute_cost: a compute step's time on a shared chip (platforms::SharedChip) against the closed form
+// simulate/compute_cost: a step's layer kernels priced by a kernel profile where it covers them; a compute step's
+// time on a shared chip (platforms::SharedChip) against the closed form
 //   alone + (busy - alone) x (min(k, cores) - 1) / (cores - 1),   x k / cores beyond the cores,
 // the chip's load k, and the sites place_ranks puts on chips. Times are round numbers
 // (tests/support/shared_chip_platform.hpp), so most checks are exact.
@@ -12,6 +13,9 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/layer_kernels.hpp"
+#include "core/model_zoo.hpp"
+#include "platforms/kernel_profile.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 #include "tests/support/shared_chip_platform.hpp"
 
@@ -179,6 +183,88 @@ TEST(SimulateComputeCost, AllComputingSecondsLoadsTheChipWithEveryRank) {
   plain.nodes.shared_chip.reset();
   const auto site = place_ranks(plain, 3)[0];
   EXPECT_DOUBLE_EQ(all_computing_seconds(site, step), compute_seconds(site, step)) << "no chip: compute_seconds";
+}
+
+// --- kernel profiles ---------------------------------------------------------------------------------------------
+
+using platforms::KernelProfile;
+using platforms::ProfileKey;
+using platforms::ProfilePhase;
+
+// lenet at batch 16 on one-core ranks: every forward 1 ms, conv1's backward 2 ms, conv2's 3 ms, nothing else.
+std::shared_ptr<const KernelProfile> lenet_profile() {
+  auto profile = std::make_shared<KernelProfile>();
+  profile->source = "test";
+  for (const LayerSpec& layer : build_model("lenet").layers) {
+    profile->add({"lenet", layer.name, ProfilePhase::kForward, 1}, 16, 1e-3);
+  }
+  profile->add({"lenet", "conv1", ProfilePhase::kBackward, 1}, 16, 2e-3);
+  profile->add({"lenet", "conv2", ProfilePhase::kBackward, 1}, 16, 3e-3);
+  return profile;
+}
+
+// The roofline of one kernel at the class rate: FLOPs at the CPU's conv efficiency (flat platforms' memory is free).
+double class_rate_seconds(const RankSite& site, const LayerKernel& kernel) {
+  return kernel.flops / (site.peak_flops * site.efficiency.of("conv"));
+}
+
+TEST(SimulateComputeCost, AProfilePricesTheKernelsItCoversAndTheClassRateTheRest) {
+  auto platform = flat_platform(2, 1e-6, 1e9, 1e9);
+  platform.nodes.cpu.efficiency.by_class["conv"] = 0.5;
+  platforms::attach_kernel_profile(platform, lenet_profile());
+  const RankSite site = place_ranks(platform, 1).front();
+  ASSERT_EQ(site.threads, 1);
+  const std::vector<LayerKernel> kernels = iteration_kernels(build_model("lenet"), 16);
+  const ComputeStep step{.flops = 1, .kernel_class = "conv", .kernels = kernels};
+  double expected = 0;
+  int profiled = 0;
+  for (const LayerKernel& kernel : kernels) {
+    if (kernel.pass == KernelPass::kForward) {
+      expected += 1e-3;
+      ++profiled;
+    } else if (kernel.layer_name == "conv1") {
+      expected += 2e-3;  // the first layer computes no input gradient: its weights' gradient is all of it
+      ++profiled;
+    } else if (kernel.layer_name == "conv2") {
+      expected += 1.5e-3;  // data and weights each do the forward's multiply-adds: half of 3 ms each
+      ++profiled;
+    } else {
+      expected += class_rate_seconds(site, kernel);
+    }
+  }
+  EXPECT_NEAR(compute_seconds(site, step), expected, 1e-15);
+  const KernelPricing pricing = kernel_pricing(site, step);
+  EXPECT_EQ(pricing.kernels[KernelPricing::kProfile], profiled);
+  EXPECT_EQ(pricing.kernels[KernelPricing::kClassRate], static_cast<int>(kernels.size()) - profiled);
+  EXPECT_NE(pricing.describe().find(std::to_string(profiled) + " from the kernel profile"), std::string::npos)
+      << pricing.describe();
+
+  // At a batch the profile did not measure (nor interpolate) it covers nothing: each kernel at the class rate.
+  const std::vector<LayerKernel> other = iteration_kernels(build_model("lenet"), 32);
+  const ComputeStep uncovered{.flops = 1e9, .kernel_class = "conv", .kernels = other};
+  double by_kernel = 0;
+  for (const LayerKernel& kernel : other) by_kernel += class_rate_seconds(site, kernel);
+  EXPECT_NEAR(compute_seconds(site, uncovered), by_kernel, 1e-15);
+  EXPECT_EQ(kernel_pricing(site, uncovered).kernels[KernelPricing::kProfile], 0);
+  platform.nodes.cpu.profile.reset();
+  EXPECT_EQ(kernel_pricing(place_ranks(platform, 1).front(), step).describe(), "whole steps at their class's rate");
+}
+
+TEST(SimulateComputeCost, OnASharedChipAProfileIsTheAloneTimeAndBusyTakesTheClassSlowdown) {
+  auto platform = shared_chip_platform(2, 2, 2);
+  auto profile = std::make_shared<KernelProfile>();
+  profile->source = "test";
+  const std::vector<LayerKernel> kernels = iteration_kernels(build_model("lenet"), 16);
+  for (const LayerSpec& layer : build_model("lenet").layers) {
+    profile->add({"lenet", layer.name, ProfilePhase::kForward, 1}, 16, 1e-3);
+    profile->add({"lenet", layer.name, ProfilePhase::kBackward, 1}, 16, 2e-3);
+  }
+  platforms::attach_kernel_profile(platform, profile);
+  const RankSite site = place_ranks(platform, 2).front();
+  const ComputeStep step{.flops = testing::kStepFlops, .kernel_class = "conv", .kernels = kernels};
+  const double alone = 3e-3 * static_cast<double>(build_model("lenet").layers.size());
+  EXPECT_NEAR(compute_seconds_alone(site, step), alone, 1e-15);
+  EXPECT_NEAR(compute_seconds(site, step), alone * kBusyS / kAloneS, 1e-15) << "conv's busy over alone";
 }
 
 }  // namespace
