@@ -264,6 +264,7 @@ void register_bench_command(CLI::App& app, Context& context) {
   register_bench_gemm_command(*bench, context);
   register_bench_transports_command(*bench, context);
   register_bench_roofline_command(*bench, context);
+  register_bench_layers_command(*bench, context);
 }
 
 }  // namespace dsgd::app

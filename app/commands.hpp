@@ -33,6 +33,7 @@ void register_bench_gemm_command(CLI::App& bench, Context& context);
 void register_bench_transports_command(CLI::App& bench, Context& context);
 // `dsgd bench roofline` (app/bench_roofline_command.cpp), likewise.
 void register_bench_roofline_command(CLI::App& bench, Context& context);
+void register_bench_layers_command(CLI::App& bench, Context& context);
 void register_train_command(CLI::App& app, Context& context);
 void register_reproduce_command(CLI::App& app, Context& context);
 void register_run_command(CLI::App& app, Context& context);

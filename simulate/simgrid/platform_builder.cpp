@@ -430,11 +430,6 @@ void check_simgrid_can_build(const platforms::Platform& platform) {
                    ") for SimGrid 3.32, which wires group g to router g; use the analytic level");
 }
 
-namespace {
-
-// A rank's `share` of a processor that describes how it runs kernels: its units, tile and costs, with its cache
-// (kernel scope) and `memories` (iteration scope, fastest first) as tiers; capacities and bandwidths are shared
-// out like the units. A memory without a stated size holds anything.
 std::optional<KernelMachine> kernel_machine(const std::optional<platforms::KernelModel>& model, double peak_flops,
                                             double share, const std::vector<platforms::Memory>& memories) {
   if (!model) return std::nullopt;
@@ -455,8 +450,6 @@ std::optional<KernelMachine> kernel_machine(const std::optional<platforms::Kerne
   for (const auto& memory : memories) machine.tiers.push_back(tier(memory, MemoryTier::Scope::kIteration));
   return machine;
 }
-
-}  // namespace
 
 std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks, const PlacementOptions& placement) {
   check_simulatable(platform, ranks, placement);

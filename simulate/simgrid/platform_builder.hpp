@@ -109,6 +109,13 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
 bool simgrid_can_build(const platforms::Platform& platform);
 void check_simgrid_can_build(const platforms::Platform& platform);
 
+// A rank's `share` of a processor that describes how it runs kernels (`model`; none without one): its units, tile
+// and costs, with its cache (kernel scope) and `memories` (iteration scope, fastest first) as tiers; capacities and
+// bandwidths are shared out like the units. A memory without a stated size holds anything. `peak_flops` is the
+// rank's share of the peak already.
+std::optional<KernelMachine> kernel_machine(const std::optional<platforms::KernelModel>& model, double peak_flops,
+                                            double share, const std::vector<platforms::Memory>& memories);
+
 // The sites of `ranks` ranks (no SimGrid needed).
 std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks,
                                   const PlacementOptions& placement = {});

@@ -1,6 +1,6 @@
 // `dsgd calibrate --layers` (this machine's per-layer kernel times, or a PyTorch profiler trace's) and `dsgd
 // simulate --kernel-profile`: the profile written, read back, and pricing the kernels it covers, which the
-// simulation says.
+// simulation says. `dsgd bench layers`: the kernel model held against those times, one point FITTED.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -86,6 +86,41 @@ TEST_F(KernelProfileCommand, RefusesOptionsThatDoNotGoTogether) {
   const auto too_many_threads = dsgd({"calibrate", "--layers", (dir_ / "q.json").string(), "--layer-threads", "4096"});
   EXPECT_NE(too_many_threads.code, 0);
   EXPECT_TRUE(contains(too_many_threads.err, "processors")) << too_many_threads.err;
+}
+
+TEST_F(KernelProfileCommand, BenchLayersPredictsEveryPointButTheFittedOne) {
+  const std::string results = (dir_ / "layers.json").string();
+  const auto outcome = dsgd({"bench", "layers", "--batches", "1,4", "--threads", "1", "--repetitions", "2", "--fit",
+                             "lenet/conv2/backward/4/1", "--results", results});
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  EXPECT_TRUE(contains(outcome.out, "FITTED")) << outcome.out;
+  EXPECT_TRUE(contains(outcome.out, "model against measured:")) << outcome.out;
+  const Json json = read_json_file(results);
+  int points = 0;
+  int fitted = 0;
+  for (const Json& entry : json.at("benchmarks")) {
+    const Json& labels = entry.at("labels");
+    if (labels.at("kind") == "point") {
+      ++points;
+      fitted += labels.at("determined") == "FITTED" ? 1 : 0;
+      EXPECT_GT(entry.at("predicted_ms").get<double>(), 0);
+    }
+    if (labels.at("kind") == "summary") {
+      EXPECT_EQ(entry.at("rows").get<double>(), 2 * 2 * 8 - 1) << "every point but the fitted one";
+      EXPECT_EQ(labels.at("fitted_on"), "lenet/conv2/backward/4/1");
+    }
+  }
+  EXPECT_EQ(points, 2 * 2 * 8) << "8 layers x forward, backward x 2 batches";
+  EXPECT_EQ(fitted, 1);
+}
+
+TEST_F(KernelProfileCommand, BenchLayersRefusesAFitPointItCannotUse) {
+  const auto malformed = dsgd({"bench", "layers", "--fit", "lenet/conv2/backward"});
+  EXPECT_NE(malformed.code, 0);
+  EXPECT_TRUE(contains(malformed.err, "MODEL/LAYER/PHASE/BATCH/THREADS")) << malformed.err;
+  const auto phase = dsgd({"bench", "layers", "--fit", "lenet/conv2/sideways/64/1"});
+  EXPECT_NE(phase.code, 0);
+  EXPECT_TRUE(contains(phase.err, "backward-weights")) << phase.err;
 }
 
 }  // namespace
