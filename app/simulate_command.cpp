@@ -178,6 +178,13 @@ reports::Results scheme_results(Context& context, const simulate::SchemeOutcome&
     entry.counters["communication_s"] = row.communication_s;
     entry.counters["overlapped_s"] = row.overlapped_s;
     entry.counters["sim_wall_s"] = row.wall_s;
+    entry.counters["bound_s"] = row.bound.seconds();
+    entry.counters["bound_compute_s"] = row.bound.compute_s;
+    entry.counters["bound_link_s"] = row.bound.link_s;
+    entry.counters["over_bound"] = row.seconds_per_iteration / row.bound.seconds();
+    entry.labels["busiest_link"] = row.bound.busiest;
+    entry.labels["bound"] = row.beyond_bound.empty() ? "within twice" : "more than twice";
+    if (!row.beyond_bound.empty()) entry.labels["beyond_bound"] = row.beyond_bound;
     results.benchmarks.push_back(std::move(entry));
   }
   for (const auto& published : outcome.published) {

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/model_zoo.hpp"
 #include "platforms/catalog.hpp"
 #include "simulate/weak_scaling.hpp"
 
@@ -47,8 +48,9 @@ class SchemeRunner {
  public:
   explicit SchemeRunner(const SchemeStudyOptions& options) : options_(options) {}
 
-  ScalingPoint simulate(const platforms::Platform& platform, const algorithms::SchemeModel& model,
-                        const algorithms::Scheme& scheme, int workers) const {
+  // The run's options: the model's batch and the scheme's configuration on the nodes `workers` GPUs fill.
+  static ScalingOptions scaling_options(const platforms::Platform& platform, const algorithms::SchemeModel& model,
+                                        const algorithms::Scheme& scheme, int workers) {
     ScalingOptions scaling;
     scaling.algorithm = scheme.algorithm;
     scaling.model = model.model;
@@ -56,6 +58,12 @@ class SchemeRunner {
     const int per_node = std::max(1, platform.nodes.devices_per_node());
     if (scheme.configure) scheme.configure(scaling.hyper, (workers + per_node - 1) / per_node);
     scaling.workers = {workers};
+    return scaling;
+  }
+
+  ScalingPoint simulate(const platforms::Platform& platform, const algorithms::SchemeModel& model,
+                        const algorithms::Scheme& scheme, int workers) const {
+    ScalingOptions scaling = scaling_options(platform, model, scheme, workers);
     scaling.iterations = options_.iterations;
     return simulate_weak_scaling(platform, scaling).front();
   }
@@ -67,6 +75,30 @@ class SchemeRunner {
  private:
   const SchemeStudyOptions& options_;
 };
+
+// Where a point takes more than twice its bound, what the simulation spends the rest on, as far as the closed forms
+// tell: the scheme's own traffic pattern, compute and communication in sequence, compute slower than one GPU's.
+// Empty within twice the bound.
+std::string beyond_bound(const SchemeRow& row) {
+  const double bound_s = row.bound.seconds();
+  if (!(bound_s > 0) || row.seconds_per_iteration <= 2 * bound_s) return "";
+  std::string why =
+      format("%.1fx its bound: exposed communication %.3f s against %.3f s on the busiest link (%s)",
+             row.seconds_per_iteration / bound_s, row.communication_s, row.bound.link_s, row.bound.busiest.c_str());
+  if (row.bound.pattern_s > 0)
+    why += format("; the scheme itself moves %s: %.3f s", row.bound.pattern.c_str(), row.bound.pattern_s);
+  if (row.compute_s + row.communication_s >= 0.9 * row.seconds_per_iteration) {
+    why += format("; compute %.3f s and communication in sequence, not overlapped", row.compute_s);
+  }
+  if (row.compute_s > 1.5 * row.bound.compute_s) {
+    why += format("; compute %.3f s against one GPU's %.3f s", row.compute_s, row.bound.compute_s);
+  }
+  if (row.communication_s > 2 * std::max(row.bound.link_s, row.bound.pattern_s)) {
+    why += format("; %.1fx the communication its bandwidth explains: waiting (contention, a server serving in turn)",
+                  row.communication_s / std::max(row.bound.link_s, row.bound.pattern_s));
+  }
+  return why;
+}
 
 }  // namespace
 
@@ -112,11 +144,16 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
       runner.progress(platform.name + ", " + model.model + ": " + std::to_string(study.schemes.size()) +
                       " schemes at " + std::to_string(workers.size()) + " sizes");
       double baseline_s = 0;
+      double baseline_compute_s = 0;
+      const ModelSpec spec = build_model(model.model);
       for (const auto& scheme : study.schemes) {
         const auto scheme_start = Clock::now();
         for (const int count : workers) {
           const auto point = runner.simulate(platform, model, scheme, count);
-          if (count == 1 && baseline_s == 0) baseline_s = point.seconds_per_iteration;
+          if (count == 1 && baseline_s == 0) {
+            baseline_s = point.seconds_per_iteration;
+            baseline_compute_s = mean_seconds(point, options.iterations, is_forward_backward);
+          }
           SchemeRow row;
           row.platform = platform.name;
           row.model = model.model;
@@ -133,6 +170,10 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
           row.overlapped_s = point.overlapped_comm_s_per_iteration;
           row.wall_s = point.wall_s;
           if (count == 1 && &scheme == &study.schemes.front()) row.efficiency_by = Determined::kByConstruction;
+          row.bound = scheme_bound(platform, spec, scheme.algorithm,
+                                   SchemeRunner::scaling_options(platform, model, scheme, count).hyper, row.workers,
+                                   row.nodes, baseline_compute_s);
+          row.beyond_bound = beyond_bound(row);
           outcome.rows.push_back(std::move(row));
         }
         runner.progress(format("  %s: %.1f s", scheme.label.c_str(),
@@ -161,7 +202,9 @@ std::string format_scheme_study(const SchemeOutcome& outcome) {
   std::size_t i = 0;
   while (i < outcome.rows.size()) {
     const auto& first = outcome.rows[i];
-    out << "\n" << first.platform << ", " << first.model << ": efficiency (exposed communication per iteration)\n";
+    out << "\n"
+        << first.platform << ", " << first.model
+        << ": efficiency (exposed communication per iteration) [simulated time over its lower bound]\n";
     std::vector<int> sizes;
     for (std::size_t j = i; j < outcome.rows.size() && outcome.rows[j].platform == first.platform &&
                             outcome.rows[j].model == first.model && outcome.rows[j].scheme == first.scheme;
@@ -169,7 +212,7 @@ std::string format_scheme_study(const SchemeOutcome& outcome) {
       sizes.push_back(outcome.rows[j].workers);
     }
     out << format("  %-22s", "scheme \\ GPUs");
-    for (const int size : sizes) out << format(" %16d", size);
+    for (const int size : sizes) out << format(" %23d", size);
     out << "\n";
     while (i < outcome.rows.size() && outcome.rows[i].platform == first.platform &&
            outcome.rows[i].model == first.model) {
@@ -179,12 +222,22 @@ std::string format_scheme_study(const SchemeOutcome& outcome) {
              outcome.rows[i].platform == first.platform;
            ++i) {
         const auto& row = outcome.rows[i];
-        out << format(" %6.1f%% (%6.3f s)", 100 * row.efficiency, row.communication_s);
+        out << format(" %6.1f%% (%6.3f s) [%4.1fx]", 100 * row.efficiency, row.communication_s,
+                      row.seconds_per_iteration / row.bound.seconds());
       }
       out << "\n";
     }
   }
   out << "\nThe first scheme's 1-GPU efficiency is 100% by construction; every other value is predicted.\n";
+  out << "Lower bound: max(one GPU's compute, the busiest link's bytes over its bandwidth); more than twice it:\n";
+  int beyond = 0;
+  for (const auto& row : outcome.rows) {
+    if (row.beyond_bound.empty()) continue;
+    ++beyond;
+    out << format("  %s, %s, %s, %d GPUs: %s\n", row.platform.c_str(), row.model.c_str(), row.scheme.c_str(),
+                  row.workers, row.beyond_bound.c_str());
+  }
+  if (beyond == 0) out << "  none\n";
   for (const auto& published : outcome.published) {
     out << format("Published: %s, %.0fx on %d GPUs (%.0f%%); source: %s\n", published.scheme.c_str(), published.speedup,
                   published.workers, 100 * published.speedup / published.workers, published.source.c_str());

@@ -15,6 +15,7 @@
 
 #include "algorithms/studies.hpp"
 #include "simulate/scaling_study.hpp"
+#include "simulate/scheme_bound.hpp"
 
 namespace dsgd::simulate {
 
@@ -50,6 +51,10 @@ struct SchemeRow {
   double overlapped_s = 0;     // per iteration, rank 0's communication hidden behind its backward pass (streams)
   double wall_s = 0;
   Determined efficiency_by = Determined::kPredicted;
+  // The closed-form lower bound (simulate/scheme_bound.hpp) from the 1-GPU compute and the busiest link, and, where
+  // the simulated time is more than twice it, what the simulation spends the rest on.
+  SchemeBound bound;
+  std::string beyond_bound;
 };
 
 struct SchemeOutcome {
@@ -65,8 +70,9 @@ struct SchemeOutcome {
 // Throws InputError for a bad option, UnknownNameError for a missing platform, and what the simulation throws.
 SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const SchemeStudyOptions& options);
 
-// One table per (platform, model): schemes as rows, GPU counts as columns, efficiency in %; the calibrations with
-// their sources; the notes.
+// One table per (platform, model): schemes as rows, GPU counts as columns, efficiency in % and the simulated time
+// over its lower bound; the points more than twice their bound with why; the calibrations with their sources; the
+// notes.
 std::string format_scheme_study(const SchemeOutcome& outcome);
 
 }  // namespace dsgd::simulate

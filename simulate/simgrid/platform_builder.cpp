@@ -48,16 +48,6 @@ double fastest_memory_Bps(const platforms::Platform& platform) {
   return fastest;
 }
 
-// The bandwidth of the PCIe connection of device `device` (numbered as platforms::PcieTree says), 0 if unknown.
-double device_link_Bps(const platforms::Platform& platform, int device) {
-  const auto* tree = tree_of(platform);
-  if (tree == nullptr) return 0;
-  const PcieLayout layout = pcie_layout(*tree);
-  if (device >= static_cast<int>(layout.device_element.size())) return 0;
-  return layout.elements[static_cast<std::size_t>(layout.device_element[static_cast<std::size_t>(device)])]
-      .link->bandwidth_Bps;
-}
-
 // The device group of device `device` of a node.
 const platforms::DeviceGroup& device_group(const platforms::Platform& platform, int device) {
   int first = 0;
@@ -112,6 +102,15 @@ int quadrant(const platforms::KnlMesh& mesh, const platforms::MeshStop& stop) {
 }
 
 }  // namespace
+
+double device_link_Bps(const platforms::Platform& platform, int device) {
+  const auto* tree = tree_of(platform);
+  if (tree == nullptr) return 0;
+  const PcieLayout layout = pcie_layout(*tree);
+  if (device >= static_cast<int>(layout.device_element.size())) return 0;
+  return layout.elements[static_cast<std::size_t>(layout.device_element[static_cast<std::size_t>(device)])]
+      .link->bandwidth_Bps;
+}
 
 int ranks_per_node(const platforms::Platform& platform, const PlacementOptions& placement) {
   return placement.ranks_per_node > 0 ? placement.ranks_per_node : units_per_node(platform);

@@ -109,6 +109,10 @@ void check_simulatable(const platforms::Platform& platform, int ranks, const Pla
 bool simgrid_can_build(const platforms::Platform& platform);
 void check_simgrid_can_build(const platforms::Platform& platform);
 
+// The bandwidth of the PCIe connection of device `device` of a node (numbered as platforms::PcieTree says), per
+// direction; 0 where the node has no PCIe tree or no such device.
+double device_link_Bps(const platforms::Platform& platform, int device);
+
 // A rank's `share` of a processor that describes how it runs kernels (`model`; none without one): its units, tile
 // and costs, with its cache (kernel scope) and `memories` (iteration scope, fastest first) as tiers; capacities and
 // bandwidths are shared out like the units. A memory without a stated size holds anything. `peak_flops` is the

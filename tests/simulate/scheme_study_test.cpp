@@ -42,10 +42,15 @@ TEST(SchemeStudy, OneGpuTakesTheBatchOverThePublishedThroughputAndEfficienciesAr
       EXPECT_LT(row.efficiency, 1.0) << row.scheme << " at " << row.workers << " GPUs communicates";
       EXPECT_GT(row.communication_s, 0) << row.scheme << " at " << row.workers;
     }
+    // A lower bound: no simulated point is faster than it.
+    EXPECT_GT(row.bound.seconds(), 0) << row.scheme;
+    EXPECT_GE(row.seconds_per_iteration, row.bound.seconds() * (1 - 1e-9)) << row.scheme << " at " << row.workers;
+    EXPECT_EQ(row.beyond_bound.empty(), row.seconds_per_iteration <= 2 * row.bound.seconds()) << row.scheme;
   }
   const std::string text = format_scheme_study(outcome);
   EXPECT_NE(text.find("by construction"), std::string::npos) << text;
   EXPECT_NE(text.find("a test rate"), std::string::npos) << "the calibration names its source";
+  EXPECT_NE(text.find("Lower bound"), std::string::npos) << text;
 }
 
 TEST(SchemeStudy, RefusesSizesWithoutTheOneGpuBaselineAndImpossibleRates) {
