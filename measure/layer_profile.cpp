@@ -151,7 +151,11 @@ LayerProfile measure_layer_profile(const LayerProfileOptions& options, const std
   const CpuClock start = CpuClock::now();
   for (const int threads : options.threads) {
     const auto backend = nn::make_backend(options.backend, {.threads = threads, .seed = options.seed});
-    device = backend->description();
+    // The back end's description names its thread count: keep the first, and say that each kernel has its own.
+    if (device.empty()) {
+      device = backend->description();
+      if (options.threads.size() > 1) device += "; each kernel's threads as it lists them";
+    }
     for (const ModelSpec& model : models) {
       for (const std::int64_t batch : options.batches) {
         const auto step = Clock::now();
