@@ -8,6 +8,7 @@
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
+#include "platforms/kernel_profile.hpp"
 #include "simulate/numeric.hpp"
 
 namespace dsgd::app {
@@ -109,7 +110,11 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
                      ": --executor simgrid needs --iterations or --seconds (simulated) as a cap besides "
                      "--target-accuracy");
   }
-  const auto platform = platforms::load_platform(job.platform);
+  auto platform = platforms::load_platform(job.platform);
+  if (!job.kernel_profile.empty()) {
+    platforms::attach_kernel_profile(
+        platform, std::make_shared<const platforms::KernelProfile>(platforms::load_kernel_profile(job.kernel_profile)));
+  }
   simulate::NumericOptions options;
   options.run = job.cli.run;
   options.run.interrupt = context.interrupt;  // the simulation's rank 0 stops at the next round

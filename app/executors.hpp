@@ -32,6 +32,7 @@ struct TrainingJob {
   // simgrid: the platform (a catalog name or a file). Ranks per node: simgrid's placement (0: one per compute
   // unit); threads and mpi: WorldOptions::ranks_per_node, their emulated nodes (0: the executor's own).
   std::string platform;
+  std::string kernel_profile;  // simgrid: measured per-layer times attached to the platform (--kernel-profile)
   int ranks_per_node = 0;
   std::string wall_timeout_option = "--wall-timeout";  // what sets wall_timeout_s, for messages
   measure::mpi::MpiLaunchOptions launcher;             // mpi: how the ranks start (app/mpi_worker.hpp)

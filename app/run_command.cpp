@@ -33,12 +33,18 @@ constexpr const char* kRanksPerNodeHelp =
 
 void add_platform_options(CLI::App& command, TrainingJob& job) {
   command.add_option("--platform", job.platform, "simgrid: the simulated platform (catalog name or file)");
+  command.add_option("--kernel-profile", job.kernel_profile,
+                     "simgrid: measured per-layer kernel times (`dsgd calibrate --layers`) pricing the kernels they "
+                     "cover on the platform");
   command.add_option("--ranks-per-node", job.ranks_per_node, kRanksPerNodeHelp)->capture_default_str();
 }
 
 // Trains `job` on `executor` with `data` (loaded by the caller where the executor needs it here).
 reports::Entry train(const Executor& executor, const TrainingJob& job, const algorithms::RunData* data,
                      Context& context) {
+  if (!job.kernel_profile.empty() && executor.kind != ExecutorKind::kSimgrid) {
+    throw InputError(job.command + ": --kernel-profile prices a simulation's kernels; use it with --executor simgrid");
+  }
   TrainingJob run = job;
   run.data = data;
   return executor.train(run, context);

@@ -11,6 +11,7 @@
 #include "core/model_zoo.hpp"
 #include "platforms/kernel_profile.hpp"
 #include "tests/support/cli_run.hpp"
+#include "tests/support/synthetic_images.hpp"
 
 namespace dsgd::testing {
 namespace {
@@ -86,6 +87,59 @@ TEST_F(KernelProfileCommand, RefusesOptionsThatDoNotGoTogether) {
   const auto too_many_threads = dsgd({"calibrate", "--layers", (dir_ / "q.json").string(), "--layer-threads", "4096"});
   EXPECT_NE(too_many_threads.code, 0);
   EXPECT_TRUE(contains(too_many_threads.err, "processors")) << too_many_threads.err;
+}
+
+// A numeric simulation (`dsgd run --executor simgrid`) prices its kernels from the profile: with every lenet kernel
+// 1 ms slower, a one-worker iteration takes 16 ms more (8 layers forward and backward).
+TEST_F(KernelProfileCommand, ANumericSimulationPricesItsKernelsFromTheProfile) {
+  write_synthetic_idx_folder(dir_, 128, 32);
+  const auto profile_of = [&](double seconds, const std::string& name) {
+    platforms::KernelProfile profile;
+    profile.device = "test";
+    profile.source = "test: every kernel " + std::to_string(seconds) + " s";
+    for (const LayerSpec& layer : build_model("lenet").layers) {
+      for (const auto phase : {platforms::ProfilePhase::kForward, platforms::ProfilePhase::kBackward}) {
+        profile.add({"lenet", layer.name, phase, 1}, 16, seconds);
+      }
+    }
+    const fs::path path = dir_ / name;
+    write_file_atomically(path, platforms::to_json(profile).dump());
+    return path.string();
+  };
+  const auto seconds_per_iteration = [&](const std::string& profile) {
+    const std::string results = (dir_ / "run.json").string();
+    const auto outcome = dsgd({"run",
+                               "--executor",
+                               "simgrid",
+                               "--platform",
+                               one_core_platform(),
+                               "--algo",
+                               "sync-sgd",
+                               "--workers",
+                               "1",
+                               "--model",
+                               "lenet",
+                               "--batch",
+                               "16",
+                               "--iterations",
+                               "4",
+                               "--data",
+                               "idx:" + dir_.string(),
+                               "--kernel-profile",
+                               profile,
+                               "--results",
+                               results});
+    EXPECT_EQ(outcome.code, 0) << outcome.err;
+    const Json entry = read_json_file(results).at("benchmarks").at(0);
+    return entry.at("real_time").get<double>() / entry.at("iterations").get<double>();
+  };
+  const double fast = seconds_per_iteration(profile_of(1e-3, "fast.json"));
+  const double slow = seconds_per_iteration(profile_of(2e-3, "slow.json"));
+  EXPECT_NEAR(slow - fast, 16e-3, 16e-3 * 0.01);
+  const auto native = dsgd({"run", "--executor", "threads", "--workers", "1", "--iterations", "2", "--data",
+                            "idx:" + dir_.string(), "--kernel-profile", profile_of(1e-3, "p.json")});
+  EXPECT_NE(native.code, 0);
+  EXPECT_TRUE(contains(native.err, "use it with --executor simgrid")) << native.err;
 }
 
 TEST_F(KernelProfileCommand, BenchLayersPredictsEveryPointButTheFittedOne) {
