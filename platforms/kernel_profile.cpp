@@ -32,14 +32,13 @@ ProfilePhase profile_phase_from_string(std::string_view name) {
 
 void KernelProfile::add(const ProfileKey& key, std::int64_t batch, double seconds) {
   if (key.model.empty() || key.layer.empty()) throw InputError("kernel profile: a kernel needs a model and a layer");
-  if (key.threads < 0) throw InputError("kernel profile: negative threads for " + key.model + "/" + key.layer);
+  const std::string kernel = shown_text(key.model) + "/" + shown_text(key.layer);
+  if (key.threads < 0) throw InputError("kernel profile: negative threads for " + kernel);
   if (batch < 1 || batch > kMaxBatch) {
-    throw InputError("kernel profile: batch " + std::to_string(batch) + " of " + key.model + "/" + key.layer +
-                     " is not in [1, 2^30]");
+    throw InputError("kernel profile: batch " + std::to_string(batch) + " of " + kernel + " is not in [1, 2^30]");
   }
   if (!(seconds > 0) || seconds > kMaxKernel_s) {
-    throw InputError("kernel profile: time " + significant(seconds) + " s of " + key.model + "/" + key.layer +
-                     " is not in (0, 60] s");
+    throw InputError("kernel profile: time " + significant(seconds) + " s of " + kernel + " is not in (0, 60] s");
   }
   auto& points = kernels_[key];
   const auto at = std::lower_bound(points.begin(), points.end(), batch,

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace dsgd::platforms {
 
@@ -100,12 +101,12 @@ std::vector<Event> read_events(const Json& json, const std::string& source) {
     const auto dur = item.find("dur");
     if (name == item.end() || !name->is_string()) throw InputError(where + " has no name");
     if (ts == item.end() || dur == item.end() || !ts->is_number() || !dur->is_number()) {
-      throw InputError(where + " ('" + name->get<std::string>() + "') has no numeric ts and dur");
+      throw InputError(where + " ('" + shown_text(name->get<std::string>()) + "') has no numeric ts and dur");
     }
     const double start = ts->get<double>();
     const double duration = dur->get<double>();
     if (!std::isfinite(start) || !std::isfinite(duration) || duration < 0) {
-      throw InputError(where + " ('" + name->get<std::string>() + "') has a negative or non-finite time");
+      throw InputError(where + " ('" + shown_text(name->get<std::string>()) + "') has a negative or non-finite time");
     }
     const auto pid = item.find("pid");
     const auto tid = item.find("tid");

@@ -35,7 +35,7 @@ std::size_t layer_index(const ModelSpec& model, const std::string& name) {
   for (std::size_t i = 0; i < model.layers.size(); ++i) {
     if (model.layers[i].name == name) return i;
   }
-  throw InputError("kernel model check: " + model.name + " has no layer '" + name + "'");
+  throw InputError("kernel model check: " + model.name + " has no layer '" + shown_text(name) + "'");
 }
 
 std::string describe(const FittedPoint& point) {

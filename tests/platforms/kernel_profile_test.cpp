@@ -162,6 +162,8 @@ TEST(TorchTrace, RefusesWhatIsNoTraceOfTheModel) {
   EXPECT_NE(message(Json::array({Json{{"ph", "X"}, {"name", "aten::add"}, {"ts", 0}, {"dur", 5}}})).find("no operator"),
             std::string::npos);
   EXPECT_NE(message(Json::array(), 0).find("CPU"), std::string::npos) << "a GPU trace is not read yet";
+  const std::string escape = message(Json::array({Json{{"ph", "X"}, {"name", "\x1b[2J"}, {"ts", 0}, {"dur", -1}}}));
+  EXPECT_EQ(escape.find('\x1b'), std::string::npos) << "a name from the file is not echoed raw: " << escape;
 }
 
 }  // namespace
