@@ -785,7 +785,8 @@ std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int 
       return {built.netpoint, built.gateway};
     };
     const s4u::ClusterCallbacks callbacks(netpoint);
-    const auto shared = s4u::Link::SharingPolicy::SHARED;
+    // Full duplex, as the fabrics described are: a node's sends and receives do not share one bandwidth.
+    const auto duplex = s4u::Link::SharingPolicy::SPLITDUPLEX;
     if (const auto* tree = std::get_if<platforms::FatTreeTopology>(&topology.shape)) {
       const auto to_unsigned = [](const std::vector<int>& values) {
         return std::vector<unsigned int>(values.begin(), values.end());
@@ -793,12 +794,12 @@ std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int 
       s4u::create_fatTree_zone(zone_name, nullptr,
                                {static_cast<unsigned int>(tree->down.size()), to_unsigned(tree->down),
                                 to_unsigned(tree->up), to_unsigned(tree->link_counts)},
-                               callbacks, fabric_Bps, fabric_s, shared)
+                               callbacks, fabric_Bps, fabric_s, duplex)
           ->seal();
     } else if (const auto* torus = std::get_if<platforms::TorusTopology>(&topology.shape)) {
       s4u::create_torus_zone(zone_name, nullptr,
                              std::vector<unsigned long>(torus->dimensions.begin(), torus->dimensions.end()), callbacks,
-                             fabric_Bps, fabric_s, shared)
+                             fabric_Bps, fabric_s, duplex)
           ->seal();
     } else {
       const auto& fly = std::get<platforms::DragonflyTopology>(topology.shape);
@@ -814,7 +815,7 @@ std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int 
                                   {u(chassis), u(fly.chassis_links)},
                                   {u(fly.routers_per_chassis), u(fly.router_links)},
                                   u(fly.nodes_per_router)},
-                                 callbacks, fabric_Bps, fabric_s, shared)
+                                 callbacks, fabric_Bps, fabric_s, duplex)
           ->seal();
     }
   }

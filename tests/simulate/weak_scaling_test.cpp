@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "algorithms/algorithm.hpp"
+#include "core/model_zoo.hpp"
 #include "platforms/catalog.hpp"
 #include "platforms/loader.hpp"
 #include "simulate/kernel_cost.hpp"
@@ -110,6 +111,25 @@ TEST(WeakScaling, ADeviceThatDescribesItsKernelsPricesEachByShape) {
   expected *= static_cast<double>(options.iterations);
   EXPECT_NEAR(by_shape, expected, 1e-9 * expected);
   EXPECT_GT(by_shape, 2 * by_class) << "LeNet at batch 16 leaves most of 56 SMs idle: far below the class rate";
+}
+
+// A fat tree's links are full duplex: a flat ring over two nodes of 4 GPUs sends one chunk out of each node while
+// it receives another, so its 14 steps take 2 S (P-1)/P over the 25 Gb/s NIC, not twice that.
+TEST(WeakScaling, AFatTreesLinksCarryEachDirectionAtFullBandwidth) {
+  const auto platform = platforms::catalog_platform("p100-roce-25g");
+  ASSERT_EQ(platform.network.topology.kind(), platforms::TopologyKind::kFatTree);
+  ScalingOptions options;
+  options.algorithm = "sync-sgd";
+  options.model = "resnet50";
+  options.hyper.batch = 1;
+  options.workers = {8};
+  options.iterations = 2;
+  const auto point = simulate_weak_scaling(platform, options).front();
+  ASSERT_EQ(point.nodes, 2);
+  const double gradient_bytes = 4.0 * static_cast<double>(build_model("resnet50").parameters());
+  const double ring_s = 2 * gradient_bytes * 7 / 8 / platform.network.link.bandwidth_Bps;
+  EXPECT_NEAR(point.exposed_comm_s_per_iteration, ring_s, 0.05 * ring_s)
+      << "expectation " << ring_s << " s; half duplex would take twice it";
 }
 
 TEST(WeakScaling, NoiseMakesTheSlowestNodeSetThePaceAndRepeats) {
