@@ -99,6 +99,12 @@ std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer
   return named();
 }
 
+double layer_alone_bytes(const LayerSpec& layer, std::int64_t batch) {
+  const auto images = static_cast<double>(batch);
+  return kBytesPerFloat * (2 * images * static_cast<double>(layer.input.elements() + layer.output.elements()) +
+                           2 * static_cast<double>(layer.parameters));
+}
+
 std::vector<LayerKernel> iteration_kernels(const ModelSpec& model, std::int64_t batch) {
   std::vector<LayerKernel> kernels;
   const auto take = [&](std::size_t layer, bool forward) {

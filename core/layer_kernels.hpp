@@ -50,6 +50,10 @@ struct LayerKernel {
 // batch < 1 or a layer index out of range.
 std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer, std::int64_t batch);
 
+// The fp32 bytes a layer run alone holds at `batch` images: its input, its output, their gradients, its parameters
+// and theirs (how `dsgd calibrate --layers` runs it, and so the resident set its kernels are priced in).
+double layer_alone_bytes(const LayerSpec& layer, std::int64_t batch);
+
 // Every kernel of an iteration in the order a framework runs them: each layer's forward, first to last, then each
 // layer's backward passes, last to first.
 std::vector<LayerKernel> iteration_kernels(const ModelSpec& model, std::int64_t batch);

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/layer_kernels.hpp"
 #include "core/memory.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
@@ -62,13 +63,6 @@ double median_time(nn::Backend& backend, const LayerProfileOptions& options, Run
   }
   // A kernel faster than the clock's resolution still costs something: never a zero time.
   return std::max(median(std::move(times)), 1e-9);
-}
-
-// The floats one layer's buffers take: input, output and their gradients, parameters and theirs.
-double layer_floats(const LayerSpec& layer, std::int64_t batch) {
-  const auto images = static_cast<double>(batch);
-  return 2 * images * static_cast<double>(layer.input.elements() + layer.output.elements()) +
-         2 * static_cast<double>(layer.parameters);
 }
 
 void check_options(const LayerProfileOptions& options) {
@@ -141,10 +135,9 @@ LayerProfile measure_layer_profile(const LayerProfileOptions& options, const std
   for (const auto& name : options.models) models.push_back(build_model(name));
   const std::int64_t largest_batch = *std::max_element(options.batches.begin(), options.batches.end());
   for (const ModelSpec& model : models) {
-    double floats = 0;
-    for (const LayerSpec& layer : model.layers) floats = std::max(floats, layer_floats(layer, largest_batch));
-    check_available_memory(floats * sizeof(float),
-                           "a layer of " + model.name + " at batch " + std::to_string(largest_batch));
+    double bytes = 0;
+    for (const LayerSpec& layer : model.layers) bytes = std::max(bytes, layer_alone_bytes(layer, largest_batch));
+    check_available_memory(bytes, "a layer of " + model.name + " at batch " + std::to_string(largest_batch));
   }
   LayerProfile result;
   std::string device;

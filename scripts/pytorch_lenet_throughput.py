@@ -23,21 +23,17 @@ def lenet():
         nn.Flatten(), nn.Linear(800, 500), nn.ReLU(), nn.Linear(500, 10))
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--blocks", type=int, default=5)
-    args = parser.parse_args()
+def training_step(batch, threads, momentum=0.0, weight_decay=0.0):
+    """One SGD step of lenet (forward, cross-entropy loss, backward, update) on one fixed random batch, seeded,
+    on `threads` threads: what both this script and torch_trace.py run."""
     torch.manual_seed(1)
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(threads)
     model = lenet()
     assert sum(p.numel() for p in model.parameters()) == 431080
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=momentum, weight_decay=weight_decay)
     loss_fn = nn.CrossEntropyLoss()
-    images = torch.randn(args.batch, 1, 28, 28)
-    labels = torch.randint(0, 10, (args.batch,))
+    images = torch.randn(batch, 1, 28, 28)
+    labels = torch.randint(0, 10, (batch,))
 
     def step():
         optimizer.zero_grad(set_to_none=True)
@@ -45,6 +41,17 @@ def main():
         loss.backward()
         optimizer.step()
 
+    return step
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--blocks", type=int, default=5)
+    args = parser.parse_args()
+    step = training_step(args.batch, args.threads, momentum=0.9, weight_decay=5e-4)
     for _ in range(20):  # warm-up
         step()
     rates = []

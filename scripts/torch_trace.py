@@ -11,11 +11,9 @@ events in whole µs); a Kineto build writes {"traceEvents": [...]}. `dsgd calibr
 """
 import argparse
 
-import torch
-import torch.nn as nn
 from torch.profiler import ProfilerActivity, profile
 
-from pytorch_lenet_throughput import lenet  # dsgd's zoo "lenet" in PyTorch (same folder)
+from pytorch_lenet_throughput import training_step  # dsgd's zoo "lenet" in PyTorch (same folder)
 
 
 def main():
@@ -24,20 +22,7 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--out", required=True, help="trace file to write (JSON)")
     args = parser.parse_args()
-    torch.manual_seed(1)
-    torch.set_num_threads(args.threads)
-    model = lenet()
-    assert sum(p.numel() for p in model.parameters()) == 431080
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
-    loss_fn = nn.CrossEntropyLoss()
-    images = torch.randn(args.batch, 1, 28, 28)
-    labels = torch.randint(0, 10, (args.batch,))
-
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn(model(images), labels)
-        loss.backward()
-        optimizer.step()
+    step = training_step(args.batch, args.threads)  # plain SGD
 
     for _ in range(3):  # untimed warm-up: first-call allocations and kernel selection stay out of the trace
         step()

@@ -58,12 +58,7 @@ double predicted_layer_seconds(const platforms::Platform& platform, const ModelS
   }
   const double share = static_cast<double>(threads) / cpu.cores();
   const KernelMachine machine = *kernel_machine(cpu.kernels, cpu.peak_flops * share, share, platform.nodes.memories);
-  // Alone, the layer holds its input, output, their gradients, its weights and theirs.
-  const LayerSpec& spec = model.layers.at(layer);
-  const double resident_bytes =
-      sizeof(float) *
-      (2.0 * static_cast<double>(batch) * static_cast<double>(spec.input.elements() + spec.output.elements()) +
-       2.0 * static_cast<double>(spec.parameters));
+  const double resident_bytes = layer_alone_bytes(model.layers.at(layer), batch);
   double seconds = 0;
   for (const LayerKernel& kernel : layer_kernels(model, layer, batch)) {
     if (in_phase(kernel, phase)) seconds += kernel_cost(machine, kernel, resident_bytes).seconds;
