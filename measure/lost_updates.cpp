@@ -105,7 +105,7 @@ LostUpdateRun run_lost_updates(LostUpdateVariant variant, int threads, std::size
   DSGD_ENFORCE(data != nullptr, "the padded vector holds an aligned one");
 
   // The workers and this thread meet at the barrier, so every worker exists before any starts adding and the
-  // clock starts when they are released, not while threads are still being created.
+  // clock starts once they are all created, not while threads are still being created.
   std::barrier start(threads + 1);
   std::atomic<bool> cancelled{false};
   std::vector<double> cpu_seconds(static_cast<std::size_t>(threads), 0.0);  // each worker writes its own
@@ -138,8 +138,10 @@ LostUpdateRun run_lost_updates(LostUpdateVariant variant, int threads, std::size
     for (auto& worker : workers) worker.join();
     throw;
   }
-  start.arrive_and_wait();
+  // The clock starts before this thread arrives: a worker may run before this thread is scheduled again, and
+  // its CPU time must fall inside the wall time.
   const auto begin = std::chrono::steady_clock::now();
+  start.arrive_and_wait();
   for (auto& worker : workers) worker.join();
   run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   for (const double cpu : cpu_seconds) run.cpu_seconds += cpu;
