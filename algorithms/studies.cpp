@@ -517,6 +517,36 @@ const ScalingStudy& find_scaling_study(const std::string& name) {
   return find_named(scaling_study_catalog(), "scaling study", name);
 }
 
+// TensorFlow's published single-GPU rates on a DGX-1's P100 (synthetic data, the same software for every model).
+DeviceStudy p100_study() {
+  DeviceStudy study;
+  study.name = "p100";
+  study.description = "single-GPU training rates on a DGX-1's Tesla P100 (TensorFlow, May 2017), at batch 64 and 32";
+  study.platform = "dgx1-ib";
+  study.source =
+      "tensorflow/docs site/en/r1/guide/performance/benchmarks.md, 'Details for NVIDIA DGX-1 (NVIDIA Tesla P100)', "
+      "training synthetic data, 1 GPU (batch 64: 'Results'; batch 32: 'Other Results'), CUDA 8 / cuDNN 5.1";
+  study.throughputs = {{"resnet50", 64, 219}, {"inception_v3", 64, 142}, {"resnet152", 64, 91.8}, {"vgg16", 64, 154},
+                       {"resnet50", 32, 195}, {"inception_v3", 32, 128}, {"resnet152", 32, 82.7}, {"vgg16", 32, 144}};
+  study.fitted = 0;
+  study.notes = {
+      "the zoo's networks are torchvision's: ResNets with the stride in the 3x3 (v1.5: 4.09 GMAC for ResNet-50 "
+      "where He et al. count 3.8 with the stride in the first 1x1, as TensorFlow's benchmark models of May 2017 "
+      "had it), Inception V3 without its auxiliary head.",
+      "TensorFlow's AlexNet (64/192/384/256/256 filters) is not the zoo's (96/256/384/384/256), so its 2,987 images/s "
+      "is not predicted."};
+  return study;
+}
+
+const std::vector<DeviceStudy>& device_study_catalog() {
+  static const std::vector<DeviceStudy> catalog = {p100_study()};
+  return catalog;
+}
+
+const DeviceStudy& find_device_study(const std::string& name) {
+  return find_named(device_study_catalog(), "device study", name);
+}
+
 const Study& find_study(const std::string& name) { return find_named(study_catalog(), "study", name); }
 
 }  // namespace dsgd::algorithms

@@ -164,4 +164,29 @@ const SchemeStudy& find_scheme_study(const std::string& name);
 // Throws UnknownNameError listing the names.
 const ScalingStudy& find_scaling_study(const std::string& name);
 
+// --- single-device throughputs (the kernel model by shape; docs/simulation.md "Single devices") ----------------
+
+// A published training rate of one model on one device.
+struct DeviceThroughput {
+  std::string model;  // model zoo name
+  int batch = 0;
+  double images_per_second = 0;
+};
+
+// Published single-device training rates of several models, all predicted by the kernel model of the platform's
+// device (its first device group) with the model's one efficiency FITTED on `throughputs[fitted]`.
+struct DeviceStudy {
+  std::string name;
+  std::string description;
+  std::string platform;  // catalog name
+  std::string source;    // of the throughputs
+  std::vector<DeviceThroughput> throughputs;
+  std::size_t fitted = 0;
+  std::vector<std::string> notes;
+};
+
+const std::vector<DeviceStudy>& device_study_catalog();
+// Throws UnknownNameError listing the names.
+const DeviceStudy& find_device_study(const std::string& name);
+
 }  // namespace dsgd::algorithms

@@ -206,6 +206,9 @@ reports::Results scheme_results(Context& context, const simulate::SchemeOutcome&
     entry.labels["source"] = calibration.source;
     entry.counters["images_per_second"] = calibration.images_per_second;
     entry.counters["conv_efficiency"] = calibration.conv_efficiency;
+    if (calibration.kernel_model_efficiency > 0) {
+      entry.counters["kernel_model_efficiency"] = calibration.kernel_model_efficiency;
+    }
     results.benchmarks.push_back(std::move(entry));
   }
   return results;
@@ -267,12 +270,15 @@ void register_simulate_command(CLI::App& app, Context& context) {
   for (const auto& study : algorithms::scaling_study_catalog()) study_names.push_back(study.name);
   std::vector<std::string> scheme_names;
   for (const auto& study : algorithms::scheme_study_catalog()) scheme_names.push_back(study.name);
+  std::vector<std::string> device_names;
+  for (const auto& study : algorithms::device_study_catalog()) device_names.push_back(study.name);
   sim->add_option("--study", command->study,
                   "Predict a published scaling result instead (" + join(study_names) +
                       "): its table beside the paper's, fitted values marked FITTED; or a scheme study (" +
                       join(scheme_names) +
                       "): seed 004's communication schemes at 1-512 GPUs, seed 003's GeePS at 1-16 (--workers "
-                      "overrides the sizes)");
+                      "overrides the sizes); or a device study (" +
+                      join(device_names) + "): published single-device training rates by the kernel model");
   sim->add_option("--study-iterations", command->study_iterations,
                   "Steady-state iterations simulated per point of a --study (default: " +
                       std::to_string(simulate::ScalingStudyOptions{}.iterations) + " for the published studies, " +
@@ -284,8 +290,12 @@ void register_simulate_command(CLI::App& app, Context& context) {
         throw InputError("simulate: --kernel-profile is not used by --study: a study runs on its own platforms");
       }
       const auto& schemes = algorithms::scheme_study_catalog();
-      if (std::any_of(schemes.begin(), schemes.end(),
-                      [&](const algorithms::SchemeStudy& study) { return study.name == command->study; })) {
+      const auto& devices = algorithms::device_study_catalog();
+      if (std::any_of(devices.begin(), devices.end(),
+                      [&](const algorithms::DeviceStudy& study) { return study.name == command->study; })) {
+        run_device_study(context, command->study, command->results);
+      } else if (std::any_of(schemes.begin(), schemes.end(),
+                             [&](const algorithms::SchemeStudy& study) { return study.name == command->study; })) {
         run_scheme_study(context, *command);
       } else {
         run_study(context, *command);

@@ -1,6 +1,7 @@
 #include "core/layer_kernels.hpp"
 
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -42,7 +43,29 @@ GemmPasses gemm_passes(const LayerSpec& layer, std::int64_t batch) {
           {out_channels, patch, pixels, groups}};
 }
 
+// A 3x3 convolution of stride 1 as Winograd, pass by pass, or none.
+std::optional<Winograd3x3> winograd_of(const LayerSpec& layer, std::int64_t batch, KernelPass pass) {
+  if (layer.kind != LayerKind::kConvolution || layer.kernel_h != 3 || layer.kernel_w != 3 || layer.stride != 1) {
+    return std::nullopt;
+  }
+  const std::int64_t groups = layer.groups;
+  const std::int64_t in = layer.input.channels / groups;
+  const std::int64_t out = layer.output.channels / groups;
+  const Shape& grid = pass == KernelPass::kBackwardData ? layer.input : layer.output;
+  // The input's gradient is a convolution of the output's gradient: its channels run the other way.
+  const bool reversed = pass == KernelPass::kBackwardData;
+  return Winograd3x3{pass, batch, grid.height, grid.width, reversed ? out : in, reversed ? in : out, groups};
+}
+
 }  // namespace
+
+GemmShape Winograd3x3::gemm(std::int64_t output_tile) const {
+  const std::int64_t tiles =
+      batch * ((height + output_tile - 1) / output_tile) * ((width + output_tile - 1) / output_tile);
+  const std::int64_t count = (output_tile + 2) * (output_tile + 2) * groups;
+  if (pass == KernelPass::kBackwardWeights) return {channels_out, channels_in, tiles, count};
+  return {tiles, channels_out, channels_in, count};
+}
 
 std::string_view to_string(KernelPass pass) {
   switch (pass) {
@@ -71,32 +94,31 @@ std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer
   // A layer that reads the model input passes no gradient back: nobody needs the input's.
   const bool passes_gradient = !layer.inputs.empty();
   std::vector<LayerKernel> kernels;
-  const auto named = [&] {
-    for (LayerKernel& kernel : kernels) {
-      kernel.model = model.name;
-      kernel.layer_name = layer.name;
-      kernel.batch = batch;
-    }
-    return kernels;
+  const auto add = [&](KernelPass pass, std::optional<GemmShape> gemm, double bytes) {
+    LayerKernel kernel;
+    kernel.layer = layer_index;
+    kernel.pass = pass;
+    kernel.gemm = gemm;
+    kernel.flops = forward_flops;
+    kernel.bytes = bytes;
+    kernel.model = model.name;
+    kernel.layer_name = layer.name;
+    kernel.batch = batch;
+    kernel.winograd = winograd_of(layer, batch, pass);
+    kernels.push_back(std::move(kernel));
   };
   if (gemm_like(layer.kind)) {
     const GemmPasses gemm = gemm_passes(layer, batch);
-    kernels.push_back({layer_index, KernelPass::kForward, gemm.forward, forward_flops, in + weights + out});
-    if (passes_gradient) {
-      kernels.push_back(
-          {layer_index, KernelPass::kBackwardData, gemm.backward_data, forward_flops, out + weights + in});
-    }
-    kernels.push_back(
-        {layer_index, KernelPass::kBackwardWeights, gemm.backward_weights, forward_flops, out + in + weights});
-    return named();
+    add(KernelPass::kForward, gemm.forward, in + weights + out);
+    if (passes_gradient) add(KernelPass::kBackwardData, gemm.backward_data, out + weights + in);
+    add(KernelPass::kBackwardWeights, gemm.backward_weights, out + in + weights);
+    return kernels;
   }
   // Streaming: the forward reads its inputs and writes its output; the backward reads the output's gradient and
   // the input and writes the input's gradient (a batch norm's scale and shift gradients in the same pass).
-  kernels.push_back({layer_index, KernelPass::kForward, std::nullopt, forward_flops, in + weights + out});
-  if (passes_gradient) {
-    kernels.push_back({layer_index, KernelPass::kBackwardData, std::nullopt, forward_flops, out + 2 * in + weights});
-  }
-  return named();
+  add(KernelPass::kForward, std::nullopt, in + weights + out);
+  if (passes_gradient) add(KernelPass::kBackwardData, std::nullopt, out + 2 * in + weights);
+  return kernels;
 }
 
 double layer_alone_bytes(const LayerSpec& layer, std::int64_t batch) {

@@ -34,6 +34,23 @@ struct GemmShape {
   bool operator==(const GemmShape&) const = default;
 };
 
+// One pass of a 3x3 convolution of stride 1 as Winograd F(m x m, 3x3) (Lavin and Gray 2016): the pass's output grid
+// cut into tiles of m x m outputs, each from an (m + 2) x (m + 2) input tile, and the product done as (m + 2)^2
+// GEMMs over the tiles -- (m + 2)^2 multiplies per m x m outputs where the direct form does 9 m^2. A library that
+// has it (cuDNN) picks it where it is faster.
+struct Winograd3x3 {
+  KernelPass pass = KernelPass::kForward;
+  std::int64_t batch = 0;
+  std::int64_t height = 0;        // the grid the pass tiles: the output's (forward, backward-weights) or the input's
+  std::int64_t width = 0;         // (backward-data)
+  std::int64_t channels_in = 0;   // summed over (the GEMMs' k; backward-weights: their n)
+  std::int64_t channels_out = 0;  // produced (the GEMMs' n; backward-weights: their m)
+  std::int64_t groups = 1;
+  // The GEMMs at output tile m: forward and backward-data (tiles x out) += (tiles x in) (in x out); backward-weights
+  // (out x in) += (out x tiles) (tiles x in). `count` is (m + 2)^2 x groups.
+  GemmShape gemm(std::int64_t output_tile) const;
+};
+
 struct LayerKernel {
   std::size_t layer = 0;  // index into ModelSpec::layers
   KernelPass pass = KernelPass::kForward;
@@ -44,6 +61,8 @@ struct LayerKernel {
   std::string model;
   std::string layer_name;
   std::int64_t batch = 0;
+  // A 3x3 convolution of stride 1 can be computed as Winograd F(m x m, 3x3) instead; empty for every other kernel.
+  std::optional<Winograd3x3> winograd;
 };
 
 // The kernels of layer `layer` of `model` for a batch of `batch` images, forward first. Throws InputError for a

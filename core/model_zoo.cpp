@@ -519,6 +519,15 @@ ModelSpec build_resnet101() {
                        "stride-in-1x1 original"});
 }
 
+ModelSpec build_resnet152() {
+  return build_resnet({3, 8, 36, 3},
+                      "ResNet-152 (He et al. 2016) as torchvision's resnet152 (stride in the 3x3), 224x224",
+                      {60192808, 11.514e9,
+                       "torchvision.models.resnet152, ResNet152_Weights.IMAGENET1K_V1 (num_params 60,192,808; "
+                       "GFLOPS 11.51, counted as multiply-adds); He et al. 2016 Table 1 gives 11.3e9 for the "
+                       "stride-in-1x1 original"});
+}
+
 // --- Inception v3 (Szegedy et al. 2016), torchvision's Inception3 without the auxiliary head ----------------------
 
 // torchvision's BasicConv2d: conv without bias, BN with affine scale and shift, ReLU.
@@ -663,7 +672,7 @@ struct ZooEntry {
   ModelSpec (*build)();
 };
 
-constexpr std::array<ZooEntry, 9> kZoo = {{
+constexpr std::array<ZooEntry, 10> kZoo = {{
     {"lenet", &build_lenet},
     {"cifar10_alexnet", &build_cifar10_alexnet},
     {"alexnet", &build_alexnet},
@@ -672,6 +681,7 @@ constexpr std::array<ZooEntry, 9> kZoo = {{
     {"vgg19", &build_vgg19},
     {"resnet50", &build_resnet50},
     {"resnet101", &build_resnet101},
+    {"resnet152", &build_resnet152},
     {"inception_v3", &build_inception_v3},
 }};
 

@@ -178,8 +178,8 @@ KernelEfficiency parse_efficiency(const JsonView& view) {
 }
 
 KernelModel parse_kernel_model(const JsonView& view) {
-  view.allow_only(
-      {"parallel_units", "tile", "tile_k_overhead", "fixed_s", "sync_s_per_unit", "cache", "efficiency", "sources"});
+  view.allow_only({"parallel_units", "tile", "tile_k_overhead", "fixed_s", "sync_s_per_unit", "cache", "winograd_3x3",
+                   "efficiency", "sources"});
   KernelModel model;
   model.parallel_units = positive_int(view.at("parallel_units"));
   const JsonView tile = view.at("tile");
@@ -189,6 +189,15 @@ KernelModel parse_kernel_model(const JsonView& view) {
   if (const auto overhead = view.find("tile_k_overhead")) model.tile_k_overhead = overhead->nonnegative();
   if (const auto fixed = view.find("fixed_s")) model.fixed_s = fixed->nonnegative();
   if (const auto sync = view.find("sync_s_per_unit")) model.sync_s_per_unit = sync->nonnegative();
+  if (const auto winograd = view.find("winograd_3x3")) {
+    for (std::size_t i = 0; i < winograd->size(); ++i) {
+      const int output_tile = positive_int(winograd->at(i));
+      if (output_tile > 6) {
+        winograd->at(i).fail("expected an output tile of at most 6 (F(6x6, 3x3)), got " + std::to_string(output_tile));
+      }
+      model.winograd_3x3_tiles.push_back(output_tile);
+    }
+  }
   if (const auto cache = view.find("cache")) {
     model.cache = parse_memory(*cache);
     if (!model.cache->size_bytes) cache->fail("a cache needs its size_bytes");
@@ -866,6 +875,7 @@ Json kernel_model_json(const KernelModel& model) {
     if (value != 0 || model.sources.contains(key)) out[key] = value;
   }
   if (model.cache) out["cache"] = memory_json(*model.cache);
+  if (!model.winograd_3x3_tiles.empty()) out["winograd_3x3"] = model.winograd_3x3_tiles;
   put_sources(out, model.sources);
   return out;
 }

@@ -58,7 +58,9 @@ struct KernelModel {
   double fixed_s = 0;           // per kernel: launch or dispatch
   double sync_s_per_unit = 0;   // per kernel and unit taking part: a fork-join across a CPU's threads
   std::optional<Memory> cache;  // on-chip, shared by the units (an L2)
-  double efficiency = 1;        // in (0, 1]
+  // The output tiles m of the library's Winograd F(m x m, 3x3) for 3x3 stride-1 convolutions; empty: none.
+  std::vector<std::int64_t> winograd_3x3_tiles;
+  double efficiency = 1;  // in (0, 1]
   Sources sources;
 };
 

@@ -40,24 +40,34 @@ std::optional<std::size_t> serving_tier(const KernelMachine& machine, double ker
   return machine.tiers.size() - 1;
 }
 
-// A GEMM cut into tiles: how many, and what they leave of the units' peak.
+// A GEMM cut into tiles: how many, and what they leave of the units' peak. Where the output has fewer tiles than
+// there are units, the reduction is split among them as well (split-K, as cuBLAS and cuDNN do for a weights'
+// gradient: a small output summed over many pixels), each split at least a tile deep; the splits' partial outputs
+// are written and summed, `split_bytes` more memory traffic.
 struct Tiling {
   double tiles = 1;
   double efficiency = 1;
+  double split_bytes = 0;
 };
 
 Tiling tiling_of(const KernelMachine& machine, const GemmShape& gemm) {
   if (gemm.m < 1 || gemm.n < 1 || gemm.k < 1 || gemm.count < 1) return {};  // no work: nothing to lose
   const std::int64_t tiles_m = ceil_div(gemm.m, machine.tile_m);
   const std::int64_t tiles_n = ceil_div(gemm.n, machine.tile_n);
+  const std::int64_t output_tiles = tiles_m * tiles_n * gemm.count;
+  const std::int64_t splits = std::max<std::int64_t>(
+      1, std::min(machine.parallel_units / std::max<std::int64_t>(output_tiles, 1), gemm.k / machine.tile_m));
   Tiling tiling;
-  tiling.tiles = static_cast<double>(tiles_m) * static_cast<double>(tiles_n) * static_cast<double>(gemm.count);
+  tiling.tiles = static_cast<double>(output_tiles * splits);
   const double units = machine.parallel_units;
   const double busy_units = tiling.tiles / (std::ceil(tiling.tiles / units) * units);  // the last wave's idle units
   const double useful_area = static_cast<double>(gemm.m) / static_cast<double>(tiles_m * machine.tile_m) *
                              static_cast<double>(gemm.n) / static_cast<double>(tiles_n * machine.tile_n);
-  const double k = static_cast<double>(gemm.k);
+  const double k = static_cast<double>(gemm.k) / static_cast<double>(splits);
   tiling.efficiency = busy_units * useful_area * k / (k + machine.tile_k_overhead);
+  if (splits > 1) {
+    tiling.split_bytes = 2.0 * 4.0 * static_cast<double>(splits) * static_cast<double>(gemm.m * gemm.n * gemm.count);
+  }
   return tiling;
 }
 
@@ -68,20 +78,44 @@ double gemm_shape_efficiency(const KernelMachine& machine, const GemmShape& gemm
   return tiling_of(machine, gemm).efficiency;
 }
 
-KernelCost kernel_cost(const KernelMachine& machine, const LayerKernel& kernel, double resident_bytes) {
-  check_machine(machine);
+namespace {
+
+// `flops` of `gemm` (none for a streaming kernel) moving `bytes`, as kernel_cost prices it.
+KernelCost priced(const KernelMachine& machine, const std::optional<GemmShape>& gemm, double flops, double bytes,
+                  double resident_bytes) {
   KernelCost cost;
   double units_taking_part = machine.parallel_units;
-  if (kernel.gemm) {
-    const Tiling tiling = tiling_of(machine, *kernel.gemm);
+  if (gemm) {
+    const Tiling tiling = tiling_of(machine, *gemm);
     cost.shape_efficiency = tiling.efficiency;
     units_taking_part = std::min(units_taking_part, tiling.tiles);
+    bytes += tiling.split_bytes;
   }
-  cost.compute_s = kernel.flops / (machine.peak_flops * machine.efficiency * cost.shape_efficiency);
-  cost.tier = serving_tier(machine, kernel.bytes, resident_bytes);
-  if (cost.tier) cost.memory_s = kernel.bytes / machine.tiers[*cost.tier].bandwidth_Bps;
+  cost.compute_s = flops / (machine.peak_flops * machine.efficiency * cost.shape_efficiency);
+  cost.tier = serving_tier(machine, bytes, resident_bytes);
+  if (cost.tier) cost.memory_s = bytes / machine.tiers[*cost.tier].bandwidth_Bps;
   cost.fixed_s = machine.kernel_fixed_s + machine.sync_s_per_unit * units_taking_part;
   cost.seconds = std::max(cost.compute_s, cost.memory_s) + cost.fixed_s;
+  return cost;
+}
+
+}  // namespace
+
+KernelCost kernel_cost(const KernelMachine& machine, const LayerKernel& kernel, double resident_bytes) {
+  check_machine(machine);
+  KernelCost cost = priced(machine, kernel.gemm, kernel.flops, kernel.bytes, resident_bytes);
+  if (kernel.winograd) {
+    for (const std::int64_t tile : machine.winograd_tiles) {
+      // Non-fused: the GEMMs' three operands, transformed, are written and read back in fp32.
+      const GemmShape w = kernel.winograd->gemm(tile);
+      const double operands = static_cast<double>(w.count) * static_cast<double>(w.m * w.k + w.k * w.n + w.m * w.n);
+      KernelCost fast = priced(machine, w, w.flops(), kernel.bytes + 2 * 4 * operands, resident_bytes);
+      if (fast.seconds < cost.seconds) {
+        fast.winograd_tile = tile;
+        cost = fast;
+      }
+    }
+  }
   return cost;
 }
 

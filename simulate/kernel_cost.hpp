@@ -42,6 +42,10 @@ struct KernelMachine {
   double sync_s_per_unit = 0;     // per kernel and unit taking part (a barrier across a many-core CPU's threads)
   std::vector<MemoryTier> tiers;  // fastest first; the last serves whatever fits nowhere else
   double efficiency = 1;          // what remains of peak once the shape is accounted for
+  // The output tiles m of the Winograd F(m x m, 3x3) algorithms the library has for 3x3 convolutions of stride 1
+  // (LayerKernel::winograd), each priced as its GEMMs plus their operands written and read back through memory
+  // (non-fused); the kernel takes the fastest of these and the direct form, as an autotuning library does.
+  std::vector<std::int64_t> winograd_tiles;
 };
 
 struct KernelCost {
@@ -51,6 +55,7 @@ struct KernelCost {
   double seconds = 0;               // max(compute_s, memory_s) + fixed_s
   double shape_efficiency = 1;      // of a GEMM: busy units x useful tile area x filled pipeline; 1 otherwise
   std::optional<std::size_t> tier;  // index into KernelMachine::tiers; empty with no tiers (memory is free)
+  std::int64_t winograd_tile = 0;   // m where priced as Winograd F(m x m, 3x3); 0: the direct form
 };
 
 // The tiles, waves and efficiency of `gemm` on `machine` (shape_efficiency of kernel_cost).

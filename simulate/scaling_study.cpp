@@ -240,6 +240,14 @@ const platforms::KernelModel* worker_kernels(const platforms::Platform& platform
 
 }  // namespace
 
+bool prices_by_shape(const platforms::Platform& platform) { return worker_kernels(platform, "conv") != nullptr; }
+
+platforms::Platform without_kernel_models(platforms::Platform platform) {
+  platform.nodes.cpu.kernels.reset();
+  for (auto& group : platform.nodes.devices) group.kernels.reset();
+  return platform;
+}
+
 double kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class) {
   if (const auto* model = worker_kernels(platform, kernel_class)) {
     return model->efficiency;

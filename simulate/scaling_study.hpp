@@ -111,6 +111,10 @@ double minimise_1d(const std::function<double(double)>& loss, double lo, double 
 // processor describes how it runs kernels (platforms::KernelModel), "conv" -- a training step's class -- is the
 // model's one efficiency.
 double kernel_efficiency(const platforms::Platform& platform, const std::string& kernel_class);
+// Whether the processor the workers compute on prices training steps by shape (it has a kernel model), and the
+// platform with every kernel model removed (each step at its class's rate).
+bool prices_by_shape(const platforms::Platform& platform);
+platforms::Platform without_kernel_models(platforms::Platform platform);
 void set_kernel_efficiency(platforms::Platform& platform, const std::string& kernel_class, double value,
                            const std::string& source);
 

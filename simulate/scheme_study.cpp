@@ -117,28 +117,42 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
   outcome.notes = study.notes;
   outcome.published = study.published;
 
-  // Compute: each model's conv efficiency, solved at one GPU of the calibration platform.
+  // Compute: each model's conv efficiency, solved at one GPU of the calibration platform -- at one rate per step,
+  // and where its device has a kernel model also as that model's efficiency: each cluster takes the one its own
+  // devices price by (a cluster without a kernel model keeps the class rate).
   const auto calibration_platform = platforms::load_platform(study.calibration_platform);
-  std::map<std::string, double> efficiency_of;
+  std::map<std::string, SchemeCalibration> calibration_of;
   for (const auto& model : study.models) {
     runner.progress("calibrating " + model.model + " on one GPU of " + calibration_platform.name);
     const double target_s = model.batch / model.images_per_second;
     const auto& baseline = study.schemes.front();
-    const double efficiency = solve_kernel_efficiency(
-        calibration_platform, "conv", target_s,
-        [&](const platforms::Platform& probe) {
-          return runner.simulate(probe, model, baseline, 1).seconds_per_iteration;
-        },
-        study.name + ": " + model.model + "'s published", kMaxEffectiveEfficiency);
-    efficiency_of[model.model] = efficiency;
-    outcome.calibrations.push_back({model.model, model.device, model.images_per_second, model.source, efficiency});
+    const auto solve = [&](const platforms::Platform& platform) {
+      return solve_kernel_efficiency(
+          platform, "conv", target_s,
+          [&](const platforms::Platform& probe) {
+            return runner.simulate(probe, model, baseline, 1).seconds_per_iteration;
+          },
+          study.name + ": " + model.model + "'s published", kMaxEffectiveEfficiency);
+    };
+    SchemeCalibration calibration{model.model, model.device, model.images_per_second, model.source,
+                                  solve(without_kernel_models(calibration_platform))};
+    if (prices_by_shape(calibration_platform)) calibration.kernel_model_efficiency = solve(calibration_platform);
+    calibration_of[model.model] = calibration;
+    outcome.calibrations.push_back(calibration);
   }
 
   for (const auto& platform_name : study.platforms) {
     const auto base = platforms::load_platform(platform_name);
+    const bool by_shape = prices_by_shape(base);
+    if (by_shape && !prices_by_shape(calibration_platform)) {
+      throw InputError(study.name + ": " + base.name + " prices kernels by shape but the calibration platform " +
+                       calibration_platform.name + " does not: its efficiency would not carry over");
+    }
     for (const auto& model : study.models) {
       platforms::Platform platform = base;
-      set_kernel_efficiency(platform, "conv", efficiency_of.at(model.model),
+      const SchemeCalibration& calibration = calibration_of.at(model.model);
+      set_kernel_efficiency(platform, "conv",
+                            by_shape ? calibration.kernel_model_efficiency : calibration.conv_efficiency,
                             format("derived: %.4g img/s of %s on a %s at batch %d (%s)", model.images_per_second,
                                    model.model.c_str(), model.device.c_str(), model.batch, model.source.c_str()));
       runner.progress(platform.name + ", " + model.model + ": " + std::to_string(study.schemes.size()) +
@@ -191,12 +205,16 @@ std::string format_scheme_study(const SchemeOutcome& outcome) {
       << " simulated iterations per point)\n\n";
   out << "Compute calibrated on one GPU from a published throughput (not from any scaling result):\n";
   for (const auto& c : outcome.calibrations) {
-    out << format("  %-9s %6.1f img/s on a %s -> conv efficiency %.3f of peak%s; source: %s\n", c.model.c_str(),
-                  c.images_per_second, c.device.c_str(), c.conv_efficiency,
-                  c.conv_efficiency > 1 ? " (an effective rate of the direct FLOP count: fewer multiplications, as "
-                                          "Winograd convolutions do)"
-                                        : "",
-                  c.source.c_str());
+    out << format(
+        "  %-9s %6.1f img/s on a %s -> conv efficiency %.3f of peak%s%s; source: %s\n", c.model.c_str(),
+        c.images_per_second, c.device.c_str(), c.conv_efficiency,
+        c.conv_efficiency > 1 ? " (an effective rate of the direct FLOP count: fewer multiplications, as "
+                                "Winograd convolutions do)"
+                              : "",
+        c.kernel_model_efficiency > 0
+            ? format(", kernel-model efficiency %.3f for devices priced by shape", c.kernel_model_efficiency).c_str()
+            : "",
+        c.source.c_str());
   }
   // One block per (platform, model), rows in the outcome's order.
   std::size_t i = 0;

@@ -32,7 +32,10 @@ struct SchemeCalibration {
   std::string device;
   double images_per_second = 0;
   std::string source;
-  double conv_efficiency = 0;  // of the device's single-precision peak
+  double conv_efficiency = 0;  // of the device's single-precision peak, every training step at one rate
+  // Where the calibration device has a kernel model: its one efficiency, fitted on the same throughput, for the
+  // platforms whose devices price kernels by shape; 0 otherwise.
+  double kernel_model_efficiency = 0;
 };
 
 struct SchemeRow {

@@ -441,6 +441,7 @@ std::optional<KernelMachine> kernel_machine(const std::optional<platforms::Kerne
   machine.kernel_fixed_s = model->fixed_s;
   machine.sync_s_per_unit = model->sync_s_per_unit;
   machine.efficiency = model->efficiency;
+  machine.winograd_tiles = model->winograd_3x3_tiles;
   const auto tier = [share](const platforms::Memory& memory, MemoryTier::Scope scope) {
     const double capacity = memory.size_bytes ? *memory.size_bytes : std::numeric_limits<double>::infinity();
     return MemoryTier{memory.name, capacity * share, memory.bandwidth_Bps * share, scope};

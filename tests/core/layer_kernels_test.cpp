@@ -84,6 +84,28 @@ TEST(CoreLayerKernels, AGroupedConvolutionIsOneGemmPerGroup) {
   EXPECT_EQ(*conv2[0].gemm, (GemmShape{2 * 27 * 27, 128, 48 * 25, 2}));
 }
 
+TEST(CoreLayerKernels, Only3x3ConvolutionsOfStride1HaveWinogradForms) {
+  const ModelSpec vgg = build_model("vgg16");
+  std::size_t conv1_2 = 0;
+  while (vgg.layers[conv1_2].name != "conv1_2") ++conv1_2;
+  const auto kernels = layer_kernels(vgg, conv1_2, 2);
+  ASSERT_EQ(kernels.size(), 3U);
+  for (const LayerKernel& kernel : kernels) ASSERT_TRUE(kernel.winograd) << to_string(kernel.pass);
+  // F(2x2, 3x3) on the 224 x 224 output: 112 x 112 tiles per image, 16 GEMMs of 64 channels by 64.
+  EXPECT_EQ(kernels[0].winograd->gemm(2), (GemmShape{2 * 112 * 112, 64, 64, 16}));
+  EXPECT_EQ(kernels[1].winograd->gemm(2), (GemmShape{2 * 112 * 112, 64, 64, 16})) << "backward-data";
+  EXPECT_EQ(kernels[2].winograd->gemm(4), (GemmShape{64, 64, 2 * 56 * 56, 36})) << "backward-weights";
+  // ResNet-50's stride-2 3x3, its 1x1s and every inner product have none.
+  const ModelSpec resnet = build_model("resnet50");
+  for (std::size_t layer = 0; layer < resnet.layers.size(); ++layer) {
+    const LayerSpec& spec = resnet.layers[layer];
+    const bool eligible = spec.kind == LayerKind::kConvolution && spec.kernel_h == 3 && spec.stride == 1;
+    for (const LayerKernel& kernel : layer_kernels(resnet, layer, 1)) {
+      EXPECT_EQ(kernel.winograd.has_value(), eligible) << spec.name;
+    }
+  }
+}
+
 TEST(CoreLayerKernels, AnIterationRunsForwardsThenBackwardsLastLayerFirst) {
   const ModelSpec lenet = build_model("lenet");
   const auto kernels = iteration_kernels(lenet, 4);

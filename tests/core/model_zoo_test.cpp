@@ -14,8 +14,8 @@
 namespace dsgd {
 namespace {
 
-const std::vector<std::string> kExpectedNames = {"lenet", "cifar10_alexnet", "alexnet",   "googlenet",   "vgg16",
-                                                 "vgg19", "resnet50",        "resnet101", "inception_v3"};
+const std::vector<std::string> kExpectedNames = {"lenet", "cifar10_alexnet", "alexnet",   "googlenet", "vgg16",
+                                                 "vgg19", "resnet50",        "resnet101", "resnet152", "inception_v3"};
 
 const LayerSpec& layer_named(const ModelSpec& model, const std::string& name) {
   for (const LayerSpec& layer : model.layers) {
@@ -333,6 +333,9 @@ TEST(CoreModelZoo, ResNetBottlenecksByHand) {
   std::int64_t blocks = 0;
   for (const LayerSpec& layer : build_model("resnet101").layers) blocks += layer.kind == LayerKind::kEltwiseAdd;
   EXPECT_EQ(blocks, 3 + 4 + 23 + 3);
+  blocks = 0;
+  for (const LayerSpec& layer : build_model("resnet152").layers) blocks += layer.kind == LayerKind::kEltwiseAdd;
+  EXPECT_EQ(blocks, 3 + 8 + 36 + 3);
 }
 
 TEST(CoreModelZoo, InceptionV3GridsByHand) {

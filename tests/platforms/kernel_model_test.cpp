@@ -31,9 +31,11 @@ Json p100_kernels() {
             {"size_bytes", 4194304},
             {"bandwidth_Bps", 1.5e12},
             {"sources", {{"size_bytes", "test"}, {"bandwidth_Bps", "test"}}}}},
+          {"winograd_3x3", {2, 4}},
           {"efficiency", 0.8},
           {"sources",
            {{"parallel_units", "test"},
+            {"winograd_3x3", "test"},
             {"tile", "test"},
             {"tile_k_overhead", "test"},
             {"fixed_s", "test"},
@@ -53,6 +55,7 @@ TEST(PlatformsKernelModel, LoadsAndRoundTrips) {
   ASSERT_TRUE(model.cache);
   EXPECT_DOUBLE_EQ(*model.cache->size_bytes, 4194304);
   EXPECT_DOUBLE_EQ(model.efficiency, 0.8);
+  EXPECT_EQ(model.winograd_3x3_tiles, (std::vector<std::int64_t>{2, 4}));
   const Json written = to_json(platform);
   EXPECT_EQ(to_json(parse_platform(written, "p100.json")), written);
   EXPECT_FALSE(written["nodes"]["devices"][0]["kernels"].contains("sync_s_per_unit")) << "absent stays absent";
@@ -81,6 +84,11 @@ TEST(PlatformsKernelModel, MalformedKernelsAreRefusedByPath) {
   EXPECT_TRUE(
       refused(kernels).starts_with("p100.json: /nodes/devices/0/kernels/parallel_units: number without a "
                                    "source"));
+  kernels = p100_kernels();
+  kernels["winograd_3x3"] = {2, 7};
+  EXPECT_EQ(refused(kernels),
+            "p100.json: /nodes/devices/0/kernels/winograd_3x3/1: expected an output tile of at most 6 (F(6x6, 3x3)), "
+            "got 7");
   kernels = p100_kernels();
   kernels["threads"] = 4;
   EXPECT_NE(refused(kernels).find("threads"), std::string::npos);

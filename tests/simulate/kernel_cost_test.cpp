@@ -84,8 +84,8 @@ TEST(SimulateKernelCost, FixedCostsArePerKernelAndPerUnitTakingPart) {
   KernelMachine machine = small_machine();
   machine.kernel_fixed_s = 5e-6;
   machine.sync_s_per_unit = 1e-6;
-  // 2 tiles keep 2 of the 4 units: they alone take part in the fork and join.
-  const KernelCost two_tiles = kernel_cost(machine, gemm_kernel({4, 2, 100}), 0);
+  // 2 tiles keep 2 of the 4 units (k = 3 is too short to split): they alone take part in the fork and join.
+  const KernelCost two_tiles = kernel_cost(machine, gemm_kernel({4, 2, 3}), 0);
   EXPECT_DOUBLE_EQ(two_tiles.fixed_s, 5e-6 + 2e-6);
   EXPECT_DOUBLE_EQ(two_tiles.seconds, two_tiles.compute_s + two_tiles.fixed_s);
   LayerKernel streaming;
@@ -94,14 +94,65 @@ TEST(SimulateKernelCost, FixedCostsArePerKernelAndPerUnitTakingPart) {
   EXPECT_DOUBLE_EQ(kernel_cost(machine, streaming, 0).fixed_s, 5e-6 + 4e-6) << "every unit streams";
 }
 
-TEST(SimulateKernelCost, ALargerBatchFillsMoreOfAGpu) {
-  // A P100-like device (56 SMs, 128 x 128 tiles, 8 k-steps of overhead): LeNet's conv2 and ip1 at batch 1 leave
-  // most SMs idle; at batch 256 they come near the device's rate.
+TEST(SimulateKernelCost, ASmallOutputOverALongReductionIsSplitAmongTheIdleUnits) {
+  KernelMachine machine = small_machine();
+  machine.tiers = {{"hbm", 1e12, 1e9, MemoryTier::Scope::kIteration}};
+  // One 2 x 2 tile summed over k = 1000: split four ways, one split per unit, the whole peak.
+  LayerKernel weights_gradient = gemm_kernel({2, 2, 1000});
+  weights_gradient.bytes = 1000;
+  const KernelCost split = kernel_cost(machine, weights_gradient, 0);
+  EXPECT_DOUBLE_EQ(split.shape_efficiency, 1);
+  // The four partial 2 x 2 outputs are written and summed: 2 x 4 B x 4 x 4 more bytes.
+  EXPECT_DOUBLE_EQ(split.memory_s, (1000 + 2 * 4 * 4 * 4) / 1e9);
+  // A split is at least a tile deep: k = 3 stays whole, one unit of four busy.
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(machine, {2, 2, 3}), 0.25);
+  // k = 5 allows two splits of at least a tile's 2: two units of four.
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(machine, {2, 2, 5}), 0.5);
+}
+
+// A 3x3 convolution of stride 1 with 64 channels in and out on a 56 x 56 grid, batch 8 (ResNet-50's layer1
+// 3x3), forward.
+LayerKernel conv3x3_forward() {
+  const ModelSpec resnet = build_model("resnet50");
+  for (std::size_t layer = 0; layer < resnet.layers.size(); ++layer) {
+    if (resnet.layers[layer].name == "layer1.0.conv2") return layer_kernels(resnet, layer, 8).front();
+  }
+  throw std::logic_error("resnet50 has no layer1.0.conv2");
+}
+
+// A P100-like device: 56 SMs of 128 x 128 tiles at `peak_flops` in all.
+KernelMachine p100_like(double peak_flops) {
   KernelMachine gpu;
-  gpu.peak_flops = 9.3e12;
+  gpu.peak_flops = peak_flops;
   gpu.parallel_units = 56;
   gpu.tile_m = 128;
   gpu.tile_n = 128;
+  return gpu;
+}
+
+TEST(SimulateKernelCost, Winograd3x3IsTakenWhereTheLibraryHasItAndItIsFaster) {
+  KernelMachine gpu = p100_like(10e12);
+  gpu.tiers = {{"hbm", 16e9, 700e9, MemoryTier::Scope::kIteration}};
+  const LayerKernel kernel = conv3x3_forward();
+  ASSERT_TRUE(kernel.winograd);
+  const KernelCost direct = kernel_cost(gpu, kernel, 0);
+  EXPECT_EQ(direct.winograd_tile, 0) << "a library without Winograd";
+  gpu.winograd_tiles = {2, 4};
+  const KernelCost fast = kernel_cost(gpu, kernel, 0);
+  EXPECT_GT(fast.winograd_tile, 0);
+  EXPECT_LT(fast.seconds, direct.seconds);
+  // F(4x4, 3x3) does 36 multiplies per 16 outputs where the direct form does 144.
+  const GemmShape f4 = kernel.winograd->gemm(4);
+  EXPECT_NEAR(f4.flops() / kernel.flops, 36.0 / 144, 1e-12);
+  // Its transformed operands go through memory: where memory is slow enough, the direct form wins.
+  gpu.tiers = {{"hbm", 16e9, 1e9, MemoryTier::Scope::kIteration}};
+  EXPECT_EQ(kernel_cost(gpu, kernel, 0).winograd_tile, 0);
+}
+
+TEST(SimulateKernelCost, ALargerBatchFillsMoreOfAGpu) {
+  // A P100-like device (56 SMs, 128 x 128 tiles, 8 k-steps of overhead): LeNet's conv2 and ip1 at batch 1 leave
+  // most SMs idle; at batch 256 they come near the device's rate.
+  KernelMachine gpu = p100_like(9.3e12);
   gpu.tile_k_overhead = 8;
   const ModelSpec lenet = build_model("lenet");
   for (const std::size_t layer : {2U, 4U}) {
