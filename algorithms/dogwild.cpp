@@ -89,7 +89,7 @@ class Streaming : public Algorithm {
   // A master adds a slave's difference to its segment.
   static void add_difference(Trainer& trainer, std::size_t offset, std::size_t count, const float* difference) {
     float* weights = at(trainer.parameters(), offset);
-    trainer.elementwise(static_cast<double>(count), Category::kGpuUpdate, [=] {
+    trainer.elementwise(static_cast<double>(count), 12.0 * static_cast<double>(count), Category::kGpuUpdate, [=] {
       for (std::size_t k = 0; k < count; ++k) weights[k] += difference[k];
     });
   }
@@ -253,7 +253,7 @@ class Dogwild final : public Streaming {
       // Nothing left: the copy goes back to the master's chunk, so the next difference carries this one too.
       float* copy = at(copy_.data(), offset);
       const std::size_t count = chunk.count;
-      trainer.elementwise(static_cast<double>(count), Category::kGpuUpdate, [=] {
+      trainer.elementwise(static_cast<double>(count), 12.0 * static_cast<double>(count), Category::kGpuUpdate, [=] {
         for (std::size_t k = 0; k < count; ++k) copy[k] -= difference[k];
       });
     }

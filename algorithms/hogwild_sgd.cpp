@@ -34,7 +34,7 @@ class HogwildSgd final : public Algorithm {
       if ((trainer.iterations() % trainer.hyper().period) != 0) continue;
       // The step since the read, added to the shared weights.
       float* delta = read_.data();
-      trainer.elementwise(static_cast<double>(n), Category::kGpuUpdate, [=] {
+      trainer.elementwise(static_cast<double>(n), 12.0 * static_cast<double>(n), Category::kGpuUpdate, [=] {
         for (std::size_t k = 0; k < n; ++k) delta[k] = weights[k] - delta[k];
       });
       shared_->add(0, {delta, n}, 1.0F, Category::kCpuGpuPara);

@@ -470,7 +470,7 @@ class HybridSgd final : public Algorithm {
       receive->wait();
       sending->wait();
       float* target = block_at(gradient_in_, rank - step - 2);
-      trainer.elementwise(static_cast<double>(block), Category::kGpuGpuPara, [&] {
+      trainer.elementwise(static_cast<double>(block), 12.0 * static_cast<double>(block), Category::kGpuGpuPara, [&] {
         for (std::size_t i = 0; i < block; ++i) target[i] += incoming[i];
       });
     }

@@ -107,7 +107,8 @@ void GradientServer::run_round(Trainer& trainer, std::int64_t iterations) {
     const Shard shard = shard_;
     const PushHandler handler{[&, shard](int worker, std::span<const float> pushed) {
                                 clock_.on_push(trainer, worker);
-                                trainer.elementwise(static_cast<double>(shard.count), Category::kCpuUpdate, [&] {
+                                const auto count = static_cast<double>(shard.count);
+                                trainer.elementwise(count, 8.0 * count, Category::kCpuUpdate, [&] {
                                   std::copy(pushed.begin(), pushed.end(), trainer.gradients() + shard.offset);
                                 });
                                 trainer.sgd_step(*sgd_, Category::kCpuUpdate, shard);
@@ -129,7 +130,7 @@ void GradientServer::run_round(Trainer& trainer, std::int64_t iterations) {
     const float* gradient = trainer.gradients();
     const bool push = trainer.iterations() % period == 0;
     const float scale = push ? 1.0F / static_cast<float>(period) : 1.0F;
-    trainer.elementwise(static_cast<double>(n), Category::kGpuUpdate, [=] {
+    trainer.elementwise(static_cast<double>(n), 12.0 * static_cast<double>(n), Category::kGpuUpdate, [=] {
       for (std::size_t k = 0; k < n; ++k) sum[k] = push ? (sum[k] + gradient[k]) * scale : sum[k] + gradient[k];
     });
     if (!push) continue;

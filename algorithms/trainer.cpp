@@ -438,7 +438,7 @@ void Trainer::elementwise(double flops, double bytes, Category category, const s
 
 void Trainer::scale(float* data, float factor, Category category) {
   const std::size_t n = parameter_count();
-  elementwise(static_cast<double>(n), category, [data, n, factor] {
+  elementwise(static_cast<double>(n), 8.0 * static_cast<double>(n), category, [data, n, factor] {
     for (std::size_t i = 0; i < n; ++i) data[i] *= factor;
   });
 }
