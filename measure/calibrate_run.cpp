@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "measure/datagram_rate.hpp"
 #include "measure/kernel_timings.hpp"
 #include "measure/threads_pingpong.hpp"
 #include "platforms/catalog.hpp"
@@ -131,12 +132,14 @@ LoadedLinks calibrate_loaded_links(const CalibrationPlan& plan, const MpiRuns& m
   return links;
 }
 
-// Writes `platform` with the kernel timings and the chip's measured waiting share (and loaded link, if measured;
-// else the platform's stays) to `path`.
+// Writes `platform` with the kernel timings, the chip's measured waiting share, the CPU's datagram rate and the
+// loaded link, if measured (else the platform's stays), to `path`.
 void write_calibrated(const std::string& path, platforms::Platform platform, const KernelTimings& kernels,
-                      const MeasuredWaiting& waiting, const std::optional<platforms::Link>& loaded_link,
-                      const std::string& where, std::ostream& out) {
+                      const MeasuredWaiting& waiting, const DatagramRate& datagrams,
+                      const std::optional<platforms::Link>& loaded_link, const std::string& where, std::ostream& out) {
   platform = with_kernel_timings(std::move(platform), kernels, where);
+  platform.nodes.cpu.datagram_Bps = datagrams.bytes_per_s;
+  platform.nodes.cpu.sources["datagram_Bps"] = datagrams.source;
   if (auto& chip = platform.nodes.shared_chip) {
     chip->waiting_share = waiting.share;
     chip->sources["waiting_share"] = waiting.source;
@@ -204,9 +207,11 @@ void calibrate(const CalibrationPlan& plan, const MpiRuns& mpi, const std::strin
     // New kernel efficiencies into the platforms an earlier calibration wrote; their links stay.
     const auto kernels = time_kernel_classes(plan.kernels, plan.kernel_retries, err, &out);
     const auto waiting = calibrate_waiting(mpi, where, out, err);
-    write_calibrated(plan.out, platforms::load_platform(plan.out), kernels, waiting.mpi, std::nullopt, where, out);
+    const auto datagrams = measure_datagram_rate(where);
+    write_calibrated(plan.out, platforms::load_platform(plan.out), kernels, waiting.mpi, datagrams, std::nullopt, where,
+                     out);
     write_calibrated(plan.threads_path(), platforms::load_platform(plan.threads_path()), kernels, waiting.threads,
-                     std::nullopt, where, out);
+                     datagrams, std::nullopt, where, out);
     return;
   }
 
@@ -241,9 +246,10 @@ void calibrate(const CalibrationPlan& plan, const MpiRuns& mpi, const std::strin
   const auto loaded = calibrate_loaded_links(plan, mpi, input, threads_input, out, err);
   const auto kernels = time_kernel_classes(plan.kernels, plan.kernel_retries, err, &out);
   const auto waiting = calibrate_waiting(mpi, where, out, err);
-  write_calibrated(plan.out, calibrated_platform(input), kernels, waiting.mpi, loaded.mpi, where, out);
-  write_calibrated(plan.threads_path(), calibrated_platform(threads_input), kernels, waiting.threads, loaded.threads,
-                   where, out);
+  const auto datagrams = measure_datagram_rate(where);
+  write_calibrated(plan.out, calibrated_platform(input), kernels, waiting.mpi, datagrams, loaded.mpi, where, out);
+  write_calibrated(plan.threads_path(), calibrated_platform(threads_input), kernels, waiting.threads, datagrams,
+                   loaded.threads, where, out);
 }
 
 }  // namespace dsgd::measure

@@ -212,7 +212,7 @@ KernelModel parse_kernel_model(const JsonView& view) {
 Cpu parse_cpu(const JsonView& view) {
   view.allow_only({"model", "sockets", "cores_per_socket", "clock_Hz", "vector_width_bits",
                    "sp_flops_per_cycle_per_core", "peak_flops", "kernel_efficiency", "kernels", "kernel_profile",
-                   "sources"});
+                   "datagram_Bps", "sources"});
   Cpu cpu;
   cpu.model = nonempty_string(view.at("model"));
   cpu.sockets = positive_int(view.at("sockets"));
@@ -239,6 +239,7 @@ Cpu parse_cpu(const JsonView& view) {
   if (const auto profile = view.find("kernel_profile")) {
     cpu.profile = std::make_shared<const KernelProfile>(parse_kernel_profile(*profile));
   }
+  if (const auto datagram = view.find("datagram_Bps")) cpu.datagram_Bps = datagram->positive();
   cpu.sources = take_sources(view);
   return cpu;
 }
@@ -1102,6 +1103,7 @@ Json to_json(const Platform& platform) {
   if (!nodes.cpu.efficiency.by_class.empty()) cpu["kernel_efficiency"] = efficiency_json(nodes.cpu.efficiency);
   if (nodes.cpu.kernels) cpu["kernels"] = kernel_model_json(*nodes.cpu.kernels);
   if (nodes.cpu.profile) cpu["kernel_profile"] = to_json(*nodes.cpu.profile);
+  if (nodes.cpu.datagram_Bps > 0) cpu["datagram_Bps"] = nodes.cpu.datagram_Bps;
   put_sources(cpu, nodes.cpu.sources);
   Json memories = Json::array();
   for (const auto& memory : nodes.memories) memories.push_back(memory_json(memory));

@@ -78,6 +78,9 @@ struct Cpu {
   // JSON `kernel_profile`, optional: measured per-layer times that price the kernels they cover (shared, not
   // copied, by the platform's copies and ranks).
   std::shared_ptr<const KernelProfile> profile;
+  // JSON `datagram_Bps`, optional: the bytes per second one core tags (sending) or checks (receiving) dsgd's
+  // authenticated datagrams (core/datagram.hpp, SipHash-2-4); 0: free.
+  double datagram_Bps = 0;
   Sources sources;
 
   int cores() const { return sockets * cores_per_socket; }

@@ -768,10 +768,12 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
  protected:
   bool transmit(int destination, std::vector<std::byte> datagram) override {
     if (destination >= world_.size()) throw InputError("datagram: no endpoint " + std::to_string(destination));
+    authenticate(simulated_bytes(datagram));
     return enqueue({destination}, std::move(datagram));
   }
 
   bool transmit_to_group(std::vector<std::byte> datagram) override {
+    authenticate(simulated_bytes(datagram));
     std::vector<int> members;
     for (int member = 0; member < world_.size(); ++member) {
       if (member != rank()) members.push_back(member);
@@ -795,7 +797,9 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
       }
       get->wait();
     }
-    return world_.take_datagram(rank(), kept);
+    Arrival arrival = world_.take_datagram(rank(), kept);
+    authenticate(simulated_bytes(arrival.bytes));
+    return arrival;
   }
 
   double clock_s() const override { return s4u::Engine::get_clock(); }
@@ -815,6 +819,14 @@ class SimDatagramEndpoint final : public DatagramEndpoint {
     }
     if (!out.destinations.empty()) nic_->push(out);
     return true;
+  }
+
+  // The sender's tag or the receiver's check of `bytes` (SipHash over the whole datagram) on this rank's host, at
+  // its CPU's measured rate (RankSite::datagram_Bps); the caller charges the time to its exchange's category.
+  void authenticate(std::uint64_t bytes) const {
+    const double rate = world_.site(rank()).datagram_Bps;
+    if (rate > 0)
+      s4u::this_actor::execute(static_cast<double>(bytes) / rate * s4u::this_actor::get_host()->get_speed());
   }
 
   // Header, floats and tag, also when a size-only world carries header and tag alone.

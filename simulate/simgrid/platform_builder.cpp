@@ -506,6 +506,7 @@ std::vector<RankSite> place_ranks(const platforms::Platform& platform, int ranks
       site.kernels = kernel_machine(group.kernels, site.peak_flops, 1, {group.memory});
       site.profile = group.profile;
     }
+    site.datagram_Bps = cpu.datagram_Bps;  // the host's cores handle datagrams, a device's rank's too
     sites.push_back(std::move(site));
   }
   std::map<int, int> ranks_on_chip;

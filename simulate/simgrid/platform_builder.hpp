@@ -93,6 +93,8 @@ struct RankSite {
   // cover, looked up at the rank's CPU threads (0 on a device).
   std::shared_ptr<const platforms::KernelProfile> profile;
   int threads = 0;
+  // The node's CPU's rate for tagging and checking datagrams (platforms::Cpu::datagram_Bps); 0: free.
+  double datagram_Bps = 0;
 };
 
 // Throws unless `ranks` can be placed on `platform`:

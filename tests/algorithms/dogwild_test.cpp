@@ -94,6 +94,19 @@ TEST_F(Dogwild, SimulatedLossIsTheInjectedLossAndRepeats) {
   }
 }
 
+TEST_F(Dogwild, SimulatedDatagramsChargeTheirTagsAndChecksToTheCores) {
+  auto cli = with("dogwild");
+  const auto seconds = [](const RunResult& result) { return std::to_string(result.train_seconds); };
+  auto platform = simulate::flat_platform(3, 1e-6, 1e11, 1e12);
+  const double free_s = std::stod(run_simgrid(cli, /*payload=*/false, &platform, seconds));
+  platform.nodes.cpu.datagram_Bps = 1e8;  // 100 MB/s: a 64 KB datagram takes 0.65 ms to tag and as long to check
+  const double charged_s = std::stod(run_simgrid(cli, /*payload=*/false, &platform, seconds));
+  std::printf("training %.4f s with datagrams free, %.4f s at 100 MB/s\n", free_s, charged_s);
+  // Every iteration streams LeNet's 431,080 floats out and takes what arrives: at least a tag of 1.7 MB.
+  const double tags_s = static_cast<double>(cli.run.budget.iterations) * 431080 * 4 / 1e8 / 3;
+  EXPECT_GT(charged_s, free_s + tags_s);
+}
+
 TEST_F(Dogwild, RealUdpSocketsUnderMpirunCountTheirLossAndLearn) {
   auto cli = with("dogwild");
   cli.run.hyper.datagrams.loss_rate = 0.1;

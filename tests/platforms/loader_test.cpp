@@ -52,6 +52,21 @@ TEST(PlatformsLoader, AcceptsMinimalFile) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(platform.nodes.intra_node));
 }
 
+TEST(PlatformsLoader, ACpusDatagramRateLoadsRoundTripsAndNeedsASource) {
+  Json json = minimal();
+  json["nodes"]["cpu"]["datagram_Bps"] = 1.5e9;
+  json["nodes"]["cpu"]["sources"]["datagram_Bps"] = "test";
+  const Platform platform = parse_platform(json, "test.json");
+  EXPECT_DOUBLE_EQ(platform.nodes.cpu.datagram_Bps, 1.5e9);
+  EXPECT_EQ(to_json(parse_platform(to_json(platform), "test.json")), to_json(platform));
+  EXPECT_DOUBLE_EQ(read_platform_file(data_dir() + "/minimal.json").nodes.cpu.datagram_Bps, 0) << "absent: free";
+  json["nodes"]["cpu"]["datagram_Bps"] = 0;
+  rejection(json, {"/nodes/cpu/datagram_Bps"});
+  json["nodes"]["cpu"]["datagram_Bps"] = 1.5e9;
+  json["nodes"]["cpu"]["sources"].erase("datagram_Bps");
+  rejection(json, {"/nodes/cpu/datagram_Bps", "source"});
+}
+
 TEST(PlatformsLoader, SyntaxErrorNamesFileLineAndColumn) {
   const std::string path = data_dir() + "/syntax_error.json";
   try {
