@@ -44,7 +44,7 @@ TEST(KernelModelCheck, ALayerIsItsKernelsOnTheThreadsShareOfTheCpu) {
   double forward = 0;
   double backward = 0;
   const LayerSpec& spec = lenet.layers[conv2];
-  const double resident = 4.0 * (2.0 * 16 * (spec.input.elements() + spec.output.elements()) + 2.0 * spec.parameters);
+  const double resident = layer_alone_bytes(spec, 16);
   for (const LayerKernel& kernel : layer_kernels(lenet, conv2, 16)) {
     (kernel.pass == KernelPass::kForward ? forward : backward) += kernel_cost(half, kernel, resident).seconds;
   }
