@@ -40,6 +40,9 @@ void register_run_command(CLI::App& app, Context& context);
 void register_algorithms_command(CLI::App& app, Context& context);
 void register_study_command(CLI::App& app, Context& context);
 void register_simulate_command(CLI::App& app, Context& context);
+// A `dsgd simulate --study` results entry named `name`: executor simgrid, and the labels the report's manifest selects
+// a study's rows by (`study`, `kind`: "point", "fitted", "calibration", ...).
+reports::Entry simulated_study_entry(std::string name, const std::string& study, const std::string& kind);
 // `dsgd simulate --study NAME` for a device study (algorithms::DeviceStudy; app/device_study_command.cpp): its
 // table to context.out, its results to `results` unless empty.
 void run_device_study(Context& context, const std::string& study, const std::string& results);

@@ -11,13 +11,9 @@ namespace {
 reports::Results device_study_results(const Context& context, const simulate::DeviceStudyOutcome& outcome) {
   reports::Results results = new_results(context);
   const auto entry_of = [&](std::string name, const std::string& kind) {
-    reports::Entry entry;
-    entry.name = std::move(name);
-    entry.executor = "simgrid";
+    reports::Entry entry = simulated_study_entry(std::move(name), outcome.study, kind);
     entry.fidelity = "kernel model";
     entry.platform = outcome.platform;
-    entry.labels["study"] = outcome.study;
-    entry.labels["kind"] = kind;
     entry.labels["device"] = outcome.device;
     return entry;
   };

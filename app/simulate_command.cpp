@@ -229,6 +229,10 @@ void run_scheme_study(Context& context, const SimulateCommand& command) {
 
 }  // namespace
 
+reports::Entry simulated_study_entry(std::string name, const std::string& study, const std::string& kind) {
+  return study_entry(named_entry(std::move(name)), study, kind);
+}
+
 void register_simulate_command(CLI::App& app, Context& context) {
   auto command = std::make_shared<SimulateCommand>();
   auto* sim = app.add_subcommand("simulate", "Predict weak scaling of an algorithm on a platform (SimGrid)");

@@ -12,6 +12,8 @@ namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+constexpr double kFloatBytes = 4;  // the kernels' tensors are fp32
+
 void check_machine(const KernelMachine& machine) {
   if (!(machine.peak_flops > 0) || machine.parallel_units < 1 || machine.tile_m < 1 || machine.tile_n < 1 ||
       !(machine.efficiency > 0) || machine.tile_k_overhead < 0 || machine.kernel_fixed_s < 0 ||
@@ -66,7 +68,8 @@ Tiling tiling_of(const KernelMachine& machine, const GemmShape& gemm) {
   const double k = static_cast<double>(gemm.k) / static_cast<double>(splits);
   tiling.efficiency = busy_units * useful_area * k / (k + machine.tile_k_overhead);
   if (splits > 1) {
-    tiling.split_bytes = 2.0 * 4.0 * static_cast<double>(splits) * static_cast<double>(gemm.m * gemm.n * gemm.count);
+    tiling.split_bytes =
+        2 * kFloatBytes * static_cast<double>(splits) * static_cast<double>(gemm.m * gemm.n * gemm.count);
   }
   return tiling;
 }
@@ -109,7 +112,7 @@ KernelCost kernel_cost(const KernelMachine& machine, const LayerKernel& kernel, 
       // Non-fused: the GEMMs' three operands, transformed, are written and read back in fp32.
       const GemmShape w = kernel.winograd->gemm(tile);
       const double operands = static_cast<double>(w.count) * static_cast<double>(w.m * w.k + w.k * w.n + w.m * w.n);
-      KernelCost fast = priced(machine, w, w.flops(), kernel.bytes + 2 * 4 * operands, resident_bytes);
+      KernelCost fast = priced(machine, w, w.flops(), kernel.bytes + 2 * kFloatBytes * operands, resident_bytes);
       if (fast.seconds < cost.seconds) {
         fast.winograd_tile = tile;
         cost = fast;
