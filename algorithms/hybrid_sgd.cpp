@@ -26,6 +26,7 @@
 
 #include "algorithms/entries.hpp"
 #include "algorithms/trainer.hpp"
+#include "core/nn/host_threads.hpp"
 #include "core/nn/random.hpp"
 
 namespace dsgd::algorithms {
@@ -243,14 +244,18 @@ class HybridSgd final : public Algorithm {
                         [this] { head_sgd_->step(slices_.data(), slice_gradients_.data()); });
   }
 
-  // A GEMM of the head as one compute step.
-  static void product(Comm& comm, double flops, const std::function<void()>& kernel) {
+  // A GEMM of the head as one compute step, on the rank's threads (core/nn/host_threads.hpp): OpenBLAS left at its
+  // default takes every core from every worker of a process.
+  static void product(Trainer& trainer, double flops, const std::function<void()>& kernel) {
     ComputeStep step;
     step.flops = flops;
     step.kernel_class = "gemm";
     step.category = Category::kForwardBackward;
-    step.kernel = kernel;
-    comm.compute(step);
+    step.kernel = [kernel, threads = trainer.threads_per_rank()] {
+      const nn::HostThreads scoped(threads);
+      kernel();
+    };
+    trainer.comm().compute(step);
   }
 
   double forward_head(Trainer& trainer, const float* features) {
@@ -275,14 +280,14 @@ class HybridSgd final : public Algorithm {
       if (layer.split == Split::kColumns && layer.rolls_input) {
         roll_first_product(trainer, layer, features, w, y);
       } else if (layer.split == Split::kColumns) {
-        product(comm, 2.0 * rows * static_cast<double>(layer.in * layer.width), [&] {
+        product(trainer, 2.0 * rows * static_cast<double>(layer.in * layer.width), [&] {
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(global_batch_),
                       static_cast<int>(layer.width), static_cast<int>(layer.in), 1.0F, x, static_cast<int>(layer.in), w,
                       static_cast<int>(layer.in), 0.0F, y, static_cast<int>(layer.width));
         });
       } else if (layer.split == Split::kRows) {
         const auto own = static_cast<int>(layer.own.count);
-        product(comm, 2.0 * rows * static_cast<double>(layer.own.count * layer.out), [&] {
+        product(trainer, 2.0 * rows * static_cast<double>(layer.own.count * layer.out), [&] {
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(global_batch_),
                       static_cast<int>(layer.out), own, 1.0F, x, own, w, own, 0.0F, y, static_cast<int>(layer.out));
         });
@@ -336,7 +341,7 @@ class HybridSgd final : public Algorithm {
     const std::size_t own = roll_starts_[static_cast<std::size_t>(comm.rank())];
     if (trainer.has_data()) std::copy_n(features, roll_starts_[1], rolled_.data() + own);
     ring_allgather_blocks(comm, rolled_, roll_starts_, kRollTag, [&](int j) {
-      product(comm, 2.0 * static_cast<double>(batch * layer.in * layer.width), [&] {
+      product(trainer, 2.0 * static_cast<double>(batch * layer.in * layer.width), [&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(batch), static_cast<int>(layer.width),
                     static_cast<int>(layer.in), 1.0F, rolled_.data() + roll_starts_[static_cast<std::size_t>(j)],
                     static_cast<int>(layer.in), w, static_cast<int>(layer.in), 0.0F, y + j * batch * layer.width,
@@ -422,7 +427,7 @@ class HybridSgd final : public Algorithm {
       const auto n = static_cast<int>(global_batch_);
       const double flops = 2.0 * rows * in_width * out_width;
       // dW = gᵀ x (out_width x in_width), the bias gradient the column sums of g.
-      product(comm, flops, [&] {
+      product(trainer, flops, [&] {
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out_width, in_width, n, 1.0F, g, out_width, x, in_width,
                     0.0F, dw, in_width);
         float* db = dw + weights(layer);
@@ -431,7 +436,7 @@ class HybridSgd final : public Algorithm {
         }
       });
       // dX = g W (B x in_width).
-      product(comm, flops, [&] {
+      product(trainer, flops, [&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in_width, out_width, 1.0F, g, out_width, w, in_width,
                     0.0F, dx, in_width);
       });

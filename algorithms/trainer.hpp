@@ -79,6 +79,7 @@ class Trainer {
   // The back end of host memory: backend() on "cpu", the host's on a device back end (where optimisers run).
   nn::Backend& host_backend() { return host_backend_ ? *host_backend_ : *backend_; }
   const ModelSpec& model() const { return setup_.model; }
+  int threads_per_rank() const { return setup_.threads_per_rank; }
   // Only where has_data(): a size-only world builds no network.
   nn::Network& network();
   std::size_t parameter_count() const { return parameter_count_; }

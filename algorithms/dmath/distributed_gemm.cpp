@@ -3,10 +3,11 @@
 #include "algorithms/dmath/distributed_gemm.hpp"
 
 #include <cblas.h>
-#include <omp.h>
 
 #include <array>
 #include <cmath>
+
+#include "core/nn/host_threads.hpp"
 
 namespace dsgd::algorithms::dmath {
 
@@ -14,8 +15,7 @@ namespace {
 
 constexpr std::array<std::string_view, 2> kNames = {"cyclic", "summa"};
 
-// OpenBLAS (Debian's OpenMP build) reads the calling thread's OpenMP thread count at each call, so a rank's
-// thread count is set around its calls only (as core/nn/cpu's ScopedThreads does for the CPU back end).
+// A rank's thread count set around its OpenBLAS calls only (core/nn/host_threads.hpp).
 class BlasGemm : public LocalGemm {
  public:
   explicit BlasGemm(int threads) : threads_(threads) {}
@@ -23,12 +23,10 @@ class BlasGemm : public LocalGemm {
   void multiply_add(bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
                     const float* b, std::int64_t ldb, float* c, std::int64_t ldc) override {
     if (m == 0 || n == 0 || k == 0) return;
-    const int saved = omp_get_max_threads();
-    if (saved != threads_) omp_set_num_threads(threads_);
+    const nn::HostThreads threads(threads_);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m),
                 static_cast<blasint>(n), static_cast<blasint>(k), 1.0F, a, static_cast<blasint>(lda), b,
                 static_cast<blasint>(ldb), 1.0F, c, static_cast<blasint>(ldc));
-    if (saved != threads_) omp_set_num_threads(saved);
   }
 
   std::string description() const override {

@@ -10,6 +10,7 @@
 
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
+#include "core/nn/host_threads.hpp"
 
 namespace dsgd::nn::cpu {
 
@@ -21,20 +22,8 @@ struct Context {
   std::uint64_t seed = 1;
 };
 
-// Sets OpenMP's thread count for the calling thread for one call and restores it after. OpenMP's nthreads-var is
-// per thread, and both oneDNN (OpenMP runtime) and the OpenMP build of OpenBLAS read it at each call, so this is
-// how the back end's `threads` reaches them without touching other threads' settings (several workers may run
-// in one process, each with its own back end).
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int threads);
-  ~ScopedThreads();
-  ScopedThreads(const ScopedThreads&) = delete;
-  ScopedThreads& operator=(const ScopedThreads&) = delete;
-
- private:
-  int saved_;
-};
+// The back end's `threads` for one call (core/nn/host_threads.hpp).
+using ScopedThreads = HostThreads;
 
 // spec(), batch() and parameter_count() for every CPU layer.
 class CpuLayer : public Layer {

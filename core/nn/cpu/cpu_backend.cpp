@@ -21,14 +21,6 @@ namespace dsgd::nn::cpu {
 
 // --- helpers shared by the layer files (declared in context.hpp) -------------------------------------------------
 
-ScopedThreads::ScopedThreads(int threads) : saved_(omp_get_max_threads()) {
-  if (threads != saved_) omp_set_num_threads(threads);
-}
-
-ScopedThreads::~ScopedThreads() {
-  if (omp_get_max_threads() != saved_) omp_set_num_threads(saved_);
-}
-
 dnnl::memory::desc nchw(int batch, const Shape& shape) {
   return dnnl::memory::desc({batch, shape.channels, shape.height, shape.width}, dnnl::memory::data_type::f32,
                             dnnl::memory::format_tag::nchw);
