@@ -1,9 +1,9 @@
-#include "core/nn/host_threads.hpp"
-
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <thread>
+
+#include "core/nn/host_threads.hpp"
 
 namespace dsgd::nn {
 namespace {

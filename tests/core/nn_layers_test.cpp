@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <string>
 #include <vector>
 
@@ -584,6 +585,13 @@ TEST(CoreNnBackend, UnknownNameListsTheValidOnes) {
   const std::vector<std::string> available = available_backends();
   ASSERT_FALSE(available.empty());
   EXPECT_EQ(available.front(), "cpu");
+}
+
+// oneDNN's primitive cache does not key on the thread count a kernel fixes its work split by, so a layer created at
+// one thread count must not be handed one built at another (cpu_backend.cpp).
+TEST(CoreNnCpuBackend, LayersDoNotShareCachedPrimitivesAcrossThreadCounts) {
+  const auto backend = make_backend("cpu", {.threads = 1});
+  EXPECT_EQ(dnnl::get_primitive_cache_capacity(), 0);
 }
 
 }  // namespace

@@ -34,7 +34,6 @@ double blocking_overhead(std::int64_t in_channels, std::int64_t out_channels) {
 }
 
 constexpr double kMaxBlockingOverhead = 1.25;
-constexpr std::int64_t kSmallWeights = 4096;
 
 class Convolution final : public CpuLayer {
  public:
@@ -89,11 +88,6 @@ class Convolution final : public CpuLayer {
     const memory::desc src_w = blocked_weights ? any_layout(src_plain.dims()) : src_plain;
     const memory::desc dst_w = blocked_weights ? any_layout(dst_plain.dims()) : dst_plain;
     const memory::desc weights_w = blocked_weights ? any_layout(weight_dims) : weights_plain;
-    // A tiny weights gradient (LeNet conv1: 500 weights summed over 64 x 24 x 24 positions) runs slower on two
-    // threads than on one (3.6 ms vs 0.6 ms measured): the split reduction costs more than it saves. It gets one
-    // thread, at creation (kernels fix their work split then) and at each call.
-    weights_threads_ = weight_count_ < kSmallWeights ? 1 : context.threads;
-    ScopedThreads weights_threads(weights_threads_);
     // A backward primitive takes a forward one of the same layouts as its hint.
     const dnnl::convolution_forward::primitive_desc weights_hint(
         {training, algorithm, src_w, weights_w, bias_md, dst_w, strides, pad_l, pad_r}, engine);
@@ -150,17 +144,13 @@ class Convolution final : public CpuLayer {
       bind(diff_bias_, grad_params + weight_count_);
       args.emplace(DNNL_ARG_DIFF_BIAS, diff_bias_);
     }
-    {
-      ScopedThreads weights_threads(weights_threads_);
-      backward_weights_.execute(stream, args);
-    }
+    backward_weights_.execute(stream, args);
     weights_diff_weights_.out_done(stream);
     stream.wait();
   }
 
  private:
   std::int64_t weight_count_ = 0;
-  int weights_threads_ = 1;  // threads of the weights gradient
   bool has_bias_ = true;
   dnnl::convolution_forward forward_;
   dnnl::convolution_backward_data backward_data_;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <mutex>
 #include <new>
 #include <string>
 #include <utility>
@@ -108,6 +109,12 @@ class CpuBackend final : public Backend {
     }
     context_.threads = options.threads > 0 ? options.threads : omp_get_num_procs();
     context_.seed = options.seed;
+    // oneDNN's primitive cache does not key on the thread count some kernels fix their work split by at creation
+    // (im2col + GEMM convolutions): a layer created at 2 threads after one at 1 got the 1-thread kernel, so `dsgd
+    // bench layers` timed LeNet's conv1 at 2 threads as fast as at 1 (0.51 ms against 0.27 ms uncached). Without
+    // the cache each layer builds its own primitives, once, at creation.
+    static std::once_flag uncached;
+    std::call_once(uncached, [] { dnnl::set_primitive_cache_capacity(0); });
   }
 
   std::string_view name() const override { return "cpu"; }
