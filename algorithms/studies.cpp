@@ -311,10 +311,12 @@ std::vector<std::string> seed001_notes() {
   return {
       "the published FPS are Expresso v0.5 (dMath's hybrid parallelism; here hybrid-sgd: convolutions "
       "data-parallel, the fully-connected head split over the GPUs) and NVIDIA Caffe 0.14 (data parallelism; here "
-      "sync-sgd with a ring allreduce); each case's K80 conv efficiency is FITTED on its own 1-GPU FPS, every other "
-      "FPS is predicted.",
-      "the head's GEMMs run at the platform's gemm efficiency (k80-dmath lists none: the K80's peak), not at the "
-      "0.696 `dsgd bench gemm --study table5` fits on seed 001 Table V.",
+      "sync-sgd with a ring allreduce); every kernel is priced by the K80's kernel model, whose one efficiency is "
+      "FITTED by `dsgd simulate --study k80` on Expresso's AlexNet at 1 GPU and batch 256 (Table IV), for both "
+      "frameworks and models: every other FPS is predicted.",
+      "the head's GEMMs, which hybrid-sgd declares by FLOPs alone, run at the platform's gemm efficiency "
+      "(k80-dmath lists none: the K80's peak), not at the 0.696 `dsgd bench gemm --study table5` fits on seed 001 "
+      "Table V.",
       "nv-caffe 0.14 runs inside one server only (the paper gives no FPS beyond 16 GPUs); sync-sgd's 32 and 64 GPU "
       "rows are what it would do across servers."};
 }
@@ -350,7 +352,7 @@ ScalingStudy dmath_table3() {
        googlenet_batches},
       {"GoogLeNet, nv-caffe", kNvCaffe, "googlenet", 1024, 0, {}, {102, 205, 341, 510, 1515}, googlenet_batches},
   };
-  study.compute_fit = ComputeFit::kEachCase;
+  study.compute_fit = ComputeFit::kNone;
   study.notes = seed001_notes();
   study.notes.push_back(
       "batches as seed 001 sec. VII-A1 gives them: 1,024 split among the GPUs, AlexNet 512 on one GPU, GoogLeNet 128 "
@@ -370,7 +372,8 @@ ScalingStudy dmath_table4() {
       {"AlexNet, Expresso", kExpresso, "alexnet", 256, 0, {}, {533, 915, 1440, 1702, 2008, 2104, 2271}},
       {"AlexNet, nv-caffe", kNvCaffe, "alexnet", 256, 0, {}, {350, 711, 898, 970, 875}},
   };
-  study.compute_fit = ComputeFit::kEachCase;
+  study.compute_fit = ComputeFit::kNone;
+  study.platform_fit_case = 0;
   study.notes = seed001_notes();
   study.notes.push_back(
       "CNTK's columns (580/487/428 FPS plain, 568/485/416 1-bit, 1-4 GPUs) are not predicted: CNTK's own pipeline "
@@ -538,8 +541,29 @@ DeviceStudy p100_study() {
   return study;
 }
 
+// Seed 001's single-GPU rates on one GK210 of a K80 at 758 MHz: Expresso v0.5, the one framework the paper times on
+// both models and two batches (Tables III and IV, 1 GPU).
+DeviceStudy k80_study() {
+  DeviceStudy study;
+  study.name = "k80";
+  study.description = "single-GPU training rates on one GK210 of a Tesla K80 (Expresso v0.5, seed 001)";
+  study.platform = "k80-dmath";
+  study.source =
+      "seed 001 (dMath) Table III (AlexNet at batch 512, GoogLeNet at batch 128) and Table IV (AlexNet at "
+      "batch 256), 1 GPU, Expresso v0.5";
+  study.throughputs = {{"alexnet", 256, 533}, {"googlenet", 128, 115}, {"alexnet", 512, 479}};
+  study.fitted = 0;
+  study.notes = {
+      "seed 001 marks Expresso's 2-GPU AlexNet (512 images per GPU, as on one GPU) with a slower convolution "
+      "algorithm chosen for lack of memory, which the model does not know: its AlexNet at 512 is expected above "
+      "the published rate.",
+      "NVIDIA Caffe 0.14 (413, 102 and 350 images/s) and CNTK (580) run the same GPU 0.66-1.09x as fast as Expresso: "
+      "software the device model does not describe, so they are not predicted here."};
+  return study;
+}
+
 const std::vector<DeviceStudy>& device_study_catalog() {
-  static const std::vector<DeviceStudy> catalog = {p100_study()};
+  static const std::vector<DeviceStudy> catalog = {p100_study(), k80_study()};
   return catalog;
 }
 

@@ -105,6 +105,9 @@ struct ScalingStudy {
   std::vector<ScalingStudyCase> cases;
   ComputeFit compute_fit = ComputeFit::kNone;
   std::size_t compute_fit_case = 0;
+  // With kNone on a platform whose kernel-model efficiency is FITTED (by a device study): the case whose first
+  // published value it was fitted on, whose row is then labelled fitted, not predicted.
+  std::optional<std::size_t> platform_fit_case;
   // The case whose published values the compute-noise spread is fitted on (lognormal, platforms::Noise); the
   // other cases are predicted with it. Absent: no noise.
   std::optional<std::size_t> noise_fit_case;

@@ -338,6 +338,23 @@ std::string_view difference_unit(algorithms::StudyMeasure measure) {
   return is_percent(measure) ? "pp" : "speed-up";
 }
 
+namespace {
+
+// The platform's devices' kernel-model efficiency where the platform file says it was FITTED (by a device study,
+// on a published rate), which a study that fits nothing itself predicts with: printed, like its own fits.
+std::optional<FittedValue> platform_fit(const platforms::Platform& platform, const ScalingStudy& study) {
+  const auto& devices = platform.nodes.devices;
+  if (devices.empty() || !devices.front().kernels) return std::nullopt;
+  const platforms::KernelModel& kernels = *devices.front().kernels;
+  const auto source = kernels.sources.find("efficiency");
+  constexpr std::string_view kFitted = "FITTED: ";
+  if (source == kernels.sources.end() || !source->second.starts_with(kFitted)) return std::nullopt;
+  return FittedValue{"kernel-model efficiency, " + devices.front().model, "kernel_efficiency", labels(study.cases),
+                     kernels.efficiency, source->second.substr(kFitted.size())};
+}
+
+}  // namespace
+
 StudyOutcome run_scaling_study(const platforms::Platform& platform, const ScalingStudy& study,
                                const ScalingStudyOptions& options) {
   if (study.points.empty() || study.cases.empty()) throw InputError(study.name + ": a study without points or cases");
@@ -405,6 +422,9 @@ StudyOutcome run_scaling_study(const platforms::Platform& platform, const Scalin
   // hardly move.
   if (spread > 0) fit_all_compute();
   outcome.fitted = compute_fits;
+  if (study.compute_fit == algorithms::ComputeFit::kNone) {
+    if (auto fitted = platform_fit(platform, study)) outcome.fitted.push_back(std::move(*fitted));
+  }
   if (noise_fit) outcome.fitted.push_back(*noise_fit);
   outcome.fit_wall_s = seconds_since(fit_start);
 
@@ -435,7 +455,7 @@ StudyOutcome run_scaling_study(const platforms::Platform& platform, const Scalin
       if (i < c.published_seconds.size()) row.published_seconds = c.published_seconds[i];
       row.predicted = values[i];
       row.published = published[i];
-      const bool target_time = time_fitted[k] && i == 0;
+      const bool target_time = (time_fitted[k] || study.platform_fit_case == k) && i == 0;
       // A rate or a comm ratio at the compute fit's target is that fit; an efficiency or speed-up there is 1.
       const bool value_of_fit = study.measure == StudyMeasure::kCommRatio || is_rate(study.measure);
       if (!value_of_fit && i == 0) {

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "core/error.hpp"
+#include "platforms/catalog.hpp"
 #include "tests/support/error_message.hpp"
 
 namespace dsgd::simulate {
@@ -35,6 +36,16 @@ TEST(SimulateDeviceStudy, P100RatesArePredictedWithin15PercentFromOneFittedEffic
   EXPECT_NE(format_device_study(outcome).find("FITTED kernel-model efficiency"), std::string::npos);
 }
 
+// k80-dmath carries the efficiency the k80 study fits, which the dMath tables use: the two must not drift apart.
+TEST(SimulateDeviceStudy, TheK80sCatalogEfficiencyIsTheOneItsStudyFits) {
+  const auto& study = algorithms::find_device_study("k80");
+  const auto outcome = run_device_study(study);
+  const platforms::Platform platform = platforms::load_platform(study.platform);
+  ASSERT_TRUE(platform.nodes.devices.front().kernels);
+  EXPECT_NEAR(platform.nodes.devices.front().kernels->efficiency, outcome.efficiency, 5e-5);
+  EXPECT_NE(platform.nodes.devices.front().kernels->sources.at("efficiency").find("FITTED"), std::string::npos);
+}
+
 TEST(SimulateDeviceStudy, ASmallerBatchIsSlowerPerImage) {
   const auto outcome = run_device_study(algorithms::find_device_study("p100"));
   for (const auto& large : outcome.rows) {
@@ -48,7 +59,7 @@ TEST(SimulateDeviceStudy, ASmallerBatchIsSlowerPerImage) {
 
 TEST(SimulateDeviceStudy, ADeviceWithoutAKernelModelIsRefused) {
   algorithms::DeviceStudy study = algorithms::find_device_study("p100");
-  study.platform = "k80-dmath";
+  study.platform = "m40-cluster";
   EXPECT_TRUE(dsgd::testing::input_error([&] {
                 run_device_study(study);
               }).ends_with("the device study needs a device with a kernel model ('kernels')"));

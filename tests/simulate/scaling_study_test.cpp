@@ -249,6 +249,7 @@ TEST(ScalingStudy, CatalogStudiesHaveTheirPublishedValuesInOrder) {
 // with the batch the case gives each point; the difference is in percent of the published FPS.
 TEST(ScalingStudy, ImagesPerSecondFitTheFirstPointAndPredictTheRestWithEachPointsBatch) {
   ScalingStudy study = catalog_study(algorithms::StudyMeasure::kImagesPerSecond);
+  study.compute_fit = algorithms::ComputeFit::kEachCase;  // the catalog's takes the K80's efficiency instead
   study.points.resize(3);
   study.cases.resize(1);
   auto& c = study.cases[0];
@@ -279,6 +280,29 @@ TEST(ScalingStudy, ImagesPerSecondFitTheFirstPointAndPredictTheRestWithEachPoint
   const std::string text = format_study(outcome);
   EXPECT_NE(text.find("FITTED conv efficiency, " + c.label), std::string::npos) << text;
   EXPECT_NE(text.find("images/s at 1 GPU (batch 512)"), std::string::npos) << text;
+}
+
+// seed 001's tables take the K80's one FITTED efficiency from its device study, which fitted it on Table IV's
+// Expresso at 1 GPU: that row is labelled fitted, and every other row of both tables predicted.
+TEST(ScalingStudy, ThePlatformsFittedEfficiencyLabelsItsTargetRowFitted) {
+  for (const std::string name : {"dmath-table3", "dmath-table4"}) {
+    ScalingStudy study = algorithms::find_scaling_study(name);
+    EXPECT_EQ(study.compute_fit, algorithms::ComputeFit::kNone) << name << ": one efficiency per GPU model";
+    study.points.resize(2);
+    study.cases.resize(1);
+    study.cases[0].published_values.resize(2);
+    if (!study.cases[0].point_batches.empty()) study.cases[0].point_batches.resize(2);
+    ScalingStudyOptions options;
+    options.iterations = 3;
+    const auto outcome = run_scaling_study(platforms::catalog_platform(study.platform), study, options);
+    ASSERT_EQ(outcome.rows.size(), 2U);
+    const bool fitted_here = study.platform_fit_case == 0U;
+    EXPECT_EQ(outcome.rows[0].value_by, fitted_here ? Determined::kFitted : Determined::kPredicted) << name;
+    EXPECT_EQ(outcome.rows[1].value_by, Determined::kPredicted) << name;
+    ASSERT_EQ(outcome.fitted.size(), 1U) << name << ": the efficiency it predicts with is printed as FITTED";
+    EXPECT_EQ(outcome.fitted[0].key, "kernel_efficiency");
+    EXPECT_NE(outcome.fitted[0].fitted_on.find("--study k80"), std::string::npos) << outcome.fitted[0].fitted_on;
+  }
 }
 
 }  // namespace
