@@ -38,6 +38,7 @@ constexpr Tag kScatterTag = 301;        // its gradient, reduce-scattered to bat
 constexpr Tag kGatherTag = 302;         // a column-split head's logits
 constexpr Tag kRecordTag = 303;         // the head's slices to rank 0 after a round
 constexpr float kDropKeepScale = 2.0F;  // nn's dropout: p = 0.5, inverted scaling
+constexpr double kFloatBytes = 4;
 
 enum class Split { kNone, kColumns, kRows };
 
@@ -244,11 +245,18 @@ class HybridSgd final : public Algorithm {
                         [this] { head_sgd_->step(slices_.data(), slice_gradients_.data()); });
   }
 
-  // A GEMM of the head as one compute step, on the rank's threads (core/nn/host_threads.hpp): OpenBLAS left at its
-  // default takes every core from every worker of a process.
-  static void product(Trainer& trainer, double flops, const std::function<void()>& kernel) {
+  // A GEMM of the head, C (m x n) = A (m x k) B (k x n), as one compute step with its shape (a processor priced by
+  // shape prices it so), on the rank's threads (core/nn/host_threads.hpp): OpenBLAS left at its default takes every
+  // core from every worker of a process.
+  static void product(Trainer& trainer, GemmShape gemm, const std::function<void()>& kernel) {
+    LayerKernel shape;
+    shape.gemm = gemm;
+    shape.flops = gemm.flops();
+    shape.bytes = kFloatBytes * static_cast<double>(gemm.m * gemm.k + gemm.k * gemm.n + gemm.m * gemm.n);
     ComputeStep step;
-    step.flops = flops;
+    step.flops = shape.flops;
+    step.bytes = shape.bytes;
+    step.kernels = {&shape, 1};
     step.kernel_class = "gemm";
     step.category = Category::kForwardBackward;
     step.kernel = [kernel, threads = trainer.threads_per_rank()] {
@@ -261,7 +269,6 @@ class HybridSgd final : public Algorithm {
   double forward_head(Trainer& trainer, const float* features) {
     Comm& comm = trainer.comm();
     const int batch = trainer.hyper().batch;
-    const auto rows = static_cast<double>(global_batch_);
     // The global batch's labels, in rank order (tiny: one float per image).
     if (trainer.has_data()) {
       std::fill(labels_.begin(), labels_.end(), 0.0F);
@@ -280,14 +287,14 @@ class HybridSgd final : public Algorithm {
       if (layer.split == Split::kColumns && layer.rolls_input) {
         roll_first_product(trainer, layer, features, w, y);
       } else if (layer.split == Split::kColumns) {
-        product(trainer, 2.0 * rows * static_cast<double>(layer.in * layer.width), [&] {
+        product(trainer, {global_batch_, layer.width, layer.in}, [&] {
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(global_batch_),
                       static_cast<int>(layer.width), static_cast<int>(layer.in), 1.0F, x, static_cast<int>(layer.in), w,
                       static_cast<int>(layer.in), 0.0F, y, static_cast<int>(layer.width));
         });
       } else if (layer.split == Split::kRows) {
         const auto own = static_cast<int>(layer.own.count);
-        product(trainer, 2.0 * rows * static_cast<double>(layer.own.count * layer.out), [&] {
+        product(trainer, {global_batch_, layer.out, static_cast<std::int64_t>(layer.own.count)}, [&] {
           cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(global_batch_),
                       static_cast<int>(layer.out), own, 1.0F, x, own, w, own, 0.0F, y, static_cast<int>(layer.out));
         });
@@ -341,7 +348,7 @@ class HybridSgd final : public Algorithm {
     const std::size_t own = roll_starts_[static_cast<std::size_t>(comm.rank())];
     if (trainer.has_data()) std::copy_n(features, roll_starts_[1], rolled_.data() + own);
     ring_allgather_blocks(comm, rolled_, roll_starts_, kRollTag, [&](int j) {
-      product(trainer, 2.0 * static_cast<double>(batch * layer.in * layer.width), [&] {
+      product(trainer, {batch, layer.width, layer.in}, [&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, static_cast<int>(batch), static_cast<int>(layer.width),
                     static_cast<int>(layer.in), 1.0F, rolled_.data() + roll_starts_[static_cast<std::size_t>(j)],
                     static_cast<int>(layer.in), w, static_cast<int>(layer.in), 0.0F, y + j * batch * layer.width,
@@ -389,7 +396,6 @@ class HybridSgd final : public Algorithm {
 
   void backward_head(Trainer& trainer) {
     Comm& comm = trainer.comm();
-    const auto rows = static_cast<double>(global_batch_);
     const HeadLayer& end = head_.back();
     // gradient_ holds dL/d(the last layer's output) in that layer's split.
     if (end.width != classes_ && trainer.has_data()) {
@@ -425,9 +431,8 @@ class HybridSgd final : public Algorithm {
       const auto in_width = static_cast<int>(layer.split == Split::kColumns ? layer.in : layer.own.count);
       const auto out_width = static_cast<int>(layer.width);
       const auto n = static_cast<int>(global_batch_);
-      const double flops = 2.0 * rows * in_width * out_width;
       // dW = gᵀ x (out_width x in_width), the bias gradient the column sums of g.
-      product(trainer, flops, [&] {
+      product(trainer, {out_width, in_width, n}, [&] {
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out_width, in_width, n, 1.0F, g, out_width, x, in_width,
                     0.0F, dw, in_width);
         float* db = dw + weights(layer);
@@ -436,7 +441,7 @@ class HybridSgd final : public Algorithm {
         }
       });
       // dX = g W (B x in_width).
-      product(trainer, flops, [&] {
+      product(trainer, {n, in_width, out_width}, [&] {
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in_width, out_width, 1.0F, g, out_width, w, in_width,
                     0.0F, dx, in_width);
       });

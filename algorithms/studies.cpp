@@ -314,9 +314,7 @@ std::vector<std::string> seed001_notes() {
       "sync-sgd with a ring allreduce); every kernel is priced by the K80's kernel model, whose one efficiency is "
       "FITTED by `dsgd simulate --study k80` on Expresso's AlexNet at 1 GPU and batch 256 (Table IV), for both "
       "frameworks and models: every other FPS is predicted.",
-      "the head's GEMMs, which hybrid-sgd declares by FLOPs alone, run at the platform's gemm efficiency "
-      "(k80-dmath lists none: the K80's peak), not at the 0.696 `dsgd bench gemm --study table5` fits on seed 001 "
-      "Table V.",
+      "the head's GEMMs are priced by the same kernel model, by their shapes, as are Table V's block products.",
       "nv-caffe 0.14 runs inside one server only (the paper gives no FPS beyond 16 GPUs); sync-sgd's 32 and 64 GPU "
       "rows are what it would do across servers."};
 }

@@ -217,9 +217,51 @@ dmath::GemmBenchOptions table5_options(std::int64_t size) {
   return options;
 }
 
-// Every cell of Table V predicted on `platform` (k80-dmath) beside the published one. One value is fitted: the GPU's
-// gemm efficiency, so that one GPU takes cuBLAS's published time at kTable5FitSize (simulate::solve_kernel_efficiency,
-// exact, as for seed 000's conv efficiency).
+// The one efficiency Table V is predicted with, and whether this study fitted it.
+struct Table5Efficiency {
+  double value = 0;
+  std::string parameter;
+  std::string fitted_on;
+  bool fitted_here = false;  // on cuBLAS's published time at kTable5FitSize, whose cell is then "fitted"
+};
+
+// A device with a kernel model prices each block product by its shape with the efficiency its platform carries
+// (k80-dmath's, FITTED by `dsgd simulate --study k80`: one per GPU model, as seed 001's other tables use); one
+// without is given a `gemm` class efficiency fitted so that one GPU takes cuBLAS's published time at kTable5FitSize
+// (simulate::solve_kernel_efficiency, exact, as for seed 000's conv efficiency).
+Table5Efficiency table5_efficiency(platforms::Platform& platform, const simulate::PlacementOptions& placement,
+                                   const GemmBenchCli& cli) {
+  const auto& device = platform.nodes.devices.front();
+  Table5Efficiency efficiency;
+  if (device.kernels) {
+    efficiency.value = device.kernels->efficiency;
+    efficiency.parameter = "kernel-model efficiency of a " + device.model;
+    const auto source = device.kernels->sources.find("efficiency");
+    efficiency.fitted_on = source == device.kernels->sources.end() ? "the platform's value" : source->second;
+    constexpr std::string_view kFitted = "FITTED: ";
+    if (efficiency.fitted_on.starts_with(kFitted)) efficiency.fitted_on.erase(0, kFitted.size());
+    return efficiency;
+  }
+  const auto& rows = dmath::table5();
+  const auto fit_row =
+      std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.size == dmath::kTable5FitSize; });
+  const double target_s = *fit_row->cublas_1;
+  efficiency.value = simulate::solve_kernel_efficiency(
+      platform, "gemm", target_s,
+      [&](const platforms::Platform& probe) {
+        return simulate_point(probe, placement, cli, table5_options(dmath::kTable5FitSize), 1).real_time;
+      },
+      "bench gemm --study table5: cuBLAS's published product of " + std::to_string(dmath::kTable5FitSize) + " in");
+  efficiency.parameter = "gemm efficiency of a " + device.model;
+  efficiency.fitted_on = "seed 001 Table V, cuBLAS 7.5 on one GPU at " + std::to_string(dmath::kTable5FitSize) + ": " +
+                         significant(target_s, 4) + " s";
+  efficiency.fitted_here = true;
+  simulate::set_kernel_efficiency(platform, "gemm", efficiency.value, "FITTED: " + efficiency.fitted_on);
+  return efficiency;
+}
+
+// Every cell of Table V predicted on `platform` (k80-dmath) beside the published one, with one efficiency
+// (table5_efficiency).
 void table5_study(Context& context, GemmBenchCli cli) {
   if (cli.platform.empty()) cli.platform = "k80-dmath";
   auto platform = platforms::load_platform(cli.platform);
@@ -230,28 +272,17 @@ void table5_study(Context& context, GemmBenchCli cli) {
   placement.ranks_per_node = cli.ranks_per_node > 0 ? cli.ranks_per_node : platform.nodes.devices.front().count;
   for (const int gpus : dmath::kTable5Gpus) simulate::place_ranks(platform, gpus, placement);
   const auto& rows = dmath::table5();
-  const auto fit_row =
-      std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.size == dmath::kTable5FitSize; });
-  const double target_s = *fit_row->cublas_1;
-  const double efficiency = simulate::solve_kernel_efficiency(
-      platform, "gemm", target_s,
-      [&](const platforms::Platform& probe) {
-        return simulate_point(probe, placement, cli, table5_options(dmath::kTable5FitSize), 1).real_time;
-      },
-      "bench gemm --study table5: cuBLAS's published product of " + std::to_string(dmath::kTable5FitSize) + " in");
-  const std::string fitted_on = "seed 001 Table V, cuBLAS 7.5 on one GPU at " + std::to_string(dmath::kTable5FitSize) +
-                                ": " + significant(target_s, 4) + " s";
-  simulate::set_kernel_efficiency(platform, "gemm", efficiency, "FITTED: " + fitted_on);
+  const Table5Efficiency efficiency = table5_efficiency(platform, placement, cli);
 
   auto results = new_results(context);
   reports::Entry fitted = timed_entry("gemm-table5/fitted/gemm_efficiency", "simgrid", "static", "cyclic", 1, 0);
   fitted.platform = platform.name;
   fitted.labels = {{"study", "table5"},
                    {"kind", "fitted"},
-                   {"parameter", "FITTED gemm efficiency of a K80 GPU (GK210 at 758 MHz)"},
-                   {"fitted_on", fitted_on},
+                   {"parameter", "FITTED " + efficiency.parameter},
+                   {"fitted_on", efficiency.fitted_on},
                    {"applies_to", "every cell"}};
-  fitted.counters["value"] = efficiency;
+  fitted.counters["value"] = efficiency.value;
   results.benchmarks.push_back(fitted);
 
   const double device_bytes = platform.nodes.devices.front().memory.size_bytes.value_or(0);
@@ -285,7 +316,7 @@ void table5_study(Context& context, GemmBenchCli cli) {
         entry.counters = {{"size", static_cast<double>(row.size)}};
         entry.labels["note"] = "does not fit: " + bytes_text(per_gpu) + " per GPU over " + bytes_text(device_bytes);
       }
-      const bool fitted_cell = gpus == 1 && row.size == dmath::kTable5FitSize;
+      const bool fitted_cell = efficiency.fitted_here && gpus == 1 && row.size == dmath::kTable5FitSize;
       entry.name = "gemm-table5/" + std::to_string(row.size) + "/" + std::to_string(gpus);
       entry.labels["study"] = "table5";
       entry.labels["kind"] = "point";
@@ -318,8 +349,9 @@ void table5_study(Context& context, GemmBenchCli cli) {
       results.benchmarks.push_back(std::move(entry));
     }
   }
-  context.out << "FITTED gemm efficiency of a K80 GPU = " << significant(efficiency, 4) << ", on " << fitted_on
-              << "; every other cell is predicted. published: cuBLAS on 1 GPU, dMath on 2-32\n";
+  context.out << "FITTED " << efficiency.parameter << " = " << significant(efficiency.value, 4) << ", on "
+              << efficiency.fitted_on << "; every " << (efficiency.fitted_here ? "other " : "")
+              << "cell is predicted. published: cuBLAS on 1 GPU, dMath on 2-32\n";
   if (!cli.results.empty()) reports::write_results(cli.results, results);
 }
 

@@ -88,6 +88,12 @@ void block_product(Comm& comm, const GemmOptions& options, bool transpose_b, std
   step.bytes = static_cast<double>(sizeof(float)) * static_cast<double>(m * k + k * n + 2 * m * n);
   step.kernel_class = "gemm";
   step.category = options.compute_category;
+  // Its shape, for a processor priced by shape (a thin block fills fewer of a GPU's units than a square one).
+  LayerKernel shape;
+  shape.gemm = dsgd::GemmShape{m, n, k, 1};
+  shape.flops = step.flops;
+  shape.bytes = step.bytes;
+  step.kernels = {&shape, 1};
   if (comm.has_payload()) {
     step.kernel = [&, transpose_b, m, n, k, a, lda, b, ldb, c, ldc] {
       gemm.multiply_add(transpose_b, m, n, k, a, lda, b, ldb, c, ldc);
