@@ -62,6 +62,10 @@ std::string kernel_model_text(const platforms::Platform& platform) {
     text += ", " + memory.name + (memory.size_bytes ? " " + bytes_text(*memory.size_bytes) : std::string()) + " at " +
             fixed(memory.bandwidth_Bps / 1e9, 1) + " GB/s";
   }
+  for (const auto& [kind, rate] : model.streaming) {
+    text += ", " + kind + " " + fixed(rate.forward_Bps / 1e9, 1) + "/" + fixed(rate.backward_Bps / 1e9, 1) + " GB/s" +
+            (rate.threaded ? "" : " (1 thread)");
+  }
   return text + ", efficiency " + fixed(model.efficiency, 3) + " FITTED";
 }
 

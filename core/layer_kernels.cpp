@@ -99,6 +99,7 @@ std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer
     kernel.layer = layer_index;
     kernel.pass = pass;
     kernel.gemm = gemm;
+    kernel.kind = layer.kind;
     kernel.flops = forward_flops;
     kernel.bytes = bytes;
     kernel.model = model.name;

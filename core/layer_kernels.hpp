@@ -55,6 +55,7 @@ struct LayerKernel {
   std::size_t layer = 0;  // index into ModelSpec::layers
   KernelPass pass = KernelPass::kForward;
   std::optional<GemmShape> gemm;  // convolution and inner product; empty for a streaming kernel
+  std::optional<LayerKind> kind;  // the layer's, where the kernel is one (a library's rate can depend on it)
   double flops = 0;
   double bytes = 0;  // fp32 tensors read and written once each: inputs, weights, outputs, gradients
   // Which kernel it is, for a profile of measured times (platforms/kernel_profile.hpp): model, layer, images.

@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/layer_kernels.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
 #include "core/stats.hpp"
@@ -28,6 +29,10 @@ namespace {
 // sgemm_kernel_8x4_haswell): 8 rows of C per block.
 constexpr std::int64_t kGemmBlockRows = 8;
 
+// OpenBLAS's sgemm gives each thread at least SMP_THRESHOLD_MIN (65536) x GEMM_MULTITHREAD_THRESHOLD (4, Debian's
+// build) multiply-adds (interface/gemm.c); the CPU back end's inner products call it (core/nn/cpu/inner_product.cpp).
+constexpr double kOpenBlasWorkPerThread = 65536.0 * 4;
+
 // The median of `repetitions` runs of `run`, after a tenth as many untimed.
 template <typename Run>
 double median_seconds(int repetitions, Run&& run) {
@@ -41,9 +46,10 @@ double median_seconds(int repetitions, Run&& run) {
   return median(std::move(times));
 }
 
-// The back end's dispatch of its smallest kernel: a ReLU over one float on one thread.
-double smallest_kernel_seconds() {
-  auto backend = nn::make_backend("cpu", {.threads = 1});
+// The back end's smallest kernel, a ReLU over one float, on `threads` threads: its dispatch, and beyond one thread
+// the fork-join its threaded kernels pay (waking the other threads, the barrier at the end).
+double smallest_kernel_seconds(int threads) {
+  auto backend = nn::make_backend("cpu", {.threads = threads});
   LayerSpec spec;
   spec.name = "relu";
   spec.kind = LayerKind::kReLU;
@@ -57,14 +63,125 @@ double smallest_kernel_seconds() {
   return seconds;
 }
 
-// An empty OpenMP parallel region of `threads` threads: the fork-join a threaded kernel pays.
-double fork_join_seconds(int threads) {
-  return median_seconds(2000, [threads] {
-#pragma omp parallel num_threads(threads)
-    {
-      // The region's own barrier at its end is the cost.
-    }
-  });
+// Reference layers for the back end's streaming rates: shapes of no zoo model, small enough that a layer's tensors
+// sit in one core's L2, as the memcpy rate of the L2 is taken.
+constexpr std::int64_t kReferenceBatch = 4;
+constexpr int kReferenceClasses = 100;  // the loss: 100 classes, 32 rows
+constexpr int kReferenceRows = 32;
+
+LayerSpec reference_layer(LayerKind kind) {
+  LayerSpec spec;
+  spec.name = std::string(to_string(kind)) + " (reference)";
+  spec.kind = kind;
+  spec.inputs = {"reference input"};  // not the model input: its backward computes the input's gradient
+  spec.input = Shape{16, 16, 16};
+  spec.output = spec.input;
+  if (kind == LayerKind::kMaxPool) {
+    spec.input = Shape{16, 32, 32};
+    spec.output = Shape{16, 16, 16};
+    spec.kernel_h = spec.kernel_w = spec.stride = 2;
+  }
+  return spec;
+}
+
+// The bytes core/layer_kernels.hpp counts for `spec`'s forward and backward kernels at `batch`.
+struct CountedBytes {
+  double forward = 0;
+  double backward = 0;
+};
+
+CountedBytes counted_bytes(const LayerSpec& spec, std::int64_t batch) {
+  ModelSpec model;
+  model.name = "reference";
+  model.layers = {spec};
+  CountedBytes bytes;
+  for (const LayerKernel& kernel : layer_kernels(model, 0, batch)) {
+    (kernel.pass == KernelPass::kForward ? bytes.forward : bytes.backward) += kernel.bytes;
+  }
+  return bytes;
+}
+
+// The reference layer of `kind` at `scale` times its batch (the loss: its rows), and the bytes counted for it.
+struct Reference {
+  LayerSpec spec;
+  std::int64_t batch = 0;
+};
+
+Reference reference(LayerKind kind, std::int64_t scale) {
+  Reference ref{reference_layer(kind), kReferenceBatch * scale};
+  if (kind == LayerKind::kSoftmax) {
+    ref.spec.input = ref.spec.output = Shape{kReferenceClasses, 1, 1};
+    ref.batch = kReferenceRows * scale;
+  }
+  return ref;
+}
+
+// The median seconds of `ref`'s forward and backward on `threads` threads. The loss is one call, forward and
+// backward together: half of it is each's, as `dsgd calibrate --layers` splits it.
+struct PassSeconds {
+  double forward = 0;
+  double backward = 0;
+  double both() const { return forward + backward; }
+};
+
+PassSeconds reference_seconds(const Reference& ref, int threads) {
+  auto backend = nn::make_backend("cpu", {.threads = threads});
+  std::vector<float*> buffers;
+  const auto buffer = [&](std::int64_t count, float value) {
+    float* data = backend->allocate(static_cast<std::size_t>(count));
+    std::fill_n(data, count, value);
+    buffers.push_back(data);
+    return data;
+  };
+  PassSeconds seconds;
+  const std::int64_t in = ref.batch * ref.spec.input.elements();
+  const std::int64_t out = ref.batch * ref.spec.output.elements();
+  if (ref.spec.kind == LayerKind::kSoftmax) {
+    const auto rows = static_cast<int>(ref.batch);
+    const auto classes = static_cast<int>(ref.spec.input.elements());
+    float* logits = buffer(in, 0.5F);
+    float* labels = buffer(ref.batch, 1.0F);
+    float* gradient = buffer(in, 0.0F);
+    const double both =
+        median_seconds(1000, [&] { backend->softmax_cross_entropy(logits, labels, rows, classes, gradient, nullptr); });
+    seconds = {both / 2, both / 2};
+  } else {
+    const auto layer = backend->create_layer(ref.spec, static_cast<int>(ref.batch));
+    float* x = buffer(in, 0.5F);
+    float* y = buffer(out, 0.0F);
+    float* dy = buffer(out, 0.5F);
+    float* dx = buffer(in, 0.0F);
+    seconds.forward = median_seconds(500, [&] { layer->forward(x, y, nullptr, true); });
+    seconds.backward = median_seconds(500, [&] { layer->backward(x, y, dy, dx, nullptr, nullptr); });
+  }
+  for (float* data : buffers) backend->release(data);
+  return seconds;
+}
+
+// The back end's streaming rates for `kind` on one thread, over the time beyond the kernel's dispatch (`fixed_s`,
+// or for the loss, a plain function, its own call on one row of two classes), and whether it spreads the kind over
+// `cores` threads: a reference 16 times as large taking under 0.75 of its one-thread time on every core.
+platforms::StreamingRate streaming_rate(LayerKind kind, int cores, double fixed_s) {
+  constexpr std::int64_t kLarger = 16;
+  platforms::StreamingRate rate;
+  if (kind == LayerKind::kSoftmax) {
+    Reference one_row = reference(kind, 1);
+    one_row.spec.input = one_row.spec.output = Shape{2, 1, 1};
+    one_row.batch = 1;
+    rate.fixed_s = reference_seconds(one_row, 1).both() / 2;
+    fixed_s = *rate.fixed_s;
+  }
+  const Reference ref = reference(kind, 1);
+  const CountedBytes bytes = counted_bytes(ref.spec, ref.batch);
+  const PassSeconds one = reference_seconds(ref, 1);
+  // A pass faster than its dispatch (the clock's noise) is taken at its dispatch's worth of bytes per second.
+  rate.forward_Bps = bytes.forward / std::max(one.forward - fixed_s, fixed_s);
+  rate.backward_Bps = bytes.backward / std::max(one.backward - fixed_s, fixed_s);
+  if (cores > 1) {
+    const Reference larger = reference(kind, kLarger);
+    rate.threaded = reference_seconds(larger, cores).both() < 0.75 * reference_seconds(larger, 1).both();
+  }
+  return rate;
 }
 
 // Bytes read and written per second by `threads` cores each copying its own `bytes` back and forth (memcpy),
@@ -138,9 +255,12 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
   model.parallel_units = cores;
   model.tile_m = kGemmBlockRows;
   model.tile_n = std::max(1, core.vector_width_bits / 32);
-  model.fixed_s = smallest_kernel_seconds();
-  const double one = fork_join_seconds(1);
-  model.sync_s_per_unit = std::max(0.0, (fork_join_seconds(cores) - one) / cores);
+  model.fixed_s = smallest_kernel_seconds(1);
+  model.sync_s_per_unit = std::max(0.0, (smallest_kernel_seconds(cores) - model.fixed_s) / cores);
+  model.gemm_library["inner_product"] = {.work_per_thread = kOpenBlasWorkPerThread, .packs_operands = true};
+  for (const LayerKind kind : {LayerKind::kReLU, LayerKind::kMaxPool, LayerKind::kSoftmax}) {
+    model.streaming[std::string(to_string(kind))] = streaming_rate(kind, cores, model.fixed_s);
+  }
   platforms::Memory cache;
   cache.name = "L2";
   cache.size_bytes = static_cast<double>(l2) * cores;
@@ -154,7 +274,16 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
       {"tile", "n: fp32 lanes of one " + std::to_string(core.vector_width_bits) +
                    "-bit register; m: OpenBLAS's x86-64 SGEMM block of 8 rows (sgemm_kernel_8x4, Haswell and Zen)"},
       {"fixed_s", measured + "median of a ReLU over one float on one thread (the back end's dispatch)"},
-      {"sync_s_per_unit", measured + "an empty OpenMP region of every core less one of one thread, per core"},
+      {"sync_s_per_unit", measured + "the back end's ReLU over one float on every core less on one thread, per core"},
+      {"streaming", measured + "the back end's relu and max_pool (4 images of 16 x 16 x 16 and 16 x 32 x 32) and "
+                               "its softmax loss (32 rows of 100; fixed_s: one row of 2), one thread: the bytes "
+                               "layer_kernels counts over the median times of forward and backward beyond the "
+                               "dispatch; threaded where 16 times as much took under 0.75 of one core's time on "
+                               "every core"},
+      {"gemm_library",
+       "the back end's inner products call OpenBLAS's sgemm (core/nn/cpu/inner_product.cpp), which "
+       "packs both operands (GotoBLAS's algorithm) and gives each thread at least SMP_THRESHOLD_MIN "
+       "65536 x GEMM_MULTITHREAD_THRESHOLD 4 multiply-adds (interface/gemm.c)"},
       {"efficiency", "1 until fitted"}};
   cpu.kernels = model;
 

@@ -7,7 +7,10 @@
 //   tile             [m, n]: n the fp32 lanes of one vector register of the widest extension (derive_core_peak),
 //                    m the rows of OpenBLAS's x86-64 SGEMM register block (8: sgemm_kernel_8x4 on Haswell and Zen)
 //   fixed_s          the median time of the back end's smallest kernel: a ReLU over one float on one thread
-//   sync_s_per_unit  an OpenMP fork-join of every core, per core, less the one-thread fork-join
+//   sync_s_per_unit  that ReLU on every core, less on one thread, per core: the fork-join of a threaded kernel
+//   streaming        per layer kind (relu, max_pool, softmax): the back end's reference layer on one thread, the
+//                    bytes layer_kernels counts over its forward's and its backward's times, and whether every core
+//                    runs it faster
 //   cache            the L2 caches (sysfs size x cores), at a memcpy's rate within half of one, x cores
 // and the node memories, fastest first: the L3 (sysfs size) at a memcpy's rate within half of it on every core,
 // and DRAM at STREAM's triad on every core. The efficiency is 1: a check fits it (simulate/kernel_model_check.hpp).

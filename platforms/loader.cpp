@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/format.hpp"
+#include "core/model_zoo.hpp"
 #include "platforms/kernel_profile.hpp"
 
 namespace dsgd::platforms {
@@ -177,9 +178,27 @@ KernelEfficiency parse_efficiency(const JsonView& view) {
   return efficiency;
 }
 
+// The model zoo's layer kind names ("relu", "max_pool", ...), which `streaming_Bps` is keyed by.
+std::vector<std::string> layer_kind_names() {
+  std::vector<std::string> names;
+  for (int kind = 0;; ++kind) {
+    const std::string_view name = to_string(static_cast<LayerKind>(kind));
+    if (name == "unknown") return names;
+    names.emplace_back(name);
+  }
+}
+
+// A member keyed by a layer kind must be named by one.
+void check_layer_kind(const JsonView& member, const std::string& kind) {
+  const std::vector<std::string> kinds = layer_kind_names();
+  if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+    member.fail("expected a layer kind (" + join(kinds, ", ") + "), got '" + kind + "'");
+  }
+}
+
 KernelModel parse_kernel_model(const JsonView& view) {
   view.allow_only({"parallel_units", "tile", "tile_k_overhead", "fixed_s", "sync_s_per_unit", "cache", "winograd_3x3",
-                   "efficiency", "sources"});
+                   "streaming", "gemm_library", "efficiency", "sources"});
   KernelModel model;
   model.parallel_units = positive_int(view.at("parallel_units"));
   const JsonView tile = view.at("tile");
@@ -196,6 +215,28 @@ KernelModel parse_kernel_model(const JsonView& view) {
         winograd->at(i).fail("expected an output tile of at most 6 (F(6x6, 3x3)), got " + std::to_string(output_tile));
       }
       model.winograd_3x3_tiles.push_back(output_tile);
+    }
+  }
+  if (const auto streaming = view.find("streaming")) {
+    for (const std::string& kind : streaming->keys()) {
+      const JsonView rate = streaming->at(kind);
+      check_layer_kind(rate, kind);
+      rate.allow_only({"forward_Bps", "backward_Bps", "fixed_s", "threaded"});
+      StreamingRate& out = model.streaming[kind];
+      out.forward_Bps = rate.at("forward_Bps").positive();
+      out.backward_Bps = rate.at("backward_Bps").positive();
+      if (const auto fixed = rate.find("fixed_s")) out.fixed_s = fixed->nonnegative();
+      if (const auto threaded = rate.find("threaded")) out.threaded = threaded->boolean();
+    }
+  }
+  if (const auto libraries = view.find("gemm_library")) {
+    for (const std::string& kind : libraries->keys()) {
+      const JsonView library = libraries->at(kind);
+      check_layer_kind(library, kind);
+      library.allow_only({"work_per_thread", "packs_operands"});
+      GemmLibrary& out = model.gemm_library[kind];
+      if (const auto work = library.find("work_per_thread")) out.work_per_thread = work->nonnegative();
+      if (const auto packs = library.find("packs_operands")) out.packs_operands = packs->boolean();
     }
   }
   if (const auto cache = view.find("cache")) {
@@ -877,6 +918,15 @@ Json kernel_model_json(const KernelModel& model) {
   }
   if (model.cache) out["cache"] = memory_json(*model.cache);
   if (!model.winograd_3x3_tiles.empty()) out["winograd_3x3"] = model.winograd_3x3_tiles;
+  for (const auto& [kind, library] : model.gemm_library) {
+    out["gemm_library"][kind] = {{"work_per_thread", library.work_per_thread},
+                                 {"packs_operands", library.packs_operands}};
+  }
+  for (const auto& [kind, rate] : model.streaming) {
+    Json& entry = out["streaming"][kind];
+    entry = {{"forward_Bps", rate.forward_Bps}, {"backward_Bps", rate.backward_Bps}, {"threaded", rate.threaded}};
+    if (rate.fixed_s) entry["fixed_s"] = *rate.fixed_s;
+  }
   put_sources(out, model.sources);
   return out;
 }

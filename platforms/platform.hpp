@@ -50,6 +50,25 @@ const std::vector<std::string>& kernel_class_names();
 // How a processor runs kernels, for pricing them by shape (simulate/kernel_cost.hpp, docs/platform-schema.md
 // "kernels"): its parallel units, the output tile each computes at a time, the fixed costs, an on-chip cache, and
 // the one efficiency left once the shape is accounted for.
+struct StreamingRate {
+  double forward_Bps = 0;
+  double backward_Bps = 0;
+  std::optional<double> fixed_s;  // its dispatch, where not KernelModel::fixed_s (a plain function, no primitive)
+  bool threaded = true;           // false: the library runs it on one unit whatever the rank has
+  bool operator==(const StreamingRate&) const = default;
+};
+
+// How a CPU BLAS runs a layer's GEMM (KernelModel::gemm_library).
+struct GemmLibrary {
+  // The multiply-adds each thread must get before the library adds it (OpenBLAS: 65536 x GEMM_MULTITHREAD_THRESHOLD
+  // 4); below twice that the GEMM runs on one unit. 0: every unit.
+  double work_per_thread = 0;
+  // GotoBLAS's algorithm copies both operands into packed panels first: their bytes read and written once more, at
+  // the memory tier's rate.
+  bool packs_operands = false;
+  bool operator==(const GemmLibrary&) const = default;
+};
+
 struct KernelModel {
   int parallel_units = 0;   // a GPU's SMs; a CPU's cores (per node)
   std::int64_t tile_m = 0;  // the output block one unit computes at a time
@@ -60,6 +79,12 @@ struct KernelModel {
   std::optional<Memory> cache;  // on-chip, shared by the units (an L2)
   // The output tiles m of the library's Winograd F(m x m, 3x3) for 3x3 stride-1 convolutions; empty: none.
   std::vector<std::int64_t> winograd_3x3_tiles;
+  // The library's streaming kernels of a layer kind ("relu", "max_pool", "softmax", ...; model_zoo's names): the
+  // bytes core/layer_kernels.hpp counts for them per second on one unit, forward and backward, and whether the
+  // library spreads them over the units. A kind not listed streams at its memory tier's bandwidth.
+  std::map<std::string, StreamingRate> streaming;
+  // Per layer kind whose GEMMs a CPU BLAS called per layer runs (the CPU back end's inner products: OpenBLAS).
+  std::map<std::string, GemmLibrary> gemm_library;
   double efficiency = 1;  // in (0, 1]
   Sources sources;
 };

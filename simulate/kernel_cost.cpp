@@ -23,6 +23,11 @@ void check_machine(const KernelMachine& machine) {
                      std::to_string(machine.tile_n) + ") and efficiency (" + significant(machine.efficiency) +
                      "), and no negative overhead");
   }
+  for (const auto& [kind, rate] : machine.streaming) {
+    if (!(rate.forward_Bps > 0) || !(rate.backward_Bps > 0)) {
+      throw InputError("kernel cost: the streaming rates of '" + kind + "' must be positive");
+    }
+  }
   for (const MemoryTier& tier : machine.tiers) {
     if (!(tier.capacity_bytes > 0) || !(tier.bandwidth_Bps > 0)) {
       throw InputError("kernel cost: memory tier '" + tier.name + "' needs a positive capacity and bandwidth");
@@ -83,11 +88,21 @@ double gemm_shape_efficiency(const KernelMachine& machine, const GemmShape& gemm
 
 namespace {
 
+// A streaming kernel's rate per unit, the units it runs on and its dispatch, where the library's rate for its kind
+// is known.
+struct Streaming {
+  double Bps = 0;
+  double units = 1;
+  double fixed_s = 0;
+};
+
 // `flops` of `gemm` (none for a streaming kernel) moving `bytes`, as kernel_cost prices it.
+
 KernelCost priced(const KernelMachine& machine, const std::optional<GemmShape>& gemm, double flops, double bytes,
-                  double resident_bytes) {
+                  double resident_bytes, std::optional<Streaming> streaming = std::nullopt,
+                  bool packs_operands = false) {
   KernelCost cost;
-  double units_taking_part = machine.parallel_units;
+  double units_taking_part = streaming ? streaming->units : machine.parallel_units;
   if (gemm) {
     const Tiling tiling = tiling_of(machine, *gemm);
     cost.shape_efficiency = tiling.efficiency;
@@ -95,18 +110,61 @@ KernelCost priced(const KernelMachine& machine, const std::optional<GemmShape>& 
     bytes += tiling.split_bytes;
   }
   cost.compute_s = flops / (machine.peak_flops * machine.efficiency * cost.shape_efficiency);
+  if (streaming) cost.compute_s = bytes / (streaming->Bps * units_taking_part);
   cost.tier = serving_tier(machine, bytes, resident_bytes);
   if (cost.tier) cost.memory_s = bytes / machine.tiers[*cost.tier].bandwidth_Bps;
-  cost.fixed_s = machine.kernel_fixed_s + machine.sync_s_per_unit * units_taking_part;
-  cost.seconds = std::max(cost.compute_s, cost.memory_s) + cost.fixed_s;
+  // A kernel on one unit forks nothing.
+  cost.fixed_s = (streaming ? streaming->fixed_s : machine.kernel_fixed_s) +
+                 (units_taking_part > 1 ? machine.sync_s_per_unit * units_taking_part : 0);
+  if (gemm && packs_operands && cost.tier) {
+    const double operands =
+        static_cast<double>(gemm->count) * static_cast<double>(gemm->m * gemm->k + gemm->k * gemm->n);
+    cost.pack_s = 2 * kFloatBytes * operands / machine.tiers[*cost.tier].bandwidth_Bps;
+  }
+  cost.seconds = std::max(cost.compute_s, cost.memory_s) + cost.pack_s + cost.fixed_s;
   return cost;
+}
+
+// The library a CPU runs `kernel`'s GEMM on, if its layer kind names one.
+const platforms::GemmLibrary* library_of(const KernelMachine& machine, const LayerKernel& kernel) {
+  if (!kernel.gemm || !kernel.kind) return nullptr;
+  const auto library = machine.gemm_library.find(std::string(to_string(*kernel.kind)));
+  return library == machine.gemm_library.end() ? nullptr : &library->second;
+}
+
+// `machine` cut to the units `library` threads `kernel`'s GEMM over: each thread gets at least its work, so a small
+// GEMM runs on one unit at one unit's peak.
+KernelMachine threaded_for(const KernelMachine& machine, const LayerKernel& kernel,
+                           const platforms::GemmLibrary* library) {
+  if (library == nullptr || !(library->work_per_thread > 0)) return machine;
+  const double multiply_adds = kernel.gemm->flops() / 2;
+  const auto threads = static_cast<int>(
+      std::clamp(multiply_adds / library->work_per_thread, 1.0, static_cast<double>(machine.parallel_units)));
+  if (threads == machine.parallel_units) return machine;
+  KernelMachine cut = machine;
+  cut.peak_flops *= static_cast<double>(threads) / machine.parallel_units;
+  cut.parallel_units = threads;
+  return cut;
 }
 
 }  // namespace
 
-KernelCost kernel_cost(const KernelMachine& machine, const LayerKernel& kernel, double resident_bytes) {
-  check_machine(machine);
-  KernelCost cost = priced(machine, kernel.gemm, kernel.flops, kernel.bytes, resident_bytes);
+KernelCost kernel_cost(const KernelMachine& whole, const LayerKernel& kernel, double resident_bytes) {
+  check_machine(whole);
+  const platforms::GemmLibrary* library = library_of(whole, kernel);
+  const KernelMachine machine = threaded_for(whole, kernel, library);
+  std::optional<Streaming> streaming;
+  if (!kernel.gemm && kernel.kind) {
+    const auto rate = machine.streaming.find(std::string(to_string(*kernel.kind)));
+    if (rate != machine.streaming.end()) {
+      const platforms::StreamingRate& known = rate->second;
+      streaming = Streaming{kernel.pass == KernelPass::kForward ? known.forward_Bps : known.backward_Bps,
+                            known.threaded ? static_cast<double>(machine.parallel_units) : 1.0,
+                            known.fixed_s.value_or(machine.kernel_fixed_s)};
+    }
+  }
+  const bool packs = library != nullptr && library->packs_operands;
+  KernelCost cost = priced(machine, kernel.gemm, kernel.flops, kernel.bytes, resident_bytes, streaming, packs);
   if (kernel.winograd) {
     for (const std::int64_t tile : machine.winograd_tiles) {
       // Non-fused: the GEMMs' three operands, transformed, are written and read back in fp32.

@@ -1,10 +1,13 @@
 #pragma once
 // A kernel's time from its shape (docs/simulation.md "Kernels by shape"):
 //   seconds = max(compute, memory) + fixed
-//   compute = FLOPs / (peak x efficiency x shape efficiency)
+//   compute = FLOPs / (peak x efficiency x shape efficiency); a streaming kernel of a layer kind the library's
+//             rate is known for: bytes / (that rate x the units the library spreads it over)
 //   memory  = bytes / the bandwidth of the tier that holds the kernel's data
 //   fixed   = the per-kernel cost (a GPU's launch, a framework's dispatch) + a many-core CPU's fork-join cost per
-//             unit taking part
+//             unit taking part (none on one unit)
+//   a CPU BLAS a layer kind's GEMMs are called on (gemm_library) may pack both operands (their bytes read and
+//   written once more, at the memory tier's rate) and run a GEMM on only as many units as it has work for
 // The shape efficiency of a GEMM (a convolution as implicit GEMM, an inner product) is what its tiles leave of the
 // device's parallel units: the output is cut into tiles of tile_m x tile_n, each unit computes one tile at a time,
 // so the last wave of tiles leaves units idle, a partial tile computes padding, and a short k cannot fill a tile's
@@ -12,11 +15,13 @@
 // its bytes bound it. `efficiency` is the rest, one number per device, measured or FITTED (and then printed so).
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/layer_kernels.hpp"
+#include "platforms/platform.hpp"
 
 namespace dsgd::simulate {
 
@@ -46,13 +51,19 @@ struct KernelMachine {
   // (LayerKernel::winograd), each priced as its GEMMs plus their operands written and read back through memory
   // (non-fused); the kernel takes the fastest of these and the direct form, as an autotuning library does.
   std::vector<std::int64_t> winograd_tiles;
+  // The library's rates for a layer kind's streaming kernels (platforms::StreamingRate, bytes per second on one
+  // unit): such a kernel computes at its pass's rate over the units it is spread over, in place of its FLOPs at
+  // peak; the memory tier still bounds it.
+  std::map<std::string, platforms::StreamingRate> streaming;
+  std::map<std::string, platforms::GemmLibrary> gemm_library;  // by layer kind (platforms::KernelModel)
 };
 
 struct KernelCost {
   double compute_s = 0;
   double memory_s = 0;
   double fixed_s = 0;
-  double seconds = 0;               // max(compute_s, memory_s) + fixed_s
+  double pack_s = 0;                // a CPU BLAS's copies of both operands into packed panels
+  double seconds = 0;               // max(compute_s, memory_s) + pack_s + fixed_s
   double shape_efficiency = 1;      // of a GEMM: busy units x useful tile area x filled pipeline; 1 otherwise
   std::optional<std::size_t> tier;  // index into KernelMachine::tiers; empty with no tiers (memory is free)
   std::int64_t winograd_tile = 0;   // m where priced as Winograd F(m x m, 3x3); 0: the direct form

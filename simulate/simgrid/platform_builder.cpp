@@ -442,6 +442,8 @@ std::optional<KernelMachine> kernel_machine(const std::optional<platforms::Kerne
   machine.sync_s_per_unit = model->sync_s_per_unit;
   machine.efficiency = model->efficiency;
   machine.winograd_tiles = model->winograd_3x3_tiles;
+  machine.streaming = model->streaming;  // per unit: a share takes fewer units, not slower ones
+  machine.gemm_library = model->gemm_library;
   const auto tier = [share](const platforms::Memory& memory, MemoryTier::Scope scope) {
     const double capacity = memory.size_bytes ? *memory.size_bytes : std::numeric_limits<double>::infinity();
     return MemoryTier{memory.name, capacity * share, memory.bandwidth_Bps * share, scope};

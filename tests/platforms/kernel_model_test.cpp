@@ -94,5 +94,40 @@ TEST(PlatformsKernelModel, MalformedKernelsAreRefusedByPath) {
   EXPECT_NE(refused(kernels).find("threads"), std::string::npos);
 }
 
+// A CPU's libraries by layer kind: the measured streaming rates and the BLAS its GEMMs are called on.
+TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
+  Json kernels = p100_kernels();
+  kernels["streaming"] = {
+      {"relu", {{"forward_Bps", 7e10}, {"backward_Bps", 6e10}}},
+      {"softmax", {{"forward_Bps", 2e9}, {"backward_Bps", 3e9}, {"fixed_s", 5e-8}, {"threaded", false}}}};
+  kernels["gemm_library"] = {{"inner_product", {{"work_per_thread", 262144}, {"packs_operands", true}}}};
+  kernels["sources"]["streaming"] = "test";
+  kernels["sources"]["gemm_library"] = "test";
+  const Platform platform = parse_platform(with_device_kernels(kernels), "p100.json");
+  const KernelModel& model = *platform.nodes.devices.at(0).kernels;
+  EXPECT_EQ(model.streaming.at("relu"),
+            (StreamingRate{.forward_Bps = 7e10, .backward_Bps = 6e10, .fixed_s = std::nullopt, .threaded = true}));
+  EXPECT_EQ(model.streaming.at("softmax"),
+            (StreamingRate{.forward_Bps = 2e9, .backward_Bps = 3e9, .fixed_s = 5e-8, .threaded = false}));
+  EXPECT_EQ(model.gemm_library.at("inner_product"), (GemmLibrary{.work_per_thread = 262144, .packs_operands = true}));
+  const Json written = to_json(platform);
+  EXPECT_EQ(to_json(parse_platform(written, "p100.json")), written);
+
+  const auto refused = [](const Json& bad) {
+    return dsgd::testing::input_error([&] { parse_platform(with_device_kernels(bad), "p100.json"); });
+  };
+  Json bad = kernels;
+  bad["streaming"]["reluu"] = bad["streaming"]["relu"];
+  EXPECT_NE(refused(bad).find("/nodes/devices/0/kernels/streaming/reluu: expected a layer kind (convolution, "),
+            std::string::npos)
+      << refused(bad);
+  bad = kernels;
+  bad["streaming"]["relu"]["forward_Bps"] = 0;
+  EXPECT_NE(refused(bad).find("/streaming/relu/forward_Bps"), std::string::npos) << refused(bad);
+  bad = kernels;
+  bad["gemm_library"]["inner_product"]["threads"] = 2;
+  EXPECT_NE(refused(bad).find("threads"), std::string::npos) << refused(bad);
+}
+
 }  // namespace
 }  // namespace dsgd::platforms

@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/model_zoo.hpp"
 #include "tests/support/error_message.hpp"
@@ -92,6 +94,58 @@ TEST(SimulateKernelCost, FixedCostsArePerKernelAndPerUnitTakingPart) {
   streaming.flops = 1e3;
   streaming.bytes = 1e3;
   EXPECT_DOUBLE_EQ(kernel_cost(machine, streaming, 0).fixed_s, 5e-6 + 4e-6) << "every unit streams";
+  // One tile keeps one unit: nothing to fork.
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, gemm_kernel({2, 2, 3}), 0).fixed_s, 5e-6);
+}
+
+// A library's measured rate for a layer kind's streaming kernels replaces their FLOPs at peak: the pass's rate over
+// the units it is spread over (one where the library does not thread it, which then forks nothing), with the kind's
+// own dispatch where it has one.
+TEST(SimulateKernelCost, AStreamingKernelOfAKindWithALibraryRateRunsAtThatRate) {
+  KernelMachine machine = small_machine();
+  machine.kernel_fixed_s = 5e-6;
+  machine.sync_s_per_unit = 1e-6;
+  machine.streaming["relu"] = {.forward_Bps = 1e9, .backward_Bps = 2e9, .fixed_s = std::nullopt, .threaded = true};
+  machine.streaming["softmax"] = {.forward_Bps = 1e9, .backward_Bps = 1e9, .fixed_s = 1e-7, .threaded = false};
+  LayerKernel relu;
+  relu.kind = LayerKind::kReLU;
+  relu.flops = 1e3;
+  relu.bytes = 8e3;
+  const KernelCost forward = kernel_cost(machine, relu, 0);
+  EXPECT_DOUBLE_EQ(forward.compute_s, 8e3 / (1e9 * 4));
+  EXPECT_DOUBLE_EQ(forward.fixed_s, 5e-6 + 4e-6);
+  relu.pass = KernelPass::kBackwardData;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, relu, 0).compute_s, 8e3 / (2e9 * 4)) << "the backward pass's rate";
+  LayerKernel loss = relu;
+  loss.kind = LayerKind::kSoftmax;
+  const KernelCost one_unit = kernel_cost(machine, loss, 0);
+  EXPECT_DOUBLE_EQ(one_unit.compute_s, 8e3 / 1e9);
+  EXPECT_DOUBLE_EQ(one_unit.fixed_s, 1e-7) << "its own dispatch, and one unit forks nothing";
+  LayerKernel pool = relu;
+  pool.kind = LayerKind::kMaxPool;  // no rate known: FLOPs at peak, as before
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, 1e3 / 4e9);
+}
+
+// A CPU BLAS a layer kind's GEMMs are called on gives each thread a least amount of work, so a small GEMM runs on
+// one unit at one unit's peak, and packs both operands first, their bytes read and written once more.
+TEST(SimulateKernelCost, ACpuBlasThreadsOnlyWithEnoughWorkAndPacksItsOperands) {
+  KernelMachine machine = small_machine();
+  machine.tiers = {{"memory", 1e12, 1e9, MemoryTier::Scope::kIteration}};
+  machine.gemm_library["inner_product"] = {.work_per_thread = 1000, .packs_operands = true};
+  LayerKernel small = gemm_kernel({4, 4, 100});  // 1,600 multiply-adds: one thread's worth
+  small.kind = LayerKind::kInnerProduct;
+  const KernelCost one_thread = kernel_cost(machine, small, 0);
+  EXPECT_DOUBLE_EQ(one_thread.compute_s, small.flops / 1e9) << "one unit of the four, one unit's peak";
+  EXPECT_DOUBLE_EQ(one_thread.pack_s, 2 * 4.0 * (4 * 100 + 100 * 4) / 1e9);
+  EXPECT_DOUBLE_EQ(one_thread.seconds, std::max(one_thread.compute_s, one_thread.memory_s) + one_thread.pack_s);
+  LayerKernel large = gemm_kernel({4, 4, 1000});  // 16,000 multiply-adds: every unit
+  large.kind = LayerKind::kInnerProduct;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, large, 0).compute_s, large.flops / 4e9);
+  LayerKernel convolution = small;  // no library named for it: every unit, nothing packed
+  convolution.kind = LayerKind::kConvolution;
+  const KernelCost whole = kernel_cost(machine, convolution, 0);
+  EXPECT_DOUBLE_EQ(whole.compute_s, small.flops / 4e9);
+  EXPECT_DOUBLE_EQ(whole.pack_s, 0);
 }
 
 TEST(SimulateKernelCost, ASmallOutputOverALongReductionIsSplitAmongTheIdleUnits) {

@@ -92,7 +92,9 @@ TEST(WeakScaling, ADeviceThatDescribesItsKernelsPricesEachByShape) {
       .tiers = {{platform.nodes.devices[0].memory.name, platform.nodes.devices[0].memory.size_bytes.value_or(1e300),
                  platform.nodes.devices[0].memory.bandwidth_Bps}},
       .efficiency = 0.5,
-      .winograd_tiles = {}};
+      .winograd_tiles = {},
+      .streaming = {},
+      .gemm_library = {}};
   platforms::KernelModel& model = platform.nodes.devices.at(0).kernels.emplace();
   model.parallel_units = machine.parallel_units;
   model.tile_m = machine.tile_m;
