@@ -101,7 +101,7 @@ CountedBytes counted_bytes(const LayerSpec& spec, std::int64_t batch) {
   return bytes;
 }
 
-// The reference layer of `kind` at `scale` times its batch (the loss: its rows), and the bytes counted for it.
+// The reference layer of `kind` at `scale` times its batch (for the loss: its rows).
 struct Reference {
   LayerSpec spec;
   std::int64_t batch = 0;
