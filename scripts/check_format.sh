@@ -8,7 +8,9 @@ cd "$repo"
 formatter=$(command -v clang-format || command -v clang-format-14 || true)
 [[ -n "$formatter" ]] || { echo "check_format: clang-format not found (scripts/setup.sh installs it)" >&2; exit 2; }
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t files < <(git ls-files -- '*.cpp' '*.hpp' '*.h' '*.cu')
+  # Tracked files and new ones not yet added (but not ignored ones: build trees), so a file is checked before its
+  # first commit too.
+  mapfile -t files < <(git ls-files --cached --others --exclude-standard -- '*.cpp' '*.hpp' '*.h' '*.cu')
 else
   mapfile -t files < <(find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.hpp' -o -name '*.h' -o -name '*.cu' \) -print)
 fi
