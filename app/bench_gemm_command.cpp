@@ -236,10 +236,7 @@ Table5Efficiency table5_efficiency(platforms::Platform& platform, const simulate
   if (device.kernels) {
     efficiency.value = device.kernels->efficiency;
     efficiency.parameter = "kernel-model efficiency of a " + device.model;
-    const auto source = device.kernels->sources.find("efficiency");
-    efficiency.fitted_on = source == device.kernels->sources.end() ? "the platform's value" : source->second;
-    constexpr std::string_view kFitted = "FITTED: ";
-    if (efficiency.fitted_on.starts_with(kFitted)) efficiency.fitted_on.erase(0, kFitted.size());
+    efficiency.fitted_on = platforms::efficiency_basis(*device.kernels).text;
     return efficiency;
   }
   const auto& rows = dmath::table5();

@@ -112,4 +112,12 @@ std::string simgrid_topology_string(const Topology& topology) {
   return "";
 }
 
+EfficiencyBasis efficiency_basis(const KernelModel& model) {
+  constexpr std::string_view kFitted = "FITTED: ";
+  const auto source = model.sources.find("efficiency");
+  if (source == model.sources.end()) return {"the platform's value", false};
+  if (!source->second.starts_with(kFitted)) return {source->second, false};
+  return {source->second.substr(kFitted.size()), true};
+}
+
 }  // namespace dsgd::platforms

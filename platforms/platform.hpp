@@ -435,6 +435,14 @@ const std::vector<std::string>& noise_distribution_names();
 // How many nodes the topology can hold; nullopt for a star (any number).
 std::optional<std::int64_t> topology_capacity(const Topology& topology);
 
+// What a kernel model's efficiency rests on, from its source: the text after the "FITTED: " a fitted value's source
+// opens with (`fitted` true), else the source itself, or "the platform's value" where it has none.
+struct EfficiencyBasis {
+  std::string text;
+  bool fitted = false;
+};
+EfficiencyBasis efficiency_basis(const KernelModel& model);
+
 // The topology in SimGrid's string form ("16,16;6,3;16,1;4" for a dragonfly, "2;4,4;1,2;1,2" for a fat tree,
 // "4,4,4" for a torus, "" for a star), for simulate/'s builder and for messages.
 std::string simgrid_topology_string(const Topology& topology);

@@ -346,11 +346,10 @@ std::optional<FittedValue> platform_fit(const platforms::Platform& platform, con
   const auto& devices = platform.nodes.devices;
   if (devices.empty() || !devices.front().kernels) return std::nullopt;
   const platforms::KernelModel& kernels = *devices.front().kernels;
-  const auto source = kernels.sources.find("efficiency");
-  constexpr std::string_view kFitted = "FITTED: ";
-  if (source == kernels.sources.end() || !source->second.starts_with(kFitted)) return std::nullopt;
+  platforms::EfficiencyBasis basis = platforms::efficiency_basis(kernels);
+  if (!basis.fitted) return std::nullopt;
   return FittedValue{"kernel-model efficiency, " + devices.front().model, "kernel_efficiency", labels(study.cases),
-                     kernels.efficiency, source->second.substr(kFitted.size())};
+                     kernels.efficiency, std::move(basis.text)};
 }
 
 }  // namespace
