@@ -18,6 +18,7 @@
 #include "core/stats.hpp"
 #include "core/stopwatch.hpp"
 #include "measure/calibration.hpp"
+#include "measure/layer_profile.hpp"
 #include "measure/pingpong_buffers.hpp"
 #include "measure/stream.hpp"
 
@@ -33,34 +34,15 @@ constexpr std::int64_t kGemmBlockRows = 8;
 // build) multiply-adds (interface/gemm.c); the CPU back end's inner products call it (core/nn/cpu/inner_product.cpp).
 constexpr double kOpenBlasWorkPerThread = 65536.0 * 4;
 
-// The median of `repetitions` runs of `run`, after a tenth as many untimed.
-template <typename Run>
-double median_seconds(int repetitions, Run&& run) {
-  for (int i = 0; i < repetitions / 10 + 1; ++i) run();
-  std::vector<double> times;
-  for (int i = 0; i < repetitions; ++i) {
-    const auto start = SteadyClock::now();
-    run();
-    times.push_back(seconds_since(start));
-  }
-  return median(std::move(times));
-}
-
 // The back end's smallest kernel, a ReLU over one float, on `threads` threads: its dispatch, and beyond one thread
 // the fork-join its threaded kernels pay (waking the other threads, the barrier at the end).
 double smallest_kernel_seconds(int threads) {
-  auto backend = nn::make_backend("cpu", {.threads = threads});
+  const auto backend = nn::make_backend("cpu", {.threads = threads});
   LayerSpec spec;
   spec.name = "relu";
   spec.kind = LayerKind::kReLU;
   spec.input = spec.output = Shape{1, 1, 1};
-  const auto layer = backend->create_layer(spec, 1);
-  float* in = backend->allocate(1);
-  float* out = backend->allocate(1);
-  const double seconds = median_seconds(2000, [&] { layer->forward(in, out, nullptr, true); });
-  backend->release(in);
-  backend->release(out);
-  return seconds;
+  return time_layer(*backend, spec, 1, {.repetitions = 2000, .warmup = 200})->forward;
 }
 
 // Reference layers for the back end's streaming rates: shapes of no zoo model, small enough that a layer's tensors
@@ -116,46 +98,16 @@ Reference reference(LayerKind kind, std::int64_t scale) {
   return ref;
 }
 
-// The median seconds of `ref`'s forward and backward on `threads` threads. The loss is one call, forward and
-// backward together: half of it is each's, as `dsgd calibrate --layers` splits it.
-struct PassSeconds {
-  double forward = 0;
-  double backward = 0;
-  double both() const { return forward + backward; }
-};
-
-PassSeconds reference_seconds(const Reference& ref, int threads) {
-  auto backend = nn::make_backend("cpu", {.threads = threads});
-  std::vector<float*> buffers;
-  const auto buffer = [&](std::int64_t count, float value) {
-    float* data = backend->allocate(static_cast<std::size_t>(count));
-    std::fill_n(data, count, value);
-    buffers.push_back(data);
-    return data;
-  };
-  PassSeconds seconds;
-  const std::int64_t in = ref.batch * ref.spec.input.elements();
-  const std::int64_t out = ref.batch * ref.spec.output.elements();
-  if (ref.spec.kind == LayerKind::kSoftmax) {
-    const auto rows = static_cast<int>(ref.batch);
-    const auto classes = static_cast<int>(ref.spec.input.elements());
-    float* logits = buffer(in, 0.5F);
-    float* labels = buffer(ref.batch, 1.0F);
-    float* gradient = buffer(in, 0.0F);
-    const double both =
-        median_seconds(1000, [&] { backend->softmax_cross_entropy(logits, labels, rows, classes, gradient, nullptr); });
-    seconds = {both / 2, both / 2};
-  } else {
-    const auto layer = backend->create_layer(ref.spec, static_cast<int>(ref.batch));
-    float* x = buffer(in, 0.5F);
-    float* y = buffer(out, 0.0F);
-    float* dy = buffer(out, 0.5F);
-    float* dx = buffer(in, 0.0F);
-    seconds.forward = median_seconds(500, [&] { layer->forward(x, y, nullptr, true); });
-    seconds.backward = median_seconds(500, [&] { layer->backward(x, y, dy, dx, nullptr, nullptr); });
-  }
-  for (float* data : buffers) backend->release(data);
-  return seconds;
+// The median seconds of `ref`'s forward and backward on `threads` threads, timed as the layer profile times a
+// zoo layer (measure/layer_profile.hpp): the loss is one call, half of it each pass's.
+LayerSeconds reference_seconds(const Reference& ref, int threads) {
+  const auto backend = nn::make_backend("cpu", {.threads = threads});
+  const LayerRun run{.repetitions = ref.spec.kind == LayerKind::kSoftmax ? 1000 : 500,
+                     .warmup = 50,
+                     .loss = ref.spec.kind == LayerKind::kSoftmax};
+  const auto seconds = time_layer(*backend, ref.spec, ref.batch, run);
+  if (!seconds) throw InternalError("no kernel for the reference layer " + ref.spec.name);
+  return *seconds;
 }
 
 // The back end's streaming rates for `kind` on one thread, over the time beyond the kernel's dispatch (`fixed_s`,
@@ -173,7 +125,7 @@ platforms::StreamingRate streaming_rate(LayerKind kind, int cores, double fixed_
   }
   const Reference ref = reference(kind, 1);
   const CountedBytes bytes = counted_bytes(ref.spec, ref.batch);
-  const PassSeconds one = reference_seconds(ref, 1);
+  const LayerSeconds one = reference_seconds(ref, 1);
   // A pass faster than its dispatch (the clock's noise) is taken at its dispatch's worth of bytes per second.
   rate.forward_Bps = bytes.forward / std::max(one.forward - fixed_s, fixed_s);
   rate.backward_Bps = bytes.backward / std::max(one.backward - fixed_s, fixed_s);

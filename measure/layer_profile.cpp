@@ -50,7 +50,7 @@ class Buffer {
 
 // The median of `repetitions` timed runs of `run` after `warmup` untimed ones, each ended by a synchronize.
 template <typename Run>
-double median_time(nn::Backend& backend, const LayerProfileOptions& options, Run&& run) {
+double median_time(nn::Backend& backend, const LayerRun& options, Run&& run) {
   for (int i = 0; i < options.warmup; ++i) run();
   backend.synchronize();
   std::vector<double> times;
@@ -89,45 +89,54 @@ void check_options(const LayerProfileOptions& options) {
 // Times each layer of `model` at `batch` on `backend`, adding its kernels to `profile` under `threads`.
 void profile_model(nn::Backend& backend, const ModelSpec& model, std::int64_t batch, int threads,
                    const LayerProfileOptions& options, platforms::KernelProfile& profile) {
-  const int images = static_cast<int>(batch);
   for (std::size_t index = 0; index < model.layers.size(); ++index) {
     const LayerSpec& spec = model.layers[index];
-    const auto key = [&](ProfilePhase phase) { return ProfileKey{model.name, spec.name, phase, threads}; };
-    const auto in_count = static_cast<std::size_t>(batch * spec.input.elements());
-    const auto out_count = static_cast<std::size_t>(batch * spec.output.elements());
-    if (spec.kind == LayerKind::kSoftmax && index + 1 == model.layers.size()) {
-      Buffer logits(backend, in_count, options.seed),
-          labels(backend, static_cast<std::size_t>(batch), options.seed + 1, static_cast<int>(model.classes));
-      Buffer grad(backend, in_count, options.seed + 2);
-      const double seconds = median_time(backend, options, [&] {
-        backend.softmax_cross_entropy(logits.get(), labels.get(), images, static_cast<int>(model.classes), grad.get(),
-                                      nullptr);
-      });
-      profile.add(key(ProfilePhase::kForward), batch, seconds / 2);
-      profile.add(key(ProfilePhase::kBackward), batch, seconds / 2);
-      continue;
-    }
-    std::unique_ptr<nn::Layer> layer;
-    try {
-      layer = backend.create_layer(spec, images);
-    } catch (const UnavailableError&) {
-      continue;  // a join layer (concat, add): the network runs it, no single-input kernel to time here
-    }
-    const std::size_t params = layer->parameter_count();
-    Buffer in(backend, in_count, options.seed), out(backend, out_count, options.seed + 1);
-    Buffer weights(backend, params, options.seed + 2), grad_out(backend, out_count, options.seed + 3);
-    Buffer grad_in(backend, in_count, options.seed + 4), grad_weights(backend, params, options.seed + 5);
-    const bool first = index == 0;
-    profile.add(key(ProfilePhase::kForward), batch,
-                median_time(backend, options, [&] { layer->forward(in.get(), out.get(), weights.get(), true); }));
-    profile.add(key(ProfilePhase::kBackward), batch, median_time(backend, options, [&] {
-                  layer->backward(in.get(), out.get(), grad_out.get(), first ? nullptr : grad_in.get(), weights.get(),
-                                  grad_weights.get());
-                }));
+    const LayerRun run{.repetitions = options.repetitions,
+                       .warmup = options.warmup,
+                       .seed = options.seed,
+                       .input_gradient = index != 0,
+                       .loss = spec.kind == LayerKind::kSoftmax && index + 1 == model.layers.size()};
+    const auto seconds = time_layer(backend, spec, batch, run);
+    if (!seconds) continue;
+    profile.add(ProfileKey{model.name, spec.name, ProfilePhase::kForward, threads}, batch, seconds->forward);
+    profile.add(ProfileKey{model.name, spec.name, ProfilePhase::kBackward, threads}, batch, seconds->backward);
   }
 }
 
 }  // namespace
+
+std::optional<LayerSeconds> time_layer(nn::Backend& backend, const LayerSpec& spec, std::int64_t batch,
+                                       const LayerRun& run) {
+  const int images = static_cast<int>(batch);
+  const auto in_count = static_cast<std::size_t>(batch * spec.input.elements());
+  const auto out_count = static_cast<std::size_t>(batch * spec.output.elements());
+  if (run.loss) {
+    const auto classes = static_cast<int>(spec.input.elements());
+    Buffer logits(backend, in_count, run.seed), labels(backend, static_cast<std::size_t>(batch), run.seed + 1, classes);
+    Buffer grad(backend, in_count, run.seed + 2);
+    const double seconds = median_time(backend, run, [&] {
+      backend.softmax_cross_entropy(logits.get(), labels.get(), images, classes, grad.get(), nullptr);
+    });
+    return LayerSeconds{seconds / 2, seconds / 2};
+  }
+  std::unique_ptr<nn::Layer> layer;
+  try {
+    layer = backend.create_layer(spec, images);
+  } catch (const UnavailableError&) {
+    return std::nullopt;
+  }
+  const std::size_t params = layer->parameter_count();
+  Buffer in(backend, in_count, run.seed), out(backend, out_count, run.seed + 1);
+  Buffer weights(backend, params, run.seed + 2), grad_out(backend, out_count, run.seed + 3);
+  Buffer grad_in(backend, in_count, run.seed + 4), grad_weights(backend, params, run.seed + 5);
+  LayerSeconds seconds;
+  seconds.forward = median_time(backend, run, [&] { layer->forward(in.get(), out.get(), weights.get(), true); });
+  seconds.backward = median_time(backend, run, [&] {
+    layer->backward(in.get(), out.get(), grad_out.get(), run.input_gradient ? grad_in.get() : nullptr, weights.get(),
+                    grad_weights.get());
+  });
+  return seconds;
+}
 
 LayerProfile measure_layer_profile(const LayerProfileOptions& options, const std::string& where, std::ostream& err) {
   check_options(options);

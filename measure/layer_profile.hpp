@@ -10,10 +10,16 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/model_zoo.hpp"
 #include "platforms/kernel_profile.hpp"
+
+namespace dsgd::nn {
+class Backend;
+}
 
 namespace dsgd::measure {
 
@@ -31,6 +37,27 @@ struct LayerProfile {
   platforms::KernelProfile profile;
   double others_cores = 0;  // cores other programs kept busy meanwhile (measure/background_load.hpp)
 };
+
+// How one layer is run and timed: the median of `repetitions` runs after `warmup` untimed ones, on buffers of
+// values drawn from `seed`.
+struct LayerRun {
+  int repetitions = 15;
+  int warmup = 2;
+  std::uint64_t seed = 1;
+  bool input_gradient = true;  // false for a layer that reads the model input: its backward computes none
+  bool loss = false;           // the network's final softmax: the loss over its input's elements as classes
+};
+
+struct LayerSeconds {
+  double forward = 0;
+  double backward = 0;
+  double both() const { return forward + backward; }
+};
+
+// The median seconds of `spec`'s forward and backward at `batch` images on `backend`, as the profile times each
+// layer. Empty for a layer with no single-input kernel (a concat or add: the network runs it).
+std::optional<LayerSeconds> time_layer(nn::Backend& backend, const LayerSpec& spec, std::int64_t batch,
+                                       const LayerRun& run);
 
 // Times every layer of every model at every batch and thread count. Progress, one line per (model, batch,
 // threads), goes to `err`. Throws InputError for an unknown model, empty lists, a batch or thread count < 1,

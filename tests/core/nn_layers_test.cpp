@@ -360,6 +360,32 @@ TEST_P(NnLayers, ReluAndMaxPoolingPropagateNan) {
   }
 }
 
+// Inputs large enough that the back end scans them for NaN on both threads, each a contiguous share: a NaN at
+// either end of either share still comes through.
+class NnLayersTwoThreads : public BackendTest {
+ protected:
+  NnLayersTwoThreads() { threads_ = 2; }
+};
+
+TEST_P(NnLayersTwoThreads, ReluAndMaxPoolingPropagateNanFromEveryShareOfALargeInput) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Shape shape{16, 64, 64};
+  const auto count = static_cast<std::size_t>(shape.elements());
+  const LayerSpec relu = elementwise(LayerKind::kReLU, shape);
+  const LayerSpec pool = pooling(LayerKind::kMaxPool, shape, 2, 2, 0);
+  for (const std::size_t at : {std::size_t{0}, count / 2 - 1, count / 2, count - 1}) {
+    std::vector<float> x(count, 1.0F);
+    x[at] = nan;
+    GradientCheck relu_check(backend(), relu, 1, x, {});
+    EXPECT_TRUE(std::isnan(relu_check.forward()[at])) << "ReLU: NaN at " << at;
+    GradientCheck pool_check(backend(), pool, 1, x, {});
+    const std::vector<float> y = pool_check.forward();
+    const auto row = static_cast<std::size_t>(shape.width);
+    const std::size_t pooled = at / (2 * row) * (row / 2) + at % row / 2;  // the window of plane row at / row
+    EXPECT_TRUE(std::isnan(y[pooled])) << "max pooling: NaN at " << at << " pooled to " << y[pooled];
+  }
+}
+
 // --- local response normalisation -------------------------------------------------------------------------------
 
 TEST_P(NnLayers, LrnForwardMatchesCaffe) {
@@ -574,6 +600,7 @@ TEST_P(NnLayers, JoinLayersAreUnavailableAndBadBatchIsAnInputError) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, NnLayers, ::testing::ValuesIn(backend_names()), backend_test_name);
+INSTANTIATE_TEST_SUITE_P(Backends, NnLayersTwoThreads, ::testing::ValuesIn(backend_names()), backend_test_name);
 
 TEST(CoreNnBackend, UnknownNameListsTheValidOnes) {
   try {

@@ -1,5 +1,7 @@
 #include "core/nn/cpu/nan_propagation.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -10,7 +12,7 @@ namespace {
 // Whether `values` may hold a NaN: true for every NaN, and for an infinity (the callers then look element by
 // element). x * 0 is NaN exactly for NaN and infinite x; eight running sums vectorise at -O2 without reordering a
 // float sum, where an element-wise isnan loop runs scalar (25 MB: 1.0 ms against 3.9 ms here).
-bool has_nan(const float* values, std::size_t count) {
+bool has_nan_on_one_thread(const float* values, std::size_t count) {
   float sums[8] = {};
   std::size_t i = 0;
   for (; i + 8 <= count; i += 8) {
@@ -19,6 +21,27 @@ bool has_nan(const float* values, std::size_t count) {
   bool any = false;
   for (const float sum : sums) any |= std::isnan(sum);
   for (; i < count; ++i) any |= std::isnan(values[i]);
+  return any;
+}
+
+// Below this many floats (64 KiB, a few microseconds on one core) waking the other threads costs more than it saves.
+constexpr std::size_t kThreadedFromFloats = 16384;
+
+// has_nan_on_one_thread over the layer's threads (the calling thread's OpenMP count, set by the back end), each
+// scanning a contiguous share: the scan is a second read of the layer's input, and on one thread it kept the
+// layer from scaling (LeNet's pool1 forward at batch 256 on 2 threads: 1.00 ms, against 0.60 ms scanned on both).
+bool has_nan(const float* values, std::size_t count) {
+  const int threads = count < kThreadedFromFloats ? 1 : omp_get_max_threads();
+  if (threads <= 1) return has_nan_on_one_thread(values, count);
+  bool any = false;
+#pragma omp parallel num_threads(threads) reduction(|| : any)
+  {
+    const auto share = static_cast<std::size_t>(omp_get_thread_num());
+    const auto shares = static_cast<std::size_t>(omp_get_num_threads());
+    const std::size_t begin = count * share / shares;
+    const std::size_t end = count * (share + 1) / shares;
+    any = has_nan_on_one_thread(values + begin, end - begin);
+  }
   return any;
 }
 
