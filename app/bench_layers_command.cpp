@@ -63,8 +63,15 @@ std::string kernel_model_text(const platforms::Platform& platform) {
             fixed(memory.bandwidth_Bps / 1e9, 1) + " GB/s";
   }
   for (const auto& [kind, rate] : model.streaming) {
-    text += ", " + kind + " " + fixed(rate.forward_Bps / 1e9, 1) + "/" + fixed(rate.backward_Bps / 1e9, 1) + " GB/s" +
-            (rate.threaded ? "" : " (1 thread)");
+    text += ", " + kind + " " + fixed(rate.forward_Bps / 1e9, 1) + "/" + fixed(rate.backward_Bps / 1e9, 1) + " GB/s";
+    if (rate.per_image_s > 0) text += " + " + fixed(rate.per_image_s * 1e9, 0) + " ns/image";
+    if (rate.channel_block > 0) {
+      text += " (" + fixed(rate.forward_padded_share, 2) + "/" + fixed(rate.backward_padded_share, 2) +
+              " on channels padded to " + std::to_string(rate.channel_block) + ")";
+    }
+    if (!rate.threaded) text += " (1 thread)";
+    if (rate.threaded && rate.parallel_efficiency < 1)
+      text += " (" + fixed(rate.parallel_efficiency, 2) + " of the cores)";
   }
   return text + ", efficiency " + fixed(model.efficiency, 3) + " FITTED";
 }

@@ -105,6 +105,7 @@ std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer
     kernel.model = model.name;
     kernel.layer_name = layer.name;
     kernel.batch = batch;
+    kernel.channels = layer.input.channels;
     kernel.winograd = winograd_of(layer, batch, pass);
     kernels.push_back(std::move(kernel));
   };

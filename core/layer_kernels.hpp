@@ -62,6 +62,7 @@ struct LayerKernel {
   std::string model;
   std::string layer_name;
   std::int64_t batch = 0;
+  std::int64_t channels = 0;  // the layer's input channels (a library that blocks channels pads them)
   // A 3x3 convolution of stride 1 can be computed as Winograd F(m x m, 3x3) instead; empty for every other kernel.
   std::optional<Winograd3x3> winograd;
 };

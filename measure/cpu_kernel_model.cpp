@@ -77,23 +77,26 @@ double running_clock_Hz(int cores) {
 }
 
 // Reference layers for the back end's streaming rates: shapes of no zoo model, small enough that a layer's tensors
-// sit in one core's L2, as the memcpy rate of the L2 is taken.
+// sit in one core's L2, as the memcpy rate of the L2 is taken. Their channels fill whole blocks of one vector's
+// lanes (`channels`); max pooling's planes are 28 wide, not a power of two, whose planes alias in the cache (oneDNN's
+// pooling backward ran at 25 GB/s on 32-wide planes against 44-47 on 20-, 24- and 28-wide ones).
 constexpr std::int64_t kReferenceBatch = 4;
 constexpr int kReferenceClasses = 100;  // the loss: 100 classes, 32 rows
 constexpr int kReferenceRows = 32;
 
-LayerSpec reference_layer(LayerKind kind) {
+LayerSpec reference_layer(LayerKind kind, std::int64_t channels) {
   LayerSpec spec;
   spec.name = std::string(to_string(kind)) + " (reference)";
   spec.kind = kind;
   spec.inputs = {"reference input"};  // not the model input: its backward computes the input's gradient
-  spec.input = Shape{16, 16, 16};
+  spec.input = Shape{channels, 16, 16};
   spec.output = spec.input;
   if (kind == LayerKind::kMaxPool) {
-    spec.input = Shape{16, 32, 32};
-    spec.output = Shape{16, 16, 16};
+    spec.input = Shape{channels, 28, 28};
+    spec.output = Shape{channels, 14, 14};
     spec.kernel_h = spec.kernel_w = spec.stride = 2;
   }
+  if (kind == LayerKind::kSoftmax) spec.input = spec.output = Shape{kReferenceClasses, 1, 1};
   return spec;
 }
 
@@ -114,19 +117,15 @@ CountedBytes counted_bytes(const LayerSpec& spec, std::int64_t batch) {
   return bytes;
 }
 
-// The reference layer of `kind` at `scale` times its batch (for the loss: its rows).
+// A reference layer and its batch (for the loss: its rows).
 struct Reference {
   LayerSpec spec;
   std::int64_t batch = 0;
 };
 
-Reference reference(LayerKind kind, std::int64_t scale) {
-  Reference ref{reference_layer(kind), kReferenceBatch * scale};
-  if (kind == LayerKind::kSoftmax) {
-    ref.spec.input = ref.spec.output = Shape{kReferenceClasses, 1, 1};
-    ref.batch = kReferenceRows * scale;
-  }
-  return ref;
+Reference reference(LayerKind kind, std::int64_t channels, std::int64_t scale = 1) {
+  const std::int64_t batch = kind == LayerKind::kSoftmax ? kReferenceRows : kReferenceBatch;
+  return {reference_layer(kind, channels), batch * scale};
 }
 
 // The median seconds of `ref`'s forward and backward on `threads` threads, timed as the layer profile times a
@@ -141,28 +140,87 @@ LayerSeconds reference_seconds(const Reference& ref, int threads) {
   return *seconds;
 }
 
+// The seconds per byte of `ref` beyond `fixed_s`, forward and backward. A pass faster than its dispatch (the
+// clock's noise) is taken at its dispatch's worth.
+struct PerByte {
+  double forward = 0;
+  double backward = 0;
+};
+
+PerByte seconds_per_byte(const Reference& ref, double fixed_s) {
+  const CountedBytes bytes = counted_bytes(ref.spec, ref.batch);
+  const LayerSeconds seconds = reference_seconds(ref, 1);
+  return {std::max(seconds.forward - fixed_s, fixed_s) / bytes.forward,
+          std::max(seconds.backward - fixed_s, fixed_s) / bytes.backward};
+}
+
+// The share of a pass's work done on padded channels, from its time per byte on one channel more than a whole
+// block (`padded_per_byte`) against a whole block: block + 1 channels pad to 2 x block.
+double padded_share(double whole_per_byte, double padded_per_byte, std::int64_t block) {
+  const double padding = 2.0 * static_cast<double>(block) / static_cast<double>(block + 1) - 1;
+  return std::clamp((padded_per_byte / whole_per_byte - 1) / padding, 0.0, 1.0);
+}
+
+// Below this padded share on both passes a kind is taken not to block its channels: the timing's noise.
+constexpr double kNoBlocksBelow = 0.05;
+
 // The back end's streaming rates for `kind` on one thread, over the time beyond the kernel's dispatch (`fixed_s`,
 // or for the loss, a plain function, its own call on one row of two classes), and whether it spreads the kind over
-// `cores` threads: a reference 16 times as large taking under 0.75 of its one-thread time on every core.
-platforms::StreamingRate streaming_rate(LayerKind kind, int cores, double fixed_s) {
+// `cores` threads: a reference 16 times as large taking under 0.75 of its one-thread time on every core, and then
+// at what share of their speed (its speed-up over the cores). The loss's work per row (a logarithm, the label's
+// check) is what 32 rows of 2 classes take beyond their bytes at the rate 32 rows of 100 add; the other kinds'
+// padded channels, what one channel more than a block costs per byte.
+platforms::StreamingRate streaming_rate(LayerKind kind, int cores, double fixed_s, std::int64_t lanes) {
   constexpr std::int64_t kLarger = 16;
   platforms::StreamingRate rate;
-  if (kind == LayerKind::kSoftmax) {
-    Reference one_row = reference(kind, 1);
-    one_row.spec.input = one_row.spec.output = Shape{2, 1, 1};
-    one_row.batch = 1;
-    rate.fixed_s = reference_seconds(one_row, 1).both() / 2;
+  const Reference ref = reference(kind, lanes);
+  if (cores > 1) {
+    const Reference larger = reference(kind, lanes, kLarger);
+    const double speedup = reference_seconds(larger, 1).both() / reference_seconds(larger, cores).both();
+    rate.threaded = speedup > 1 / 0.75;
+    if (rate.threaded) rate.parallel_efficiency = std::min(1.0, speedup / cores);
+  }
+  if (kind == LayerKind::kMaxPool) {
+    // Its own dispatch (oneDNN's pooling sets up more than a ReLU): its smallest layer, one 2 x 2 window per channel.
+    Reference smallest = ref;
+    smallest.spec.input = Shape{lanes, 2, 2};
+    smallest.spec.output = Shape{lanes, 1, 1};
+    smallest.batch = 1;
+    rate.fixed_s = reference_seconds(smallest, 1).both() / 2;
     fixed_s = *rate.fixed_s;
   }
-  const Reference ref = reference(kind, 1);
-  const CountedBytes bytes = counted_bytes(ref.spec, ref.batch);
-  const LayerSeconds one = reference_seconds(ref, 1);
-  // A pass faster than its dispatch (the clock's noise) is taken at its dispatch's worth of bytes per second.
-  rate.forward_Bps = bytes.forward / std::max(one.forward - fixed_s, fixed_s);
-  rate.backward_Bps = bytes.backward / std::max(one.backward - fixed_s, fixed_s);
-  if (cores > 1) {
-    const Reference larger = reference(kind, kLarger);
-    rate.threaded = reference_seconds(larger, cores).both() < 0.75 * reference_seconds(larger, 1).both();
+  if (kind == LayerKind::kSoftmax) {
+    Reference narrow = ref;
+    narrow.spec.input = narrow.spec.output = Shape{2, 1, 1};
+    Reference one_row = narrow;
+    one_row.batch = 1;
+    rate.fixed_s = reference_seconds(one_row, 1).forward;
+    const CountedBytes wide_bytes = counted_bytes(ref.spec, ref.batch);
+    const CountedBytes narrow_bytes = counted_bytes(narrow.spec, narrow.batch);
+    const LayerSeconds wide = reference_seconds(ref, 1);
+    const LayerSeconds narrow_s = reference_seconds(narrow, 1);
+    if (wide.forward > narrow_s.forward) {
+      // Forward and backward are halves of one call: one rate per byte and one cost per row serve both.
+      rate.forward_Bps = (wide_bytes.forward - narrow_bytes.forward) / (wide.forward - narrow_s.forward);
+      rate.backward_Bps = rate.forward_Bps * narrow_bytes.backward / narrow_bytes.forward;
+      rate.per_image_s = std::max(0.0, (narrow_s.forward - *rate.fixed_s - narrow_bytes.forward / rate.forward_Bps) /
+                                           static_cast<double>(narrow.batch));
+      return rate;
+    }
+    fixed_s = *rate.fixed_s;  // the two timings' difference is noise: the rate alone, over the dispatch
+  }
+  const PerByte whole = seconds_per_byte(ref, fixed_s);
+  rate.forward_Bps = 1 / whole.forward;
+  rate.backward_Bps = 1 / whole.backward;
+  if (kind != LayerKind::kSoftmax) {
+    const PerByte padded = seconds_per_byte(reference(kind, lanes + 1), fixed_s);
+    const double forward_share = padded_share(whole.forward, padded.forward, lanes);
+    const double backward_share = padded_share(whole.backward, padded.backward, lanes);
+    if (std::max(forward_share, backward_share) >= kNoBlocksBelow) {
+      rate.channel_block = lanes;
+      rate.forward_padded_share = forward_share;
+      rate.backward_padded_share = backward_share;
+    }
   }
   return rate;
 }
@@ -247,7 +305,7 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
   model.sync_s_per_unit = std::max(0.0, (smallest_kernel_seconds(cores) - model.fixed_s) / cores);
   model.gemm_library["inner_product"] = {.work_per_thread = kOpenBlasWorkPerThread, .packs_operands = true};
   for (const LayerKind kind : {LayerKind::kReLU, LayerKind::kMaxPool, LayerKind::kSoftmax}) {
-    model.streaming[std::string(to_string(kind))] = streaming_rate(kind, cores, model.fixed_s);
+    model.streaming[std::string(to_string(kind))] = streaming_rate(kind, cores, model.fixed_s, model.tile_n);
   }
   platforms::Memory cache;
   cache.name = "L2";
@@ -263,11 +321,13 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
                    "-bit register; m: OpenBLAS's x86-64 SGEMM block of 8 rows (sgemm_kernel_8x4, Haswell and Zen)"},
       {"fixed_s", measured + "median of a ReLU over one float on one thread (the back end's dispatch)"},
       {"sync_s_per_unit", measured + "the back end's ReLU over one float on every core less on one thread, per core"},
-      {"streaming", measured + "the back end's relu and max_pool (4 images of 16 x 16 x 16 and 16 x 32 x 32) and "
-                               "its softmax loss (32 rows of 100; fixed_s: one row of 2), one thread: the bytes "
-                               "layer_kernels counts over the median times of forward and backward beyond the "
-                               "dispatch; threaded where 16 times as much took under 0.75 of one core's time on "
-                               "every core"},
+      {"streaming", measured + "the back end's relu and max_pool (4 images of L x 16 x 16 and L x 28 x 28, L the "
+                               "lanes of a register) and its softmax loss (32 rows of 100 against 32 of 2: the rate "
+                               "and the work per row; fixed_s: one row of 2; max_pool's: its smallest layer), one "
+                               "thread: the bytes layer_kernels counts over the median times of forward and "
+                               "backward beyond the dispatch; padded_share from L + 1 channels against L; threaded "
+                               "where 16 times as much took under 0.75 of one core's time on every core, at its "
+                               "speed-up over the cores"},
       {"gemm_library",
        "the back end's inner products call OpenBLAS's sgemm (core/nn/cpu/inner_product.cpp), which "
        "packs both operands (GotoBLAS's algorithm) and gives each thread at least SMP_THRESHOLD_MIN "

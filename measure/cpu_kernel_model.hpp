@@ -11,8 +11,9 @@
 //   fixed_s          the median time of the back end's smallest kernel: a ReLU over one float on one thread
 //   sync_s_per_unit  that ReLU on every core, less on one thread, per core: the fork-join of a threaded kernel
 //   streaming        per layer kind (relu, max_pool, softmax): the back end's reference layer on one thread, the
-//                    bytes layer_kernels counts over its forward's and its backward's times, and whether every core
-//                    runs it faster
+//                    bytes layer_kernels counts over its forward's and its backward's times; the loss's work per
+//                    row; the share of the work on channels padded to whole blocks (L + 1 channels against L);
+//                    whether every core runs it faster, and at what share of their speed
 //   cache            the L2 caches (sysfs size x cores), at a memcpy's rate within half of one, x cores
 // and the node memories, fastest first: the L3 (sysfs size) at a memcpy's rate within half of it on every core,
 // and DRAM at STREAM's triad on every core. The efficiency is 1: a check fits it (simulate/kernel_model_check.hpp).

@@ -221,12 +221,28 @@ KernelModel parse_kernel_model(const JsonView& view) {
     for (const std::string& kind : streaming->keys()) {
       const JsonView rate = streaming->at(kind);
       check_layer_kind(rate, kind);
-      rate.allow_only({"forward_Bps", "backward_Bps", "fixed_s", "threaded"});
+      rate.allow_only({"forward_Bps", "backward_Bps", "fixed_s", "threaded", "parallel_efficiency", "per_image_s",
+                       "channel_block", "padded_share"});
       StreamingRate& out = model.streaming[kind];
       out.forward_Bps = rate.at("forward_Bps").positive();
       out.backward_Bps = rate.at("backward_Bps").positive();
       if (const auto fixed = rate.find("fixed_s")) out.fixed_s = fixed->nonnegative();
       if (const auto threaded = rate.find("threaded")) out.threaded = threaded->boolean();
+      if (const auto efficiency = rate.find("parallel_efficiency")) {
+        out.parallel_efficiency = efficiency->positive();
+        if (out.parallel_efficiency > 1) efficiency->fail("expected a share of the units' speed in (0, 1]");
+      }
+      if (const auto per_image = rate.find("per_image_s")) out.per_image_s = per_image->nonnegative();
+      if (const auto block = rate.find("channel_block")) out.channel_block = block->positive_integer();
+      if (const auto shares = rate.find("padded_share")) {
+        if (out.channel_block == 0) shares->fail("a padded share needs the channel_block it pads to");
+        if (shares->size() != 2) shares->fail("expected [forward, backward] shares of the work");
+        for (std::size_t pass = 0; pass < 2; ++pass) {
+          const double share = shares->at(pass).nonnegative();
+          if (share > 1) shares->at(pass).fail("expected a share of the work in [0, 1]");
+          (pass == 0 ? out.forward_padded_share : out.backward_padded_share) = share;
+        }
+      }
     }
   }
   if (const auto libraries = view.find("gemm_library")) {
@@ -926,6 +942,12 @@ Json kernel_model_json(const KernelModel& model) {
     Json& entry = out["streaming"][kind];
     entry = {{"forward_Bps", rate.forward_Bps}, {"backward_Bps", rate.backward_Bps}, {"threaded", rate.threaded}};
     if (rate.fixed_s) entry["fixed_s"] = *rate.fixed_s;
+    if (rate.parallel_efficiency < 1) entry["parallel_efficiency"] = rate.parallel_efficiency;
+    if (rate.per_image_s > 0) entry["per_image_s"] = rate.per_image_s;
+    if (rate.channel_block > 0) {
+      entry["channel_block"] = rate.channel_block;
+      entry["padded_share"] = {rate.forward_padded_share, rate.backward_padded_share};
+    }
   }
   put_sources(out, model.sources);
   return out;

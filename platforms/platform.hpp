@@ -55,6 +55,17 @@ struct StreamingRate {
   double backward_Bps = 0;
   std::optional<double> fixed_s;  // its dispatch, where not KernelModel::fixed_s (a plain function, no primitive)
   bool threaded = true;           // false: the library runs it on one unit whatever the rank has
+  // Threaded, the share of the units' speed it gets: its speed-up on all of them over their count (a pass bound by
+  // the memory the units share, or by a serial part, gains less than the units).
+  double parallel_efficiency = 1;
+  // Work per image beyond the bytes, forward and backward alike (the loss: a row's logarithm and label check).
+  double per_image_s = 0;
+  // A library that works on channels in blocks (oneDNN's NCHW pooling transposes to blocks of one vector's lanes)
+  // pads the last block: a pass's padded share of its work is done on channels padded to `channel_block`, the rest
+  // on the channels there are. 0: no blocks.
+  std::int64_t channel_block = 0;
+  double forward_padded_share = 0;
+  double backward_padded_share = 0;
   bool operator==(const StreamingRate&) const = default;
 };
 

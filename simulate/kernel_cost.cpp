@@ -94,7 +94,19 @@ struct Streaming {
   double Bps = 0;
   double units = 1;
   double fixed_s = 0;
+  double work_per_byte = 1;  // > 1 where the library pads channels to its blocks
+  double per_image_s = 0;
+  double images = 0;
 };
+
+// The work a blocked library does per byte on `channels` channels: the pass's padded share of it on channels
+// rounded up to whole blocks.
+double padded_work(const platforms::StreamingRate& rate, KernelPass pass, std::int64_t channels) {
+  if (rate.channel_block < 1 || channels < 1) return 1;
+  const double share = pass == KernelPass::kForward ? rate.forward_padded_share : rate.backward_padded_share;
+  const std::int64_t padded = ceil_div(channels, rate.channel_block) * rate.channel_block;
+  return 1 - share + share * static_cast<double>(padded) / static_cast<double>(channels);
+}
 
 // `flops` of `gemm` (none for a streaming kernel) moving `bytes`, as kernel_cost prices it.
 
@@ -110,7 +122,10 @@ KernelCost priced(const KernelMachine& machine, const std::optional<GemmShape>& 
     bytes += tiling.split_bytes;
   }
   cost.compute_s = flops / (machine.peak_flops * machine.efficiency * cost.shape_efficiency);
-  if (streaming) cost.compute_s = bytes / (streaming->Bps * units_taking_part);
+  if (streaming) {
+    cost.compute_s = (bytes * streaming->work_per_byte / streaming->Bps + streaming->per_image_s * streaming->images) /
+                     units_taking_part;
+  }
   cost.tier = serving_tier(machine, bytes, resident_bytes);
   if (cost.tier) cost.memory_s = bytes / machine.tiers[*cost.tier].bandwidth_Bps;
   // A kernel on one unit forks nothing.
@@ -159,8 +174,11 @@ KernelCost kernel_cost(const KernelMachine& whole, const LayerKernel& kernel, do
     if (rate != machine.streaming.end()) {
       const platforms::StreamingRate& known = rate->second;
       streaming = Streaming{kernel.pass == KernelPass::kForward ? known.forward_Bps : known.backward_Bps,
-                            known.threaded ? static_cast<double>(machine.parallel_units) : 1.0,
-                            known.fixed_s.value_or(machine.kernel_fixed_s)};
+                            known.threaded ? std::max(1.0, machine.parallel_units * known.parallel_efficiency) : 1.0,
+                            known.fixed_s.value_or(machine.kernel_fixed_s),
+                            padded_work(known, kernel.pass, kernel.channels),
+                            known.per_image_s,
+                            static_cast<double>(kernel.batch)};
     }
   }
   const bool packs = library != nullptr && library->packs_operands;

@@ -2,7 +2,8 @@
 // A kernel's time from its shape (docs/simulation.md "Kernels by shape"):
 //   seconds = max(compute, memory) + fixed
 //   compute = FLOPs / (peak x efficiency x shape efficiency); a streaming kernel of a layer kind the library's
-//             rate is known for: bytes / (that rate x the units the library spreads it over)
+//             rate is known for: (bytes x its padded blocks' work / that rate + work per image x images) / the
+//             units the library spreads it over (platforms::StreamingRate)
 //   memory  = bytes / the bandwidth of the tier that holds the kernel's data
 //   fixed   = the per-kernel cost (a GPU's launch, a framework's dispatch) + a many-core CPU's fork-join cost per
 //             unit taking part (none on one unit)

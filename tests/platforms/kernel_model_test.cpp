@@ -99,7 +99,14 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
   Json kernels = p100_kernels();
   kernels["streaming"] = {
       {"relu", {{"forward_Bps", 7e10}, {"backward_Bps", 6e10}}},
-      {"softmax", {{"forward_Bps", 2e9}, {"backward_Bps", 3e9}, {"fixed_s", 5e-8}, {"threaded", false}}}};
+      {"softmax",
+       {{"forward_Bps", 2e9}, {"backward_Bps", 3e9}, {"fixed_s", 5e-8}, {"threaded", false}, {"per_image_s", 3e-9}}},
+      {"max_pool",
+       {{"forward_Bps", 2e10},
+        {"backward_Bps", 5e10},
+        {"parallel_efficiency", 0.8},
+        {"channel_block", 16},
+        {"padded_share", {0.3, 0.8}}}}};
   kernels["gemm_library"] = {{"inner_product", {{"work_per_thread", 262144}, {"packs_operands", true}}}};
   kernels["sources"]["streaming"] = "test";
   kernels["sources"]["gemm_library"] = "test";
@@ -108,7 +115,14 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
   EXPECT_EQ(model.streaming.at("relu"),
             (StreamingRate{.forward_Bps = 7e10, .backward_Bps = 6e10, .fixed_s = std::nullopt, .threaded = true}));
   EXPECT_EQ(model.streaming.at("softmax"),
-            (StreamingRate{.forward_Bps = 2e9, .backward_Bps = 3e9, .fixed_s = 5e-8, .threaded = false}));
+            (StreamingRate{
+                .forward_Bps = 2e9, .backward_Bps = 3e9, .fixed_s = 5e-8, .threaded = false, .per_image_s = 3e-9}));
+  EXPECT_EQ(model.streaming.at("max_pool"), (StreamingRate{.forward_Bps = 2e10,
+                                                           .backward_Bps = 5e10,
+                                                           .parallel_efficiency = 0.8,
+                                                           .channel_block = 16,
+                                                           .forward_padded_share = 0.3,
+                                                           .backward_padded_share = 0.8}));
   EXPECT_EQ(model.gemm_library.at("inner_product"), (GemmLibrary{.work_per_thread = 262144, .packs_operands = true}));
   const Json written = to_json(platform);
   EXPECT_EQ(to_json(parse_platform(written, "p100.json")), written);
@@ -124,6 +138,17 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
   bad = kernels;
   bad["streaming"]["relu"]["forward_Bps"] = 0;
   EXPECT_NE(refused(bad).find("/streaming/relu/forward_Bps"), std::string::npos) << refused(bad);
+  bad = kernels;
+  bad["streaming"]["max_pool"]["padded_share"] = {0.3, 1.5};
+  EXPECT_NE(refused(bad).find("/streaming/max_pool/padded_share/1: expected a share of the work in [0, 1]"),
+            std::string::npos)
+      << refused(bad);
+  bad = kernels;
+  bad["streaming"]["max_pool"].erase("channel_block");
+  EXPECT_NE(refused(bad).find("a padded share needs the channel_block it pads to"), std::string::npos) << refused(bad);
+  bad = kernels;
+  bad["streaming"]["max_pool"]["parallel_efficiency"] = 1.5;
+  EXPECT_NE(refused(bad).find("/streaming/max_pool/parallel_efficiency"), std::string::npos) << refused(bad);
   bad = kernels;
   bad["gemm_library"]["inner_product"]["threads"] = 2;
   EXPECT_NE(refused(bad).find("threads"), std::string::npos) << refused(bad);

@@ -126,6 +126,35 @@ TEST(SimulateKernelCost, AStreamingKernelOfAKindWithALibraryRateRunsAtThatRate) 
   EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, 1e3 / 4e9);
 }
 
+// The rest a library's streaming rate says: a pass on channels that do not fill its blocks does its padded share of
+// the work on the whole blocks; work per image (the loss's rows) adds to the bytes' time; threaded, it gets its
+// share of the units' speed.
+TEST(SimulateKernelCost, AStreamingKernelPaysForPaddedBlocksPerImageWorkAndItsParallelEfficiency) {
+  KernelMachine machine = small_machine();  // 4 units
+  machine.streaming["max_pool"] = {.forward_Bps = 1e9,
+                                   .backward_Bps = 2e9,
+                                   .parallel_efficiency = 0.5,
+                                   .channel_block = 16,
+                                   .forward_padded_share = 0.5,
+                                   .backward_padded_share = 1};
+  machine.streaming["softmax"] = {.forward_Bps = 1e9, .backward_Bps = 1e9, .threaded = false, .per_image_s = 1e-8};
+  LayerKernel pool;
+  pool.kind = LayerKind::kMaxPool;
+  pool.bytes = 8e3;
+  pool.channels = 20;  // 2 blocks of 16: 32 channels' work on the padded share
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, 8e3 * (0.5 + 0.5 * 32 / 20.0) / (1e9 * 2))
+      << "half the work padded, on half of the 4 units' speed";
+  pool.pass = KernelPass::kBackwardData;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, 8e3 * 32 / 20.0 / (2e9 * 2));
+  pool.channels = 32;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, 8e3 / (2e9 * 2)) << "whole blocks pad nothing";
+  LayerKernel loss;
+  loss.kind = LayerKind::kSoftmax;
+  loss.bytes = 8e3;
+  loss.batch = 64;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, loss, 0).compute_s, 8e3 / 1e9 + 64 * 1e-8);
+}
+
 // A CPU BLAS a layer kind's GEMMs are called on gives each thread a least amount of work, so a small GEMM runs on
 // one unit at one unit's peak, and packs both operands first, their bytes read and written once more.
 TEST(SimulateKernelCost, ACpuBlasThreadsOnlyWithEnoughWorkAndPacksItsOperands) {
