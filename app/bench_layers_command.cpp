@@ -67,7 +67,8 @@ std::string kernel_model_text(const platforms::Platform& platform) {
     if (rate.per_image_s > 0) text += " + " + fixed(rate.per_image_s * 1e9, 0) + " ns/image";
     if (rate.channel_block > 0) {
       text += " (" + fixed(rate.forward_padded_share, 2) + "/" + fixed(rate.backward_padded_share, 2) +
-              " on channels padded to " + std::to_string(rate.channel_block) + ")";
+              " on channels padded to " + std::to_string(rate.channel_block) + ", last block " +
+              fixed(rate.forward_tail_s * 1e9, 0) + "/" + fixed(rate.backward_tail_s * 1e9, 0) + " ns/image)";
     }
     if (!rate.threaded) text += " (1 thread)";
     if (rate.threaded && rate.parallel_efficiency < 1)

@@ -43,18 +43,20 @@ double smallest_kernel_seconds(int threads) {
   return time_layer(*backend, spec, 1, {.repetitions = 2000, .warmup = 200})->forward;
 }
 
-// The clock every core runs at with all of them busy: a chain of dependent integer adds retires one add per cycle
-// (latency 1 on every x86-64 core), so adds / seconds on each core, the slowest kept. /proc/cpuinfo's "cpu MHz" is
+// The clock the cores run at with all of them busy: a chain of dependent integer adds retires one add per cycle
+// (latency 1 on every x86-64 core), so adds / seconds on each core, its best of 20 short rounds, and the fastest core
+// kept (another program holding a core through every round of one thread would lower the peak below a bound; a
+// fastest core only raises it). /proc/cpuinfo's "cpu MHz" is
 // the nominal clock, or under a hypervisor its figure: 2.6 GHz read where this Zen 5 VM's cores run at 4.1-4.2 GHz,
 // so oneDNN's SGEMM ran at 1.5 times a peak derived from it. 0 off x86-64 (the caller keeps /proc/cpuinfo's).
 double running_clock_Hz(int cores) {
 #if defined(__x86_64__)
-  constexpr std::uint64_t kLoops = 20'000'000;  // 8 adds each: 160 M cycles, about 40 ms at 4 GHz
-  double slowest_Hz = 1e30;
-#pragma omp parallel num_threads(cores) reduction(min : slowest_Hz)
+  constexpr std::uint64_t kLoops = 4'000'000;  // 8 adds each: 32 M cycles, about 8 ms at 4 GHz
+  double fastest_Hz = 0;
+#pragma omp parallel num_threads(cores) reduction(max : fastest_Hz)
   {
     double fastest_s = 1e30;
-    for (int round = 0; round < 5; ++round) {
+    for (int round = 0; round < 20; ++round) {
       std::uint64_t sum = 0;
       std::uint64_t loops = kLoops;
       const auto start = SteadyClock::now();
@@ -67,9 +69,9 @@ double running_clock_Hz(int cores) {
           : "+r"(sum), "+r"(loops));
       fastest_s = std::min(fastest_s, seconds_since(start));
     }
-    slowest_Hz = 8.0 * static_cast<double>(kLoops) / fastest_s;
+    fastest_Hz = 8.0 * static_cast<double>(kLoops) / fastest_s;
   }
-  return slowest_Hz;
+  return fastest_Hz;
 #else
   (void)cores;
   return 0;
@@ -84,7 +86,9 @@ constexpr std::int64_t kReferenceBatch = 4;
 constexpr int kReferenceClasses = 100;  // the loss: 100 classes, 32 rows
 constexpr int kReferenceRows = 32;
 
-LayerSpec reference_layer(LayerKind kind, std::int64_t channels) {
+constexpr std::int64_t kReferencePlane = 28;
+
+LayerSpec reference_layer(LayerKind kind, std::int64_t channels, std::int64_t plane = kReferencePlane) {
   LayerSpec spec;
   spec.name = std::string(to_string(kind)) + " (reference)";
   spec.kind = kind;
@@ -92,8 +96,8 @@ LayerSpec reference_layer(LayerKind kind, std::int64_t channels) {
   spec.input = Shape{channels, 16, 16};
   spec.output = spec.input;
   if (kind == LayerKind::kMaxPool) {
-    spec.input = Shape{channels, 28, 28};
-    spec.output = Shape{channels, 14, 14};
+    spec.input = Shape{channels, plane, plane};
+    spec.output = Shape{channels, plane / 2, plane / 2};
     spec.kernel_h = spec.kernel_w = spec.stride = 2;
   }
   if (kind == LayerKind::kSoftmax) spec.input = spec.output = Shape{kReferenceClasses, 1, 1};
@@ -154,11 +158,22 @@ PerByte seconds_per_byte(const Reference& ref, double fixed_s) {
           std::max(seconds.backward - fixed_s, fixed_s) / bytes.backward};
 }
 
-// The share of a pass's work done on padded channels, from its time per byte on one channel more than a whole
-// block (`padded_per_byte`) against a whole block: block + 1 channels pad to 2 x block.
-double padded_share(double whole_per_byte, double padded_per_byte, std::int64_t block) {
+// A pass over block + 1 channels costs its bytes at the whole blocks' rate times the work of its padded share,
+// W = 1 - share + share x 2 block / (block + 1), plus `tail_s` per image for the last block. From the pass's time
+// beyond the dispatch on planes 28 wide (`wide_s` for `wide_bytes`, `wide_images`) and 8 wide: the two unknowns.
+struct Tail {
+  double share = 0;
+  double tail_s = 0;
+};
+
+Tail padded_tail(double whole_per_byte, double wide_s, double wide_bytes, double wide_images, double narrow_s,
+                 double narrow_bytes, double narrow_images, std::int64_t block) {
   const double padding = 2.0 * static_cast<double>(block) / static_cast<double>(block + 1) - 1;
-  return std::clamp((padded_per_byte / whole_per_byte - 1) / padding, 0.0, 1.0);
+  const double per_byte =
+      (wide_s * narrow_images - narrow_s * wide_images) / (wide_bytes * narrow_images - narrow_bytes * wide_images);
+  if (!(per_byte > 0)) return {std::clamp((wide_s / wide_bytes / whole_per_byte - 1) / padding, 0.0, 1.0), 0};
+  return {std::clamp((per_byte / whole_per_byte - 1) / padding, 0.0, 1.0),
+          std::max(0.0, (wide_s - wide_bytes * per_byte) / wide_images)};
 }
 
 // Below this padded share on both passes a kind is taken not to block its channels: the timing's noise.
@@ -213,13 +228,29 @@ platforms::StreamingRate streaming_rate(LayerKind kind, int cores, double fixed_
   rate.forward_Bps = 1 / whole.forward;
   rate.backward_Bps = 1 / whole.backward;
   if (kind != LayerKind::kSoftmax) {
-    const PerByte padded = seconds_per_byte(reference(kind, lanes + 1), fixed_s);
-    const double forward_share = padded_share(whole.forward, padded.forward, lanes);
-    const double backward_share = padded_share(whole.backward, padded.backward, lanes);
-    if (std::max(forward_share, backward_share) >= kNoBlocksBelow) {
+    // One channel more than a block, on the reference's planes and on planes 8 wide (as many bytes, 12 times the
+    // images): the padded share of the work, and the last block's cost per image.
+    constexpr std::int64_t kNarrowPlane = 8;
+    constexpr std::int64_t kNarrowScale = 12;
+    const Reference wide = reference(kind, lanes + 1);
+    Reference narrow = wide;
+    narrow.spec = reference_layer(kind, lanes + 1, kNarrowPlane);
+    narrow.batch = wide.batch * kNarrowScale;
+    const CountedBytes wide_bytes = counted_bytes(wide.spec, wide.batch);
+    const CountedBytes narrow_bytes = counted_bytes(narrow.spec, narrow.batch);
+    const LayerSeconds wide_s = reference_seconds(wide, 1);
+    const LayerSeconds narrow_s = reference_seconds(narrow, 1);
+    const auto images = [](const Reference& ref) { return static_cast<double>(ref.batch); };
+    const Tail forward = padded_tail(whole.forward, wide_s.forward - fixed_s, wide_bytes.forward, images(wide),
+                                     narrow_s.forward - fixed_s, narrow_bytes.forward, images(narrow), lanes);
+    const Tail backward = padded_tail(whole.backward, wide_s.backward - fixed_s, wide_bytes.backward, images(wide),
+                                      narrow_s.backward - fixed_s, narrow_bytes.backward, images(narrow), lanes);
+    if (std::max(forward.share, backward.share) >= kNoBlocksBelow) {
       rate.channel_block = lanes;
-      rate.forward_padded_share = forward_share;
-      rate.backward_padded_share = backward_share;
+      rate.forward_padded_share = forward.share;
+      rate.backward_padded_share = backward.share;
+      rate.forward_tail_s = forward.tail_s;
+      rate.backward_tail_s = backward.tail_s;
     }
   }
   return rate;
@@ -321,13 +352,15 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
                    "-bit register; m: OpenBLAS's x86-64 SGEMM block of 8 rows (sgemm_kernel_8x4, Haswell and Zen)"},
       {"fixed_s", measured + "median of a ReLU over one float on one thread (the back end's dispatch)"},
       {"sync_s_per_unit", measured + "the back end's ReLU over one float on every core less on one thread, per core"},
-      {"streaming", measured + "the back end's relu and max_pool (4 images of L x 16 x 16 and L x 28 x 28, L the "
-                               "lanes of a register) and its softmax loss (32 rows of 100 against 32 of 2: the rate "
-                               "and the work per row; fixed_s: one row of 2; max_pool's: its smallest layer), one "
-                               "thread: the bytes layer_kernels counts over the median times of forward and "
-                               "backward beyond the dispatch; padded_share from L + 1 channels against L; threaded "
-                               "where 16 times as much took under 0.75 of one core's time on every core, at its "
-                               "speed-up over the cores"},
+      {"streaming",
+       measured + "the back end's relu and max_pool (4 images of L x 16 x 16 and L x 28 x 28, L the "
+                  "lanes of a register) and its softmax loss (32 rows of 100 against 32 of 2: the rate "
+                  "and the work per row; fixed_s: one row of 2; max_pool's: its smallest layer), one "
+                  "thread: the bytes layer_kernels counts over the median times of forward and "
+                  "backward beyond the dispatch; padded_share and tail_s from L + 1 channels on planes 28 and 8 wide "
+                  "against L; threaded "
+                  "where 16 times as much took under 0.75 of one core's time on every core, at its "
+                  "speed-up over the cores"},
       {"gemm_library",
        "the back end's inner products call OpenBLAS's sgemm (core/nn/cpu/inner_product.cpp), which "
        "packs both operands (GotoBLAS's algorithm) and gives each thread at least SMP_THRESHOLD_MIN "

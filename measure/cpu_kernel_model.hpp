@@ -4,8 +4,8 @@
 // per-layer times with (docs/simulation.md "Kernels by shape", "The model on this machine").
 //
 //   parallel_units   physical cores (/proc/cpuinfo)
-//   clock_Hz         measured: the clock the cores run at, all busy (a chain of dependent adds), not /proc/cpuinfo's
-//                    nominal figure, so the peak is one the kernels cannot beat
+//   clock_Hz         measured: the clock the cores run at, all busy (a chain of dependent adds; the fastest core),
+//                    not /proc/cpuinfo's nominal figure, so the peak is one the kernels cannot beat
 //   tile             [m, n]: n the fp32 lanes of one vector register of the widest extension (derive_core_peak),
 //                    m the rows of OpenBLAS's x86-64 SGEMM register block (8: sgemm_kernel_8x4 on Haswell and Zen)
 //   fixed_s          the median time of the back end's smallest kernel: a ReLU over one float on one thread

@@ -222,7 +222,7 @@ KernelModel parse_kernel_model(const JsonView& view) {
       const JsonView rate = streaming->at(kind);
       check_layer_kind(rate, kind);
       rate.allow_only({"forward_Bps", "backward_Bps", "fixed_s", "threaded", "parallel_efficiency", "per_image_s",
-                       "channel_block", "padded_share"});
+                       "channel_block", "padded_share", "tail_s"});
       StreamingRate& out = model.streaming[kind];
       out.forward_Bps = rate.at("forward_Bps").positive();
       out.backward_Bps = rate.at("backward_Bps").positive();
@@ -242,6 +242,12 @@ KernelModel parse_kernel_model(const JsonView& view) {
           if (share > 1) shares->at(pass).fail("expected a share of the work in [0, 1]");
           (pass == 0 ? out.forward_padded_share : out.backward_padded_share) = share;
         }
+      }
+      if (const auto tails = rate.find("tail_s")) {
+        if (out.channel_block == 0) tails->fail("a tail's cost needs the channel_block it pads to");
+        if (tails->size() != 2) tails->fail("expected [forward, backward] seconds per image");
+        out.forward_tail_s = tails->at(0).nonnegative();
+        out.backward_tail_s = tails->at(1).nonnegative();
       }
     }
   }
@@ -947,6 +953,7 @@ Json kernel_model_json(const KernelModel& model) {
     if (rate.channel_block > 0) {
       entry["channel_block"] = rate.channel_block;
       entry["padded_share"] = {rate.forward_padded_share, rate.backward_padded_share};
+      entry["tail_s"] = {rate.forward_tail_s, rate.backward_tail_s};
     }
   }
   put_sources(out, model.sources);

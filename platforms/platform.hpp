@@ -66,6 +66,9 @@ struct StreamingRate {
   std::int64_t channel_block = 0;
   double forward_padded_share = 0;
   double backward_padded_share = 0;
+  // A pass's cost per image for a last block that is not whole, whatever its plane's size (its masked setup).
+  double forward_tail_s = 0;
+  double backward_tail_s = 0;
   bool operator==(const StreamingRate&) const = default;
 };
 

@@ -108,6 +108,12 @@ double padded_work(const platforms::StreamingRate& rate, KernelPass pass, std::i
   return 1 - share + share * static_cast<double>(padded) / static_cast<double>(channels);
 }
 
+// A blocked library's cost per image for a last block that is not whole.
+double tail_seconds(const platforms::StreamingRate& rate, KernelPass pass, std::int64_t channels) {
+  if (rate.channel_block < 1 || channels < 1 || channels % rate.channel_block == 0) return 0;
+  return pass == KernelPass::kForward ? rate.forward_tail_s : rate.backward_tail_s;
+}
+
 // `flops` of `gemm` (none for a streaming kernel) moving `bytes`, as kernel_cost prices it.
 
 KernelCost priced(const KernelMachine& machine, const std::optional<GemmShape>& gemm, double flops, double bytes,
@@ -177,7 +183,7 @@ KernelCost kernel_cost(const KernelMachine& whole, const LayerKernel& kernel, do
                             known.threaded ? std::max(1.0, machine.parallel_units * known.parallel_efficiency) : 1.0,
                             known.fixed_s.value_or(machine.kernel_fixed_s),
                             padded_work(known, kernel.pass, kernel.channels),
-                            known.per_image_s,
+                            known.per_image_s + tail_seconds(known, kernel.pass, kernel.channels),
                             static_cast<double>(kernel.batch)};
     }
   }

@@ -106,7 +106,8 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
         {"backward_Bps", 5e10},
         {"parallel_efficiency", 0.8},
         {"channel_block", 16},
-        {"padded_share", {0.3, 0.8}}}}};
+        {"padded_share", {0.3, 0.8}},
+        {"tail_s", {1e-7, 2e-7}}}}};
   kernels["gemm_library"] = {{"inner_product", {{"work_per_thread", 262144}, {"packs_operands", true}}}};
   kernels["sources"]["streaming"] = "test";
   kernels["sources"]["gemm_library"] = "test";
@@ -122,7 +123,9 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
                                                            .parallel_efficiency = 0.8,
                                                            .channel_block = 16,
                                                            .forward_padded_share = 0.3,
-                                                           .backward_padded_share = 0.8}));
+                                                           .backward_padded_share = 0.8,
+                                                           .forward_tail_s = 1e-7,
+                                                           .backward_tail_s = 2e-7}));
   EXPECT_EQ(model.gemm_library.at("inner_product"), (GemmLibrary{.work_per_thread = 262144, .packs_operands = true}));
   const Json written = to_json(platform);
   EXPECT_EQ(to_json(parse_platform(written, "p100.json")), written);
@@ -146,6 +149,11 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
   bad = kernels;
   bad["streaming"]["max_pool"].erase("channel_block");
   EXPECT_NE(refused(bad).find("a padded share needs the channel_block it pads to"), std::string::npos) << refused(bad);
+  bad = kernels;
+  bad["streaming"]["max_pool"]["tail_s"] = {1e-7};
+  EXPECT_NE(refused(bad).find("/streaming/max_pool/tail_s: expected [forward, backward] seconds per image"),
+            std::string::npos)
+      << refused(bad);
   bad = kernels;
   bad["streaming"]["max_pool"]["parallel_efficiency"] = 1.5;
   EXPECT_NE(refused(bad).find("/streaming/max_pool/parallel_efficiency"), std::string::npos) << refused(bad);

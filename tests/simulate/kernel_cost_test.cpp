@@ -127,8 +127,8 @@ TEST(SimulateKernelCost, AStreamingKernelOfAKindWithALibraryRateRunsAtThatRate) 
 }
 
 // The rest a library's streaming rate says: a pass on channels that do not fill its blocks does its padded share of
-// the work on the whole blocks; work per image (the loss's rows) adds to the bytes' time; threaded, it gets its
-// share of the units' speed.
+// the work on the whole blocks and pays for the last block per image; work per image (the loss's rows) adds to the
+// bytes' time; threaded, it gets its share of the units' speed.
 TEST(SimulateKernelCost, AStreamingKernelPaysForPaddedBlocksPerImageWorkAndItsParallelEfficiency) {
   KernelMachine machine = small_machine();  // 4 units
   machine.streaming["max_pool"] = {.forward_Bps = 1e9,
@@ -136,18 +136,21 @@ TEST(SimulateKernelCost, AStreamingKernelPaysForPaddedBlocksPerImageWorkAndItsPa
                                    .parallel_efficiency = 0.5,
                                    .channel_block = 16,
                                    .forward_padded_share = 0.5,
-                                   .backward_padded_share = 1};
+                                   .backward_padded_share = 1,
+                                   .forward_tail_s = 1e-6};
   machine.streaming["softmax"] = {.forward_Bps = 1e9, .backward_Bps = 1e9, .threaded = false, .per_image_s = 1e-8};
   LayerKernel pool;
   pool.kind = LayerKind::kMaxPool;
   pool.bytes = 8e3;
   pool.channels = 20;  // 2 blocks of 16: 32 channels' work on the padded share
-  EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, 8e3 * (0.5 + 0.5 * 32 / 20.0) / (1e9 * 2))
-      << "half the work padded, on half of the 4 units' speed";
+  pool.batch = 3;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, (8e3 * (0.5 + 0.5 * 32 / 20.0) / 1e9 + 3 * 1e-6) / 2)
+      << "half the work padded, the last block's cost per image, on half of the 4 units' speed";
   pool.pass = KernelPass::kBackwardData;
   EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, 8e3 * 32 / 20.0 / (2e9 * 2));
   pool.channels = 32;
-  EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, 8e3 / (2e9 * 2)) << "whole blocks pad nothing";
+  pool.pass = KernelPass::kForward;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, pool, 0).compute_s, 8e3 / (1e9 * 2)) << "whole blocks pad nothing";
   LayerKernel loss;
   loss.kind = LayerKind::kSoftmax;
   loss.bytes = 8e3;
