@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <vector>
 
 #include "core/error.hpp"
@@ -144,6 +145,20 @@ LayerSeconds reference_seconds(const Reference& ref, int threads) {
   return *seconds;
 }
 
+// A reference's passes timed on one thread beyond `fixed_s`, with the bytes layer_kernels counts and its images.
+struct Timed {
+  LayerSeconds seconds;
+  CountedBytes bytes;
+  double images = 0;
+};
+
+Timed timed(const Reference& ref, double fixed_s) {
+  const LayerSeconds seconds = reference_seconds(ref, 1);
+  return {{seconds.forward - fixed_s, seconds.backward - fixed_s},
+          counted_bytes(ref.spec, ref.batch),
+          static_cast<double>(ref.batch)};
+}
+
 // The seconds per byte of `ref` beyond `fixed_s`, forward and backward. A pass faster than its dispatch (the
 // clock's noise) is taken at its dispatch's worth.
 struct PerByte {
@@ -152,15 +167,28 @@ struct PerByte {
 };
 
 PerByte seconds_per_byte(const Reference& ref, double fixed_s) {
-  const CountedBytes bytes = counted_bytes(ref.spec, ref.batch);
-  const LayerSeconds seconds = reference_seconds(ref, 1);
-  return {std::max(seconds.forward - fixed_s, fixed_s) / bytes.forward,
-          std::max(seconds.backward - fixed_s, fixed_s) / bytes.backward};
+  const Timed one = timed(ref, fixed_s);
+  return {std::max(one.seconds.forward, fixed_s) / one.bytes.forward,
+          std::max(one.seconds.backward, fixed_s) / one.bytes.backward};
+}
+
+// A pass that costs `per_byte` seconds a byte and `per_image_s` an image, from its times on two references
+// (seconds = bytes x per_byte + images x per_image_s). Empty where the two timings do not tell the costs apart.
+struct BytesAndImages {
+  double per_byte = 0;
+  double per_image_s = 0;
+};
+
+std::optional<BytesAndImages> bytes_and_images(double seconds_a, double bytes_a, double images_a, double seconds_b,
+                                               double bytes_b, double images_b) {
+  const double per_byte = (seconds_a * images_b - seconds_b * images_a) / (bytes_a * images_b - bytes_b * images_a);
+  if (!(per_byte > 0)) return std::nullopt;
+  return BytesAndImages{per_byte, std::max(0.0, (seconds_a - bytes_a * per_byte) / images_a)};
 }
 
 // A pass over block + 1 channels costs its bytes at the whole blocks' rate times the work of its padded share,
-// W = 1 - share + share x 2 block / (block + 1), plus `tail_s` per image for the last block. From the pass's time
-// beyond the dispatch on planes 28 wide (`wide_s` for `wide_bytes`, `wide_images`) and 8 wide: the two unknowns.
+// W = 1 - share + share x 2 block / (block + 1), plus `tail_s` per image for the last block. From the pass's times
+// on planes 28 wide (`wide`) and 8 wide (`narrow`): the two unknowns.
 struct Tail {
   double share = 0;
   double tail_s = 0;
@@ -169,11 +197,10 @@ struct Tail {
 Tail padded_tail(double whole_per_byte, double wide_s, double wide_bytes, double wide_images, double narrow_s,
                  double narrow_bytes, double narrow_images, std::int64_t block) {
   const double padding = 2.0 * static_cast<double>(block) / static_cast<double>(block + 1) - 1;
-  const double per_byte =
-      (wide_s * narrow_images - narrow_s * wide_images) / (wide_bytes * narrow_images - narrow_bytes * wide_images);
-  if (!(per_byte > 0)) return {std::clamp((wide_s / wide_bytes / whole_per_byte - 1) / padding, 0.0, 1.0), 0};
-  return {std::clamp((per_byte / whole_per_byte - 1) / padding, 0.0, 1.0),
-          std::max(0.0, (wide_s - wide_bytes * per_byte) / wide_images)};
+  const auto share = [&](double per_byte) { return std::clamp((per_byte / whole_per_byte - 1) / padding, 0.0, 1.0); };
+  const auto costs = bytes_and_images(wide_s, wide_bytes, wide_images, narrow_s, narrow_bytes, narrow_images);
+  if (!costs) return {share(wide_s / wide_bytes), 0};
+  return {share(costs->per_byte), costs->per_image_s};
 }
 
 // Below this padded share on both passes a kind is taken not to block its channels: the timing's noise.
@@ -210,19 +237,18 @@ platforms::StreamingRate streaming_rate(LayerKind kind, int cores, double fixed_
     Reference one_row = narrow;
     one_row.batch = 1;
     rate.fixed_s = reference_seconds(one_row, 1).forward;
-    const CountedBytes wide_bytes = counted_bytes(ref.spec, ref.batch);
-    const CountedBytes narrow_bytes = counted_bytes(narrow.spec, narrow.batch);
-    const LayerSeconds wide = reference_seconds(ref, 1);
-    const LayerSeconds narrow_s = reference_seconds(narrow, 1);
-    if (wide.forward > narrow_s.forward) {
-      // Forward and backward are halves of one call: one rate per byte and one cost per row serve both.
-      rate.forward_Bps = (wide_bytes.forward - narrow_bytes.forward) / (wide.forward - narrow_s.forward);
-      rate.backward_Bps = rate.forward_Bps * narrow_bytes.backward / narrow_bytes.forward;
-      rate.per_image_s = std::max(0.0, (narrow_s.forward - *rate.fixed_s - narrow_bytes.forward / rate.forward_Bps) /
-                                           static_cast<double>(narrow.batch));
+    fixed_s = *rate.fixed_s;
+    const Timed wide = timed(ref, fixed_s);
+    const Timed few = timed(narrow, fixed_s);
+    // Forward and backward are halves of one call: one rate per byte and one cost per row serve both.
+    if (const auto costs = bytes_and_images(wide.seconds.forward, wide.bytes.forward, wide.images, few.seconds.forward,
+                                            few.bytes.forward, few.images)) {
+      rate.forward_Bps = 1 / costs->per_byte;
+      rate.backward_Bps = rate.forward_Bps * few.bytes.backward / few.bytes.forward;
+      rate.per_image_s = costs->per_image_s;
       return rate;
     }
-    fixed_s = *rate.fixed_s;  // the two timings' difference is noise: the rate alone, over the dispatch
+    // The two timings' difference is noise: the rate alone, over the dispatch.
   }
   const PerByte whole = seconds_per_byte(ref, fixed_s);
   rate.forward_Bps = 1 / whole.forward;
@@ -236,15 +262,14 @@ platforms::StreamingRate streaming_rate(LayerKind kind, int cores, double fixed_
     Reference narrow = wide;
     narrow.spec = reference_layer(kind, lanes + 1, kNarrowPlane);
     narrow.batch = wide.batch * kNarrowScale;
-    const CountedBytes wide_bytes = counted_bytes(wide.spec, wide.batch);
-    const CountedBytes narrow_bytes = counted_bytes(narrow.spec, narrow.batch);
-    const LayerSeconds wide_s = reference_seconds(wide, 1);
-    const LayerSeconds narrow_s = reference_seconds(narrow, 1);
-    const auto images = [](const Reference& ref) { return static_cast<double>(ref.batch); };
-    const Tail forward = padded_tail(whole.forward, wide_s.forward - fixed_s, wide_bytes.forward, images(wide),
-                                     narrow_s.forward - fixed_s, narrow_bytes.forward, images(narrow), lanes);
-    const Tail backward = padded_tail(whole.backward, wide_s.backward - fixed_s, wide_bytes.backward, images(wide),
-                                      narrow_s.backward - fixed_s, narrow_bytes.backward, images(narrow), lanes);
+    const Timed wide_timed = timed(wide, fixed_s);
+    const Timed narrow_timed = timed(narrow, fixed_s);
+    const Tail forward =
+        padded_tail(whole.forward, wide_timed.seconds.forward, wide_timed.bytes.forward, wide_timed.images,
+                    narrow_timed.seconds.forward, narrow_timed.bytes.forward, narrow_timed.images, lanes);
+    const Tail backward =
+        padded_tail(whole.backward, wide_timed.seconds.backward, wide_timed.bytes.backward, wide_timed.images,
+                    narrow_timed.seconds.backward, narrow_timed.bytes.backward, narrow_timed.images, lanes);
     if (std::max(forward.share, backward.share) >= kNoBlocksBelow) {
       rate.channel_block = lanes;
       rate.forward_padded_share = forward.share;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -234,21 +235,23 @@ KernelModel parse_kernel_model(const JsonView& view) {
       }
       if (const auto per_image = rate.find("per_image_s")) out.per_image_s = per_image->nonnegative();
       if (const auto block = rate.find("channel_block")) out.channel_block = block->positive_integer();
-      if (const auto shares = rate.find("padded_share")) {
-        if (out.channel_block == 0) shares->fail("a padded share needs the channel_block it pads to");
-        if (shares->size() != 2) shares->fail("expected [forward, backward] shares of the work");
+      // [forward, backward] values of a blocked library, each at least 0 and at most `most`.
+      const auto per_pass = [&](std::string_view key, const std::string& what, const std::string& unit, double most,
+                                double& forward, double& backward) {
+        const auto pair = rate.find(key);
+        if (!pair) return;
+        if (out.channel_block == 0) pair->fail(what + " needs the channel_block it pads to");
+        if (pair->size() != 2) pair->fail("expected [forward, backward] " + unit);
         for (std::size_t pass = 0; pass < 2; ++pass) {
-          const double share = shares->at(pass).nonnegative();
-          if (share > 1) shares->at(pass).fail("expected a share of the work in [0, 1]");
-          (pass == 0 ? out.forward_padded_share : out.backward_padded_share) = share;
+          const double value = pair->at(pass).nonnegative();
+          if (value > most) pair->at(pass).fail("expected a share of the work in [0, 1]");
+          (pass == 0 ? forward : backward) = value;
         }
-      }
-      if (const auto tails = rate.find("tail_s")) {
-        if (out.channel_block == 0) tails->fail("a tail's cost needs the channel_block it pads to");
-        if (tails->size() != 2) tails->fail("expected [forward, backward] seconds per image");
-        out.forward_tail_s = tails->at(0).nonnegative();
-        out.backward_tail_s = tails->at(1).nonnegative();
-      }
+      };
+      per_pass("padded_share", "a padded share", "shares of the work", 1, out.forward_padded_share,
+               out.backward_padded_share);
+      per_pass("tail_s", "a tail's cost", "seconds per image", std::numeric_limits<double>::infinity(),
+               out.forward_tail_s, out.backward_tail_s);
     }
   }
   if (const auto libraries = view.find("gemm_library")) {
