@@ -74,6 +74,19 @@ std::string kernel_model_text(const platforms::Platform& platform) {
     if (rate.threaded && rate.parallel_efficiency < 1)
       text += " (" + fixed(rate.parallel_efficiency, 2) + " of the cores)";
   }
+  for (const auto& [kind, library] : model.gemm_library) {
+    const double lowering_s[] = {library.forward_lowering_s, library.backward_data_lowering_s,
+                                 library.backward_weights_lowering_s};
+    if (library.relative_efficiency != 1) text += ", " + kind + " at " + fixed(library.relative_efficiency, 2);
+    if (library.pack_Bps > 0) text += " packing " + fixed(library.pack_Bps / 1e9, 1) + " GB/s";
+    if (library.parallel_efficiency < 1) {
+      text += ", " + kind + " GEMMs at " + fixed(library.parallel_efficiency, 2) + " of the cores";
+    }
+    if (lowering_s[0] + lowering_s[1] + lowering_s[2] > 0) {
+      text += ", " + kind + " lowering " + fixed(lowering_s[0] * 1e9, 2) + "/" + fixed(lowering_s[1] * 1e9, 2) + "/" +
+              fixed(lowering_s[2] * 1e9, 2) + " ns/element";
+    }
+  }
   return text + ", efficiency " + fixed(model.efficiency, 3) + " FITTED";
 }
 

@@ -57,6 +57,16 @@ std::optional<Winograd3x3> winograd_of(const LayerSpec& layer, std::int64_t batc
   return Winograd3x3{pass, batch, grid.height, grid.width, reversed ? out : in, reversed ? in : out, groups};
 }
 
+// The column matrix im2col would build for `layer`, or 0 where its input already is one.
+std::int64_t lowered_elements(const LayerSpec& layer, std::int64_t batch) {
+  if (layer.kind != LayerKind::kConvolution) return 0;
+  const bool pointwise =
+      layer.kernel_h == 1 && layer.kernel_w == 1 && layer.stride == 1 && layer.pad_h == 0 && layer.pad_w == 0;
+  if (pointwise) return 0;
+  const std::int64_t patch = layer.input.channels * layer.kernel_h * layer.kernel_w;  // over every group
+  return patch * batch * layer.output.height * layer.output.width;
+}
+
 }  // namespace
 
 GemmShape Winograd3x3::gemm(std::int64_t output_tile) const {
@@ -107,6 +117,7 @@ std::vector<LayerKernel> layer_kernels(const ModelSpec& model, std::size_t layer
     kernel.batch = batch;
     kernel.channels = layer.input.channels;
     kernel.winograd = winograd_of(layer, batch, pass);
+    if (gemm) kernel.lowered_elements = lowered_elements(layer, batch);
     kernels.push_back(std::move(kernel));
   };
   if (gemm_like(layer.kind)) {

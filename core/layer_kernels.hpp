@@ -63,6 +63,10 @@ struct LayerKernel {
   std::string layer_name;
   std::int64_t batch = 0;
   std::int64_t channels = 0;  // the layer's input channels (a library that blocks channels pads them)
+  // A convolution's column matrix (patch x output pixels x groups), which a library that lowers it to a GEMM builds
+  // or scatters back; 0 for a 1x1 convolution of stride 1 without padding (its input is the matrix) and for every
+  // other layer.
+  std::int64_t lowered_elements = 0;
   // A 3x3 convolution of stride 1 can be computed as Winograd F(m x m, 3x3) instead; empty for every other kernel.
   std::optional<Winograd3x3> winograd;
 };

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -24,10 +25,6 @@
 namespace dsgd::measure {
 
 namespace {
-
-// OpenBLAS's x86-64 SGEMM register block on Haswell and Zen cores (kernel/x86_64/KERNEL.HASWELL, KERNEL.ZEN:
-// sgemm_kernel_8x4_haswell): 8 rows of C per block.
-constexpr std::int64_t kGemmBlockRows = 8;
 
 // OpenBLAS's sgemm gives each thread at least SMP_THRESHOLD_MIN (65536) x GEMM_MULTITHREAD_THRESHOLD (4, Debian's
 // build) multiply-adds (interface/gemm.c); the CPU back end's inner products call it (core/nn/cpu/inner_product.cpp).
@@ -281,6 +278,99 @@ platforms::StreamingRate streaming_rate(LayerKind kind, int cores, double fixed_
   return rate;
 }
 
+// The back end's convolutions on plain layouts (channels that blocks of 16 would pad by more than a quarter, as
+// LeNet's) are oneDNN's im2col / col2im + GEMM; its inner products are OpenBLAS's sgemm. A 3x3 reference
+// convolution, 17 -> 33 channels on 16 x 16 planes (no zoo shape; plain), its 1x1 twin of the same GEMMs (153 -> 33
+// on the 14 x 14 output: its input is the column matrix) and an inner product of the same GEMMs again (153 -> 33 on
+// 8 x 14 x 14 rows), at 8 images on one thread: what the lowering costs per column element, by pass, and OpenBLAS's
+// speed against oneDNN's GEMM beyond OpenBLAS's packing. That packing's rate comes from an inner product of 1000
+// to 300 on one row, whose time is its packing (one to four rows took the same time).
+struct ReferenceGemms {
+  platforms::GemmLibrary convolution;
+  platforms::GemmLibrary inner_product;
+};
+
+ReferenceGemms reference_gemms(double fixed_s, int cores) {
+  constexpr std::int64_t kIn = 17;
+  constexpr std::int64_t kOut = 33;
+  constexpr std::int64_t kPlane = 16;
+  constexpr std::int64_t kKernel = 3;
+  constexpr std::int64_t kImages = 8;
+  constexpr std::int64_t kOutPlane = kPlane - kKernel + 1;
+  constexpr std::int64_t kPatch = kIn * kKernel * kKernel;
+  constexpr std::int64_t kPixels = kImages * kOutPlane * kOutPlane;
+  const auto convolution = [](std::int64_t in, std::int64_t plane, std::int64_t kernel) {
+    LayerSpec spec;
+    spec.name = "convolution " + std::to_string(kernel) + "x" + std::to_string(kernel) + " (reference)";
+    spec.kind = LayerKind::kConvolution;
+    spec.inputs = {"reference input"};
+    spec.input = Shape{in, plane, plane};
+    spec.output = Shape{kOut, kOutPlane, kOutPlane};
+    spec.kernel_h = spec.kernel_w = kernel;
+    spec.stride = 1;
+    spec.parameters = kOut * in * kernel * kernel + kOut;
+    spec.forward_flops = 2.0 * static_cast<double>(kOut * kOutPlane * kOutPlane * in * kernel * kernel);
+    return spec;
+  };
+  const auto inner_product = [](std::int64_t in, std::int64_t out) {
+    LayerSpec spec;
+    spec.name = "inner product (reference)";
+    spec.kind = LayerKind::kInnerProduct;
+    spec.inputs = {"reference input"};
+    spec.input = Shape{in, 1, 1};
+    spec.output = Shape{out, 1, 1};
+    spec.parameters = in * out + out;
+    spec.forward_flops = 2.0 * static_cast<double>(in * out);
+    return spec;
+  };
+  const auto backend = nn::make_backend("cpu", {.threads = 1});
+  const auto every_core = nn::make_backend("cpu", {.threads = cores});
+  // Forward, backward-data and backward-weights seconds: the backward with and without the input's gradient.
+  const auto passes = [&](const LayerSpec& spec, std::int64_t batch) {
+    LayerRun run{.repetitions = 200, .warmup = 20};
+    const auto both = time_layer(*backend, spec, batch, run);
+    run.input_gradient = false;
+    const auto weights = time_layer(*backend, spec, batch, run);
+    if (!both || !weights) throw InternalError("no kernel for the reference layer " + spec.name);
+    return std::array<double, 3>{both->forward, both->backward - weights->backward, weights->backward};
+  };
+  // The share of the cores' speed a reference gets on all of them (1 on one core).
+  const auto parallel_share = [&](const LayerSpec& spec, std::int64_t batch) {
+    if (cores < 2) return 1.0;
+    const LayerRun run{.repetitions = 200, .warmup = 20};
+    const double speedup =
+        time_layer(*backend, spec, batch, run)->both() / time_layer(*every_core, spec, batch, run)->both();
+    return std::clamp(speedup / cores, 0.05, 1.0);
+  };
+  const std::array<double, 3> lowered_s = passes(convolution(kIn, kPlane, kKernel), kImages);
+  const std::array<double, 3> twin_s = passes(convolution(kPatch, kOutPlane, 1), kImages);
+  const std::array<double, 3> blas_s = passes(inner_product(kPatch, kOut), kPixels);
+  constexpr std::int64_t kPackIn = 1000;
+  constexpr std::int64_t kPackOut = 300;
+  const double pack_s =
+      time_layer(*backend, inner_product(kPackIn, kPackOut), 1, {.repetitions = 200, .warmup = 20})->forward;
+  const double pack_Bps = 4.0 * static_cast<double>(kPackIn + kPackIn * kPackOut) / std::max(pack_s - fixed_s, fixed_s);
+  // Each of the three GEMMs packs both its operands (core/layer_kernels.hpp's shapes): two of rows x inputs, of
+  // weights and of rows x outputs in all.
+  const double blas_packed_bytes = 4.0 * 2 * static_cast<double>(kPixels * kPatch + kPatch * kOut + kPixels * kOut);
+  const auto per_element = [&](std::size_t pass) {
+    return std::max(0.0, lowered_s[pass] - twin_s[pass]) / static_cast<double>(kPatch * kPixels);
+  };
+  const auto sum = [](const std::array<double, 3>& seconds) { return seconds[0] + seconds[1] + seconds[2]; };
+  ReferenceGemms gemms;
+  gemms.convolution = {.parallel_efficiency = parallel_share(convolution(kPatch, kOutPlane, 1), kImages),
+                       .forward_lowering_s = per_element(0),
+                       .backward_data_lowering_s = per_element(1),
+                       .backward_weights_lowering_s = per_element(2)};
+  const double blas_gemm_s = std::max(sum(blas_s) - blas_packed_bytes / pack_Bps, 0.5 * sum(blas_s));
+  gemms.inner_product = {.work_per_thread = kOpenBlasWorkPerThread,
+                         .packs_operands = true,
+                         .pack_Bps = pack_Bps,
+                         .relative_efficiency = sum(twin_s) / blas_gemm_s,
+                         .parallel_efficiency = parallel_share(inner_product(kPatch, kOut), kPixels)};
+  return gemms;
+}
+
 // Bytes read and written per second by `threads` cores each copying its own `bytes` back and forth (memcpy),
 // the best of 20 rounds of at least 64 MiB moved per core: the bandwidth of the tier those buffers fit in.
 double copy_rate_Bps(std::size_t bytes, int threads) {
@@ -355,13 +445,17 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
 
   platforms::KernelModel model;
   model.parallel_units = cores;
-  model.tile_m = kGemmBlockRows;
-  model.tile_n = std::max(1, core.vector_width_bits / 32);
+  // No padded blocks: the GEMMs' edges cost about their own work here (docs/simulation.md "Kernels by shape").
+  model.tile_m = 1;
+  model.tile_n = 1;
+  const int lanes = std::max(1, core.vector_width_bits / 32);
   model.fixed_s = smallest_kernel_seconds(1);
   model.sync_s_per_unit = std::max(0.0, (smallest_kernel_seconds(cores) - model.fixed_s) / cores);
-  model.gemm_library["inner_product"] = {.work_per_thread = kOpenBlasWorkPerThread, .packs_operands = true};
+  const ReferenceGemms gemms = reference_gemms(model.fixed_s, cores);
+  model.gemm_library["inner_product"] = gemms.inner_product;
+  model.gemm_library["convolution"] = gemms.convolution;
   for (const LayerKind kind : {LayerKind::kReLU, LayerKind::kMaxPool, LayerKind::kSoftmax}) {
-    model.streaming[std::string(to_string(kind))] = streaming_rate(kind, cores, model.fixed_s, model.tile_n);
+    model.streaming[std::string(to_string(kind))] = streaming_rate(kind, cores, model.fixed_s, lanes);
   }
   platforms::Memory cache;
   cache.name = "L2";
@@ -373,8 +467,11 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
   model.efficiency = 1;
   model.sources = {
       {"parallel_units", "/proc/cpuinfo: physical cores"},
-      {"tile", "n: fp32 lanes of one " + std::to_string(core.vector_width_bits) +
-                   "-bit register; m: OpenBLAS's x86-64 SGEMM block of 8 rows (sgemm_kernel_8x4, Haswell and Zen)"},
+      {"tile",
+       "1 x 1: OpenBLAS computes a GEMM's last rows and columns on what is there (one core, 1568 x 153 products: "
+       "33 columns took 1.14 times 32's time, 17 columns 1.21 times 16's); oneDNN pads to blocks of 16 along "
+       "the output plane of a lowered convolution, which it runs one image at a time (LeNet's planes, 8 x 8 and "
+       "24 x 24, are whole blocks)"},
       {"fixed_s", measured + "median of a ReLU over one float on one thread (the back end's dispatch)"},
       {"sync_s_per_unit", measured + "the back end's ReLU over one float on every core less on one thread, per core"},
       {"streaming",
@@ -389,7 +486,14 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
       {"gemm_library",
        "the back end's inner products call OpenBLAS's sgemm (core/nn/cpu/inner_product.cpp), which "
        "packs both operands (GotoBLAS's algorithm) and gives each thread at least SMP_THRESHOLD_MIN "
-       "65536 x GEMM_MULTITHREAD_THRESHOLD 4 multiply-adds (interface/gemm.c)"},
+       "65536 x GEMM_MULTITHREAD_THRESHOLD 4 multiply-adds (interface/gemm.c); its convolutions on plain layouts "
+       "are oneDNN's im2col / col2im + GEMM, " +
+           measured +
+           "lowering_s per column element of a 3x3 convolution of 17 to 33 channels on 16 x 16 planes beyond "
+           "its 1x1 twin of the same GEMMs, 8 images, one thread, each pass; the inner products' "
+           "relative_efficiency: that twin's time over an inner product's of the same GEMMs beyond its packing; "
+           "pack_Bps: the operands of an inner product of 1000 to 300 on one row over its time; "
+           "parallel_efficiency: the twin's and that inner product's speed-up on every core, per core"},
       {"efficiency", "1 until fitted"}};
   cpu.kernels = model;
 

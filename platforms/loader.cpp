@@ -258,10 +258,29 @@ KernelModel parse_kernel_model(const JsonView& view) {
     for (const std::string& kind : libraries->keys()) {
       const JsonView library = libraries->at(kind);
       check_layer_kind(library, kind);
-      library.allow_only({"work_per_thread", "packs_operands"});
+      library.allow_only({"work_per_thread", "packs_operands", "pack_Bps", "relative_efficiency", "parallel_efficiency",
+                          "lowering_s"});
       GemmLibrary& out = model.gemm_library[kind];
       if (const auto work = library.find("work_per_thread")) out.work_per_thread = work->nonnegative();
       if (const auto packs = library.find("packs_operands")) out.packs_operands = packs->boolean();
+      if (const auto rate = library.find("pack_Bps")) {
+        if (!out.packs_operands) rate->fail("a packing rate needs packs_operands true");
+        out.pack_Bps = rate->positive();
+      }
+      if (const auto relative = library.find("relative_efficiency")) out.relative_efficiency = relative->positive();
+      if (const auto parallel = library.find("parallel_efficiency")) {
+        out.parallel_efficiency = parallel->positive();
+        if (out.parallel_efficiency > 1) parallel->fail("expected a share of the units' speed in (0, 1]");
+      }
+      if (const auto lowering = library.find("lowering_s")) {
+        if (kind != "convolution") lowering->fail("only a convolution is lowered to a GEMM");
+        if (lowering->size() != 3) {
+          lowering->fail("expected [forward, backward-data, backward-weights] seconds per column element");
+        }
+        out.forward_lowering_s = lowering->at(std::size_t{0}).nonnegative();
+        out.backward_data_lowering_s = lowering->at(std::size_t{1}).nonnegative();
+        out.backward_weights_lowering_s = lowering->at(std::size_t{2}).nonnegative();
+      }
     }
   }
   if (const auto cache = view.find("cache")) {
@@ -944,8 +963,16 @@ Json kernel_model_json(const KernelModel& model) {
   if (model.cache) out["cache"] = memory_json(*model.cache);
   if (!model.winograd_3x3_tiles.empty()) out["winograd_3x3"] = model.winograd_3x3_tiles;
   for (const auto& [kind, library] : model.gemm_library) {
-    out["gemm_library"][kind] = {{"work_per_thread", library.work_per_thread},
-                                 {"packs_operands", library.packs_operands}};
+    Json& entry = out["gemm_library"][kind];
+    entry = {{"work_per_thread", library.work_per_thread}, {"packs_operands", library.packs_operands}};
+    if (library.pack_Bps > 0) entry["pack_Bps"] = library.pack_Bps;
+    if (library.relative_efficiency != 1) entry["relative_efficiency"] = library.relative_efficiency;
+    if (library.parallel_efficiency != 1) entry["parallel_efficiency"] = library.parallel_efficiency;
+    if (library.forward_lowering_s > 0 || library.backward_data_lowering_s > 0 ||
+        library.backward_weights_lowering_s > 0) {
+      entry["lowering_s"] = {library.forward_lowering_s, library.backward_data_lowering_s,
+                             library.backward_weights_lowering_s};
+    }
   }
   for (const auto& [kind, rate] : model.streaming) {
     Json& entry = out["streaming"][kind];

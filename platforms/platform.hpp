@@ -80,6 +80,21 @@ struct GemmLibrary {
   // GotoBLAS's algorithm copies both operands into packed panels first: their bytes read and written once more, at
   // the memory tier's rate.
   bool packs_operands = false;
+  // The operands' bytes packed per second (a strided, transposing copy: slower than the memory tier's); 0: read
+  // and written once more at the memory tier's rate.
+  double pack_Bps = 0;
+  // Its GEMMs' speed against those the device's `efficiency` describes, on the same products (OpenBLAS's sgemm
+  // against oneDNN's own in the CPU back end's convolutions): they run at the device's efficiency times this.
+  double relative_efficiency = 1;
+  // On more than one unit, the share of their speed its GEMMs get: their speed-up over the units' count.
+  double parallel_efficiency = 1;
+  // A library that lowers a convolution to a GEMM (im2col + GEMM: oneDNN's gemm convolution on plain layouts) first
+  // writes the column matrix (forward, backward-weights) or, after the GEMM, adds it back into the input's gradient
+  // (col2im, backward-data): seconds per column element on one unit, by pass (LayerKernel::lowered_elements).
+  // 0: no lowering.
+  double forward_lowering_s = 0;
+  double backward_data_lowering_s = 0;
+  double backward_weights_lowering_s = 0;
   bool operator==(const GemmLibrary&) const = default;
 };
 

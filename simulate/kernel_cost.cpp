@@ -118,7 +118,7 @@ double tail_seconds(const platforms::StreamingRate& rate, KernelPass pass, std::
 
 KernelCost priced(const KernelMachine& machine, const std::optional<GemmShape>& gemm, double flops, double bytes,
                   double resident_bytes, std::optional<Streaming> streaming = std::nullopt,
-                  bool packs_operands = false) {
+                  const platforms::GemmLibrary* library = nullptr) {
   KernelCost cost;
   double units_taking_part = streaming ? streaming->units : machine.parallel_units;
   if (gemm) {
@@ -137,10 +137,14 @@ KernelCost priced(const KernelMachine& machine, const std::optional<GemmShape>& 
   // A kernel on one unit forks nothing.
   cost.fixed_s = (streaming ? streaming->fixed_s : machine.kernel_fixed_s) +
                  (units_taking_part > 1 ? machine.sync_s_per_unit * units_taking_part : 0);
-  if (gemm && packs_operands && cost.tier) {
+  if (gemm && library != nullptr && library->packs_operands) {
     const double operands =
-        static_cast<double>(gemm->count) * static_cast<double>(gemm->m * gemm->k + gemm->k * gemm->n);
-    cost.pack_s = 2 * kFloatBytes * operands / machine.tiers[*cost.tier].bandwidth_Bps;
+        kFloatBytes * static_cast<double>(gemm->count) * static_cast<double>(gemm->m * gemm->k + gemm->k * gemm->n);
+    if (library->pack_Bps > 0) {
+      cost.pack_s = operands / library->pack_Bps;
+    } else if (cost.tier) {
+      cost.pack_s = 2 * operands / machine.tiers[*cost.tier].bandwidth_Bps;
+    }
   }
   cost.seconds = std::max(cost.compute_s, cost.memory_s) + cost.pack_s + cost.fixed_s;
   return cost;
@@ -153,18 +157,35 @@ const platforms::GemmLibrary* library_of(const KernelMachine& machine, const Lay
   return library == machine.gemm_library.end() ? nullptr : &library->second;
 }
 
-// `machine` cut to the units `library` threads `kernel`'s GEMM over: each thread gets at least its work, so a small
-// GEMM runs on one unit at one unit's peak.
-KernelMachine threaded_for(const KernelMachine& machine, const LayerKernel& kernel,
-                           const platforms::GemmLibrary* library) {
-  if (library == nullptr || !(library->work_per_thread > 0)) return machine;
-  const double multiply_adds = kernel.gemm->flops() / 2;
-  const auto threads = static_cast<int>(
-      std::clamp(multiply_adds / library->work_per_thread, 1.0, static_cast<double>(machine.parallel_units)));
-  if (threads == machine.parallel_units) return machine;
+// A lowering library's seconds per column element for `pass`.
+double lowering_seconds(const platforms::GemmLibrary& library, KernelPass pass) {
+  switch (pass) {
+    case KernelPass::kForward:
+      return library.forward_lowering_s;
+    case KernelPass::kBackwardData:
+      return library.backward_data_lowering_s;
+    case KernelPass::kBackwardWeights:
+      return library.backward_weights_lowering_s;
+  }
+  return 0;
+}
+
+// `machine` as `library` runs `kernel`'s GEMM: at the library's own share of the efficiency, on the units it
+// threads the GEMM over (each thread gets at least its work, so a small GEMM runs on one unit at one unit's peak),
+// at its share of their speed where more than one takes part.
+KernelMachine library_machine(const KernelMachine& machine, const LayerKernel& kernel,
+                              const platforms::GemmLibrary* library) {
+  if (library == nullptr) return machine;
   KernelMachine cut = machine;
-  cut.peak_flops *= static_cast<double>(threads) / machine.parallel_units;
-  cut.parallel_units = threads;
+  cut.efficiency *= library->relative_efficiency;
+  if (library->work_per_thread > 0) {
+    const double multiply_adds = kernel.gemm->flops() / 2;
+    const auto threads = static_cast<int>(
+        std::clamp(multiply_adds / library->work_per_thread, 1.0, static_cast<double>(machine.parallel_units)));
+    cut.peak_flops *= static_cast<double>(threads) / machine.parallel_units;
+    cut.parallel_units = threads;
+  }
+  if (cut.parallel_units > 1) cut.efficiency *= library->parallel_efficiency;
   return cut;
 }
 
@@ -173,7 +194,7 @@ KernelMachine threaded_for(const KernelMachine& machine, const LayerKernel& kern
 KernelCost kernel_cost(const KernelMachine& whole, const LayerKernel& kernel, double resident_bytes) {
   check_machine(whole);
   const platforms::GemmLibrary* library = library_of(whole, kernel);
-  const KernelMachine machine = threaded_for(whole, kernel, library);
+  const KernelMachine machine = library_machine(whole, kernel, library);
   std::optional<Streaming> streaming;
   if (!kernel.gemm && kernel.kind) {
     const auto rate = machine.streaming.find(std::string(to_string(*kernel.kind)));
@@ -187,8 +208,13 @@ KernelCost kernel_cost(const KernelMachine& whole, const LayerKernel& kernel, do
                             static_cast<double>(kernel.batch)};
     }
   }
-  const bool packs = library != nullptr && library->packs_operands;
-  KernelCost cost = priced(machine, kernel.gemm, kernel.flops, kernel.bytes, resident_bytes, streaming, packs);
+  KernelCost cost = priced(machine, kernel.gemm, kernel.flops, kernel.bytes, resident_bytes, streaming, library);
+  if (library != nullptr && kernel.lowered_elements > 0) {
+    // Each unit lowers the images (or the share of one image) whose GEMMs it runs.
+    cost.lowering_s = static_cast<double>(kernel.lowered_elements) * lowering_seconds(*library, kernel.pass) /
+                      std::min<double>(machine.parallel_units, tiling_of(machine, *kernel.gemm).tiles);
+    cost.seconds += cost.lowering_s;
+  }
   if (kernel.winograd) {
     for (const std::int64_t tile : machine.winograd_tiles) {
       // Non-fused: the GEMMs' three operands, transformed, are written and read back in fp32.

@@ -7,8 +7,10 @@
 //   memory  = bytes / the bandwidth of the tier that holds the kernel's data
 //   fixed   = the per-kernel cost (a GPU's launch, a framework's dispatch) + a many-core CPU's fork-join cost per
 //             unit taking part (none on one unit)
-//   a CPU BLAS a layer kind's GEMMs are called on (gemm_library) may pack both operands (their bytes read and
-//   written once more, at the memory tier's rate) and run a GEMM on only as many units as it has work for
+//   a CPU BLAS a layer kind's GEMMs are called on (gemm_library) may pack both operands (their bytes at its
+//   packing rate, or read and written once more at the memory tier's) and run a GEMM on only as many units as it has
+//   work for; a library that lowers a convolution to a GEMM adds its column matrix's elements at its rate per element
+//   for the pass, over the units the GEMM runs on
 // The shape efficiency of a GEMM (a convolution as implicit GEMM, an inner product) is what its tiles leave of the
 // device's parallel units: the output is cut into tiles of tile_m x tile_n, each unit computes one tile at a time,
 // so the last wave of tiles leaves units idle, a partial tile computes padding, and a short k cannot fill a tile's
@@ -64,7 +66,8 @@ struct KernelCost {
   double memory_s = 0;
   double fixed_s = 0;
   double pack_s = 0;                // a CPU BLAS's copies of both operands into packed panels
-  double seconds = 0;               // max(compute_s, memory_s) + pack_s + fixed_s
+  double lowering_s = 0;            // a convolution's im2col or col2im, where the library lowers it to a GEMM
+  double seconds = 0;               // max(compute_s, memory_s) + pack_s + lowering_s + fixed_s
   double shape_efficiency = 1;      // of a GEMM: busy units x useful tile area x filled pipeline; 1 otherwise
   std::optional<std::size_t> tier;  // index into KernelMachine::tiers; empty with no tiers (memory is free)
   std::int64_t winograd_tile = 0;   // m where priced as Winograd F(m x m, 3x3); 0: the direct form

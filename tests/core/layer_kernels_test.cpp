@@ -106,6 +106,25 @@ TEST(CoreLayerKernels, Only3x3ConvolutionsOfStride1HaveWinogradForms) {
   }
 }
 
+// A library that lowers a convolution to a GEMM builds (or scatters back) a column matrix of patch x output pixels
+// in every pass; a 1x1 convolution of stride 1 without padding reads its input as that matrix.
+TEST(CoreLayerKernels, AConvolutionsColumnMatrixIsItsPatchTimesItsOutputPixels) {
+  const ModelSpec lenet = build_model("lenet");
+  for (const LayerKernel& kernel : layer_kernels(lenet, 2, 8)) {
+    EXPECT_EQ(kernel.lowered_elements, 500 * 8 * 64) << "conv2, " << to_string(kernel.pass);
+  }
+  for (const LayerKernel& kernel : layer_kernels(lenet, 4, 8)) EXPECT_EQ(kernel.lowered_elements, 0) << "ip1";
+  const ModelSpec alexnet = build_model("alexnet");
+  EXPECT_EQ(layer_kernels(alexnet, 4, 2)[0].lowered_elements, 96 * 25 * 2 * 27 * 27) << "both groups' columns";
+  const ModelSpec resnet = build_model("resnet50");
+  for (std::size_t layer = 0; layer < resnet.layers.size(); ++layer) {
+    const LayerSpec& spec = resnet.layers[layer];
+    if (spec.kind != LayerKind::kConvolution) continue;
+    const bool pointwise = spec.kernel_h == 1 && spec.stride == 1 && spec.pad_h == 0;
+    EXPECT_EQ(layer_kernels(resnet, layer, 1)[0].lowered_elements == 0, pointwise) << spec.name;
+  }
+}
+
 TEST(CoreLayerKernels, AnIterationRunsForwardsThenBackwardsLastLayerFirst) {
   const ModelSpec lenet = build_model("lenet");
   const auto kernels = iteration_kernels(lenet, 4);

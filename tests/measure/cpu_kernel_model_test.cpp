@@ -43,7 +43,15 @@ TEST(CpuKernelModel, DescribesThisCpuFromWhatItReadsAndMeasures) {
   ASSERT_TRUE(cpu.kernels);
   const auto& model = *cpu.kernels;
   EXPECT_GE(model.parallel_units, 1);
-  EXPECT_EQ(model.tile_n * 32, cpu.vector_width_bits) << "one register of fp32 lanes";
+  EXPECT_EQ(model.tile_m * model.tile_n, 1) << "no padded blocks";
+  const auto& convolution = model.gemm_library.at("convolution");
+  EXPECT_GT(convolution.forward_lowering_s, 0) << "im2col";
+  EXPECT_GT(convolution.backward_data_lowering_s, 0) << "col2im";
+  EXPECT_GT(convolution.backward_weights_lowering_s, 0) << "im2col";
+  EXPECT_LT(convolution.forward_lowering_s, 1e-8) << "per column element";
+  const double relative = model.gemm_library.at("inner_product").relative_efficiency;
+  EXPECT_GT(relative, 0);
+  EXPECT_LT(relative, 2);
   EXPECT_GT(model.fixed_s, 0);
   EXPECT_LT(model.fixed_s, 1e-3) << "a ReLU over one float";
   EXPECT_GE(model.sync_s_per_unit, 0);

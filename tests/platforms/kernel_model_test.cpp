@@ -108,7 +108,9 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
         {"channel_block", 16},
         {"padded_share", {0.3, 0.8}},
         {"tail_s", {1e-7, 2e-7}}}}};
-  kernels["gemm_library"] = {{"inner_product", {{"work_per_thread", 262144}, {"packs_operands", true}}}};
+  kernels["gemm_library"] = {
+      {"inner_product", {{"work_per_thread", 262144}, {"packs_operands", true}, {"relative_efficiency", 0.55}}},
+      {"convolution", {{"lowering_s", {3e-10, 5e-10, 4e-10}}}}};
   kernels["sources"]["streaming"] = "test";
   kernels["sources"]["gemm_library"] = "test";
   const Platform platform = parse_platform(with_device_kernels(kernels), "p100.json");
@@ -126,7 +128,11 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
                                                            .backward_padded_share = 0.8,
                                                            .forward_tail_s = 1e-7,
                                                            .backward_tail_s = 2e-7}));
-  EXPECT_EQ(model.gemm_library.at("inner_product"), (GemmLibrary{.work_per_thread = 262144, .packs_operands = true}));
+  EXPECT_EQ(model.gemm_library.at("inner_product"),
+            (GemmLibrary{.work_per_thread = 262144, .packs_operands = true, .relative_efficiency = 0.55}));
+  EXPECT_EQ(model.gemm_library.at("convolution"),
+            (GemmLibrary{
+                .forward_lowering_s = 3e-10, .backward_data_lowering_s = 5e-10, .backward_weights_lowering_s = 4e-10}));
   const Json written = to_json(platform);
   EXPECT_EQ(to_json(parse_platform(written, "p100.json")), written);
 
@@ -160,6 +166,18 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
   bad = kernels;
   bad["gemm_library"]["inner_product"]["threads"] = 2;
   EXPECT_NE(refused(bad).find("threads"), std::string::npos) << refused(bad);
+  bad = kernels;
+  bad["gemm_library"]["convolution"]["lowering_s"] = {3e-10, 5e-10};
+  EXPECT_NE(refused(bad).find("/gemm_library/convolution/lowering_s: expected [forward, backward-data, "
+                              "backward-weights] seconds per column element"),
+            std::string::npos)
+      << refused(bad);
+  bad = kernels;
+  bad["gemm_library"]["inner_product"]["lowering_s"] = {3e-10, 5e-10, 4e-10};
+  EXPECT_NE(refused(bad).find("only a convolution is lowered"), std::string::npos) << refused(bad);
+  bad = kernels;
+  bad["gemm_library"]["inner_product"]["relative_efficiency"] = 0;
+  EXPECT_NE(refused(bad).find("/gemm_library/inner_product/relative_efficiency"), std::string::npos) << refused(bad);
 }
 
 }  // namespace

@@ -180,6 +180,31 @@ TEST(SimulateKernelCost, ACpuBlasThreadsOnlyWithEnoughWorkAndPacksItsOperands) {
   EXPECT_DOUBLE_EQ(whole.pack_s, 0);
 }
 
+// A library that lowers a convolution to a GEMM adds its column matrix at the pass's rate per element, spread over
+// the units the GEMM runs on; a library's own share of the efficiency slows only its kind's GEMMs.
+TEST(SimulateKernelCost, ALoweringLibraryAddsItsColumnsAndALibrarysShareSlowsOnlyItsGemms) {
+  KernelMachine machine = small_machine();
+  machine.gemm_library["convolution"] = {.forward_lowering_s = 1e-9, .backward_data_lowering_s = 2e-9};
+  machine.gemm_library["inner_product"] = {.relative_efficiency = 0.5};
+  LayerKernel convolution = gemm_kernel({4, 4, 1000});  // 4 tiles: every unit
+  convolution.kind = LayerKind::kConvolution;
+  convolution.lowered_elements = 8000;
+  const KernelCost forward = kernel_cost(machine, convolution, 0);
+  EXPECT_DOUBLE_EQ(forward.lowering_s, 8000 * 1e-9 / 4);
+  EXPECT_DOUBLE_EQ(forward.seconds, forward.compute_s + forward.lowering_s);
+  EXPECT_DOUBLE_EQ(forward.compute_s, convolution.flops / 4e9) << "the convolution's library runs at full share";
+  convolution.pass = KernelPass::kBackwardData;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, convolution, 0).lowering_s, 8000 * 2e-9 / 4);
+  convolution.pass = KernelPass::kBackwardWeights;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, convolution, 0).lowering_s, 0) << "no rate for this pass";
+  convolution.pass = KernelPass::kForward;
+  convolution.lowered_elements = 0;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, convolution, 0).lowering_s, 0) << "a 1x1 convolution lowers nothing";
+  LayerKernel inner_product = gemm_kernel({4, 4, 1000});
+  inner_product.kind = LayerKind::kInnerProduct;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, inner_product, 0).compute_s, inner_product.flops / (4e9 * 0.5));
+}
+
 TEST(SimulateKernelCost, ASmallOutputOverALongReductionIsSplitAmongTheIdleUnits) {
   KernelMachine machine = small_machine();
   machine.tiers = {{"hbm", 1e12, 1e9, MemoryTier::Scope::kIteration}};
