@@ -26,9 +26,10 @@ namespace dsgd::measure {
 
 namespace {
 
-// OpenBLAS's sgemm gives each thread at least SMP_THRESHOLD_MIN (65536) x GEMM_MULTITHREAD_THRESHOLD (4, Debian's
-// build) multiply-adds (interface/gemm.c); the CPU back end's inner products call it (core/nn/cpu/inner_product.cpp).
-constexpr double kOpenBlasWorkPerThread = 65536.0 * 4;
+// OpenBLAS 0.3.21 (Debian 12) runs an sgemm of up to SMP_THRESHOLD_MIN (65536) x GEMM_MULTITHREAD_THRESHOLD (4,
+// Debian's build) multiply-adds on one thread and a larger one on every thread (interface/gemm.c); the CPU back end's
+// inner products call it (core/nn/cpu/inner_product.cpp).
+constexpr double kOpenBlasOneThreadUpTo = 65536.0 * 4;
 
 // The back end's smallest kernel, a ReLU over one float, on `threads` threads: its dispatch, and beyond one thread
 // the fork-join its threaded kernels pay (waking the other threads, the barrier at the end).
@@ -363,7 +364,7 @@ ReferenceGemms reference_gemms(double fixed_s, int cores) {
                        .backward_data_lowering_s = per_element(1),
                        .backward_weights_lowering_s = per_element(2)};
   const double blas_gemm_s = std::max(sum(blas_s) - blas_packed_bytes / pack_Bps, 0.5 * sum(blas_s));
-  gemms.inner_product = {.work_per_thread = kOpenBlasWorkPerThread,
+  gemms.inner_product = {.one_thread_up_to = kOpenBlasOneThreadUpTo,
                          .packs_operands = true,
                          .pack_Bps = pack_Bps,
                          .relative_efficiency = sum(twin_s) / blas_gemm_s,
@@ -485,8 +486,9 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
                   "speed-up over the cores"},
       {"gemm_library",
        "the back end's inner products call OpenBLAS's sgemm (core/nn/cpu/inner_product.cpp), which "
-       "packs both operands (GotoBLAS's algorithm) and gives each thread at least SMP_THRESHOLD_MIN "
-       "65536 x GEMM_MULTITHREAD_THRESHOLD 4 multiply-adds (interface/gemm.c); its convolutions on plain layouts "
+       "packs both operands (GotoBLAS's algorithm) and, in 0.3.21, runs up to SMP_THRESHOLD_MIN 65536 x "
+       "GEMM_MULTITHREAD_THRESHOLD 4 multiply-adds on one thread, more on every thread (interface/gemm.c); its "
+       "convolutions on plain layouts "
        "are oneDNN's im2col / col2im + GEMM, " +
            measured +
            "lowering_s per column element of a 3x3 convolution of 17 to 33 channels on 16 x 16 planes beyond "

@@ -258,10 +258,10 @@ KernelModel parse_kernel_model(const JsonView& view) {
     for (const std::string& kind : libraries->keys()) {
       const JsonView library = libraries->at(kind);
       check_layer_kind(library, kind);
-      library.allow_only({"work_per_thread", "packs_operands", "pack_Bps", "relative_efficiency", "parallel_efficiency",
-                          "lowering_s"});
+      library.allow_only({"one_thread_up_to", "packs_operands", "pack_Bps", "relative_efficiency",
+                          "parallel_efficiency", "lowering_s"});
       GemmLibrary& out = model.gemm_library[kind];
-      if (const auto work = library.find("work_per_thread")) out.work_per_thread = work->nonnegative();
+      if (const auto work = library.find("one_thread_up_to")) out.one_thread_up_to = work->nonnegative();
       if (const auto packs = library.find("packs_operands")) out.packs_operands = packs->boolean();
       if (const auto rate = library.find("pack_Bps")) {
         if (!out.packs_operands) rate->fail("a packing rate needs packs_operands true");
@@ -964,7 +964,7 @@ Json kernel_model_json(const KernelModel& model) {
   if (!model.winograd_3x3_tiles.empty()) out["winograd_3x3"] = model.winograd_3x3_tiles;
   for (const auto& [kind, library] : model.gemm_library) {
     Json& entry = out["gemm_library"][kind];
-    entry = {{"work_per_thread", library.work_per_thread}, {"packs_operands", library.packs_operands}};
+    entry = {{"one_thread_up_to", library.one_thread_up_to}, {"packs_operands", library.packs_operands}};
     if (library.pack_Bps > 0) entry["pack_Bps"] = library.pack_Bps;
     if (library.relative_efficiency != 1) entry["relative_efficiency"] = library.relative_efficiency;
     if (library.parallel_efficiency != 1) entry["parallel_efficiency"] = library.parallel_efficiency;

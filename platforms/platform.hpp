@@ -74,9 +74,9 @@ struct StreamingRate {
 
 // How a CPU BLAS runs a layer's GEMM (KernelModel::gemm_library).
 struct GemmLibrary {
-  // The multiply-adds each thread must get before the library adds it (OpenBLAS: 65536 x GEMM_MULTITHREAD_THRESHOLD
-  // 4); below twice that the GEMM runs on one unit. 0: every unit.
-  double work_per_thread = 0;
+  // The multiply-adds up to which the library runs a GEMM on one unit; above them, on every unit (OpenBLAS 0.3.21:
+  // 65536 x GEMM_MULTITHREAD_THRESHOLD 4). 0: every unit.
+  double one_thread_up_to = 0;
   // GotoBLAS's algorithm copies both operands into packed panels first: their bytes read and written once more, at
   // the memory tier's rate.
   bool packs_operands = false;

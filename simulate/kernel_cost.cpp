@@ -141,7 +141,7 @@ KernelCost priced(const KernelMachine& machine, const std::optional<GemmShape>& 
     const double operands =
         kFloatBytes * static_cast<double>(gemm->count) * static_cast<double>(gemm->m * gemm->k + gemm->k * gemm->n);
     if (library->pack_Bps > 0) {
-      cost.pack_s = operands / library->pack_Bps;
+      cost.pack_s = operands / library->pack_Bps / units_taking_part;  // each thread packs its panels
     } else if (cost.tier) {
       cost.pack_s = 2 * operands / machine.tiers[*cost.tier].bandwidth_Bps;
     }
@@ -170,20 +170,16 @@ double lowering_seconds(const platforms::GemmLibrary& library, KernelPass pass) 
   return 0;
 }
 
-// `machine` as `library` runs `kernel`'s GEMM: at the library's own share of the efficiency, on the units it
-// threads the GEMM over (each thread gets at least its work, so a small GEMM runs on one unit at one unit's peak),
-// at its share of their speed where more than one takes part.
+// `machine` as `library` runs `kernel`'s GEMM: at the library's own share of the efficiency, on one unit at one
+// unit's peak up to its threshold and on every unit above it, at its share of their speed where more than one.
 KernelMachine library_machine(const KernelMachine& machine, const LayerKernel& kernel,
                               const platforms::GemmLibrary* library) {
   if (library == nullptr) return machine;
   KernelMachine cut = machine;
   cut.efficiency *= library->relative_efficiency;
-  if (library->work_per_thread > 0) {
-    const double multiply_adds = kernel.gemm->flops() / 2;
-    const auto threads = static_cast<int>(
-        std::clamp(multiply_adds / library->work_per_thread, 1.0, static_cast<double>(machine.parallel_units)));
-    cut.peak_flops *= static_cast<double>(threads) / machine.parallel_units;
-    cut.parallel_units = threads;
+  if (kernel.gemm->flops() / 2 <= library->one_thread_up_to) {
+    cut.peak_flops /= machine.parallel_units;
+    cut.parallel_units = 1;
   }
   if (cut.parallel_units > 1) cut.efficiency *= library->parallel_efficiency;
   return cut;

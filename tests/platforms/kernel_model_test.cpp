@@ -109,7 +109,7 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
         {"padded_share", {0.3, 0.8}},
         {"tail_s", {1e-7, 2e-7}}}}};
   kernels["gemm_library"] = {
-      {"inner_product", {{"work_per_thread", 262144}, {"packs_operands", true}, {"relative_efficiency", 0.55}}},
+      {"inner_product", {{"one_thread_up_to", 262144}, {"packs_operands", true}, {"relative_efficiency", 0.55}}},
       {"convolution", {{"lowering_s", {3e-10, 5e-10, 4e-10}}}}};
   kernels["sources"]["streaming"] = "test";
   kernels["sources"]["gemm_library"] = "test";
@@ -129,7 +129,7 @@ TEST(PlatformsKernelModel, LibrariesByLayerKindLoadRoundTripAndNameTheirKinds) {
                                                            .forward_tail_s = 1e-7,
                                                            .backward_tail_s = 2e-7}));
   EXPECT_EQ(model.gemm_library.at("inner_product"),
-            (GemmLibrary{.work_per_thread = 262144, .packs_operands = true, .relative_efficiency = 0.55}));
+            (GemmLibrary{.one_thread_up_to = 262144, .packs_operands = true, .relative_efficiency = 0.55}));
   EXPECT_EQ(model.gemm_library.at("convolution"),
             (GemmLibrary{
                 .forward_lowering_s = 3e-10, .backward_data_lowering_s = 5e-10, .backward_weights_lowering_s = 4e-10}));

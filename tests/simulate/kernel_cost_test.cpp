@@ -158,21 +158,25 @@ TEST(SimulateKernelCost, AStreamingKernelPaysForPaddedBlocksPerImageWorkAndItsPa
   EXPECT_DOUBLE_EQ(kernel_cost(machine, loss, 0).compute_s, 8e3 / 1e9 + 64 * 1e-8);
 }
 
-// A CPU BLAS a layer kind's GEMMs are called on gives each thread a least amount of work, so a small GEMM runs on
-// one unit at one unit's peak, and packs both operands first, their bytes read and written once more.
+// A CPU BLAS a layer kind's GEMMs are called on runs a GEMM up to a threshold of work on one unit at one unit's peak
+// and a larger one on every unit, and packs both operands first: their bytes read and written once more, or at its
+// own packing rate, each unit packing its share.
 TEST(SimulateKernelCost, ACpuBlasThreadsOnlyWithEnoughWorkAndPacksItsOperands) {
   KernelMachine machine = small_machine();
   machine.tiers = {{"memory", 1e12, 1e9, MemoryTier::Scope::kIteration}};
-  machine.gemm_library["inner_product"] = {.work_per_thread = 1000, .packs_operands = true};
-  LayerKernel small = gemm_kernel({4, 4, 100});  // 1,600 multiply-adds: one thread's worth
+  machine.gemm_library["inner_product"] = {.one_thread_up_to = 2000, .packs_operands = true};
+  LayerKernel small = gemm_kernel({4, 4, 100});  // 1,600 multiply-adds: under the threshold
   small.kind = LayerKind::kInnerProduct;
   const KernelCost one_thread = kernel_cost(machine, small, 0);
   EXPECT_DOUBLE_EQ(one_thread.compute_s, small.flops / 1e9) << "one unit of the four, one unit's peak";
   EXPECT_DOUBLE_EQ(one_thread.pack_s, 2 * 4.0 * (4 * 100 + 100 * 4) / 1e9);
   EXPECT_DOUBLE_EQ(one_thread.seconds, std::max(one_thread.compute_s, one_thread.memory_s) + one_thread.pack_s);
-  LayerKernel large = gemm_kernel({4, 4, 1000});  // 16,000 multiply-adds: every unit
+  LayerKernel large = gemm_kernel({4, 4, 200});  // 3,200 multiply-adds: every unit
   large.kind = LayerKind::kInnerProduct;
   EXPECT_DOUBLE_EQ(kernel_cost(machine, large, 0).compute_s, large.flops / 4e9);
+  machine.gemm_library["inner_product"].pack_Bps = 1e8;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, small, 0).pack_s, 4.0 * (4 * 100 + 100 * 4) / 1e8);
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, large, 0).pack_s, 4.0 * (4 * 200 + 200 * 4) / 1e8 / 4) << "a share each";
   LayerKernel convolution = small;  // no library named for it: every unit, nothing packed
   convolution.kind = LayerKind::kConvolution;
   const KernelCost whole = kernel_cost(machine, convolution, 0);
