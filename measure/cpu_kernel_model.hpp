@@ -6,14 +6,17 @@
 //   parallel_units   physical cores (/proc/cpuinfo)
 //   clock_Hz         measured: the clock the cores run at, all busy (a chain of dependent adds; the fastest core),
 //                    not /proc/cpuinfo's nominal figure, so the peak is one the kernels cannot beat
-//   tile             [m, n]: n the fp32 lanes of one vector register of the widest extension (derive_core_peak),
-//                    m the rows of OpenBLAS's x86-64 SGEMM register block (8: sgemm_kernel_8x4 on Haswell and Zen)
+//   tile             [1, 1]: the libraries compute a GEMM's edges on what is there (no padded blocks)
 //   fixed_s          the median time of the back end's smallest kernel: a ReLU over one float on one thread
 //   sync_s_per_unit  that ReLU on every core, less on one thread, per core: the fork-join of a threaded kernel
 //   streaming        per layer kind (relu, max_pool, softmax): the back end's reference layer on one thread, the
 //                    bytes layer_kernels counts over its forward's and its backward's times; the loss's work per
 //                    row; the share of the work on channels padded to whole blocks (L + 1 channels against L);
 //                    whether every core runs it faster, and at what share of their speed
+//   gemm_library     the inner products' OpenBLAS (its threading rule; measured: its packing rate, its GEMMs'
+//                    speed against oneDNN's, its share of the cores) and the convolutions' oneDNN (measured: the
+//                    im2col / col2im lowering per column element by pass, its share of the cores), each on
+//                    reference layers of no zoo shape
 //   cache            the L2 caches (sysfs size x cores), at a memcpy's rate within half of one, x cores
 // and the node memories, fastest first: the L3 (sysfs size) at a memcpy's rate within half of it on every core,
 // and DRAM at STREAM's triad on every core. The efficiency is 1: a check fits it (simulate/kernel_model_check.hpp).

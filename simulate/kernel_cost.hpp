@@ -44,7 +44,7 @@ struct KernelMachine {
   double peak_flops = 0;          // of the rank's unit (a device, or a group of cores)
   int parallel_units = 1;         // a GPU's SMs, or the cores of a CPU rank
   std::int64_t tile_m = 1;        // the output block one unit computes at a time: a GPU GEMM's thread-block tile,
-  std::int64_t tile_n = 1;        // a CPU GEMM's register block
+  std::int64_t tile_n = 1;        // 1 x 1 on a CPU whose libraries compute the edges on what is there
   double tile_k_overhead = 0;     // a tile's fixed cost (prologue, epilogue) in steps of k
   double kernel_fixed_s = 0;      // per kernel
   double sync_s_per_unit = 0;     // per kernel and unit taking part (a barrier across a many-core CPU's threads)
