@@ -24,14 +24,71 @@ std::string version_text() {
   return text;
 }
 
-// CLI11 reports an unknown subcommand as a stray positional; check it first so the error lists the valid ones.
-void check_subcommand(const CLI::App& app, const std::vector<std::string>& args) {
-  if (args.empty() || args.front().empty() || args.front()[0] == '-') return;
-  std::vector<std::string> valid;
-  for (const auto* sub : app.get_subcommands({})) valid.push_back(sub->get_name());
-  if (std::find(valid.begin(), valid.end(), args.front()) == valid.end()) {
-    throw UnknownNameError("command", args.front(), valid);
+std::vector<std::string> subcommand_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const auto* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+  return names;
+}
+
+// CLI11 reports an unknown subcommand as a stray positional, or as a missing one; check the leading words first so
+// the error names the command, suggests the nearest and lists the valid ones.
+void check_subcommands(const CLI::App& app, const std::vector<std::string>& args) {
+  const CLI::App* at = &app;
+  std::string path = "dsgd";
+  for (const std::string& word : args) {
+    if (word.empty() || word[0] == '-') return;
+    const std::vector<std::string> valid = subcommand_names(*at);
+    // A command without commands of its own takes its words as values.
+    if (valid.empty() || !at->get_options([](const CLI::Option* option) { return option->get_positional(); }).empty()) {
+      return;
+    }
+    if (std::find(valid.begin(), valid.end(), word) == valid.end()) {
+      throw UnknownNameError(path == "dsgd" ? "command" : path + " command", word, valid);
+    }
+    at = at->get_subcommand(word);
+    path += " " + word;
   }
+}
+
+// The command the parse reached, "dsgd" or e.g. "dsgd bench transports": where its help is.
+const CLI::App* reached_command(const CLI::App& app, std::string& path) {
+  const CLI::App* at = &app;
+  path = "dsgd";
+  for (auto parsed = at->get_subcommands(); !parsed.empty(); parsed = at->get_subcommands()) {
+    at = parsed.front();
+    path += " " + at->get_name();
+  }
+  return at;
+}
+
+// A parse error in words a user can act on: an option the command does not have gets the nearest it has, a missing
+// command the list, and every message the help of the command it concerns.
+std::string usage_message(const CLI::App& app, const CLI::ParseError& error) {
+  std::string path;
+  const CLI::App* command = reached_command(app, path);
+  const std::string help = " (run `" + path + " --help`)";
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    std::vector<std::string> names;
+    for (const CLI::Option* option : command->get_options()) {
+      for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    }
+    for (const std::string& word : command->remaining()) {
+      if (word.rfind("--", 0) != 0) continue;
+      const std::string unknown = word.substr(0, word.find('='));
+      std::string message = path + ": unknown option " + unknown;
+      if (const auto near = nearest_name(unknown, names)) message += "; did you mean " + *near + "?";
+      return message + help;
+    }
+  }
+  if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr && command->get_require_subcommand_min() > 0 &&
+      command->get_subcommands().empty()) {
+    std::string message = path + " needs a command: " + join(subcommand_names(*command));
+    const std::vector<std::string> rest = command->remaining();
+    if (!rest.empty() && rest.front().rfind("-", 0) == 0)
+      message += "; " + rest.front() + " is not an option of " + path;
+    return message + help;
+  }
+  return std::string(error.what()) + help;
 }
 
 }  // namespace
@@ -95,7 +152,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   register_lasso_command(app, context);
 
   try {
-    check_subcommand(app, args);
+    check_subcommands(app, args);
     std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them last-first
     app.parse(reversed);
     if (interrupt != nullptr && interrupt->requested()) {
@@ -113,7 +170,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     out << version_text() << '\n';
     return kExitOk;
   } catch (const CLI::ParseError& e) {
-    err << "dsgd: " << e.what() << " (run `dsgd --help`)\n";
+    err << "dsgd: " << usage_message(app, e) << '\n';
     return kExitUsage;
   } catch (const InterruptedError& e) {
     err << "dsgd: " << e.what() << '\n';

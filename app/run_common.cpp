@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <span>
 
+#include "app/cli_units.hpp"
 #include "core/atomic_file.hpp"
 #include "core/data/catalog.hpp"
 #include "core/format.hpp"
@@ -82,12 +83,12 @@ void add_datagram_options(CLI::App& command, algorithms::Hyperparameters& hyper)
   command
       .add_option("--receive-buffer", datagrams.receive_buffer_bytes,
                   "dogwild on MPI: each UDP socket's buffer (bytes)")
-      ->transform(CLI::AsSizeValue(false))
+      ->transform(byte_sizes())
       ->capture_default_str();
   command
       .add_option("--send-rate", datagrams.send_rate_Bps,
                   "dogwild on MPI: bytes per second each rank sends at most (0: unpaced)")
-      ->transform(CLI::AsSizeValue(false))
+      ->transform(byte_sizes())
       ->capture_default_str();
   command
       .add_option("--chunk-floats", hyper.chunk_floats,
@@ -100,7 +101,7 @@ CLI::Option* add_device_memory_option(CLI::App& command, std::uint64_t& bytes) {
       .add_option("--device-memory", bytes,
                   "geeps: device memory a worker's buffers may take, e.g. 4GiB; beyond it they are swapped (0: no "
                   "limit natively, the platform's device memory in simulation)")
-      ->transform(CLI::AsSizeValue(false))
+      ->transform(byte_sizes())
       ->capture_default_str();
 }
 
@@ -142,7 +143,7 @@ CLI::Option* add_memory_limit_option(CLI::App& command, double& limit_bytes) {
   return command
       .add_option("--memory-limit", limit_bytes,
                   "Refuse a run whose estimated memory is over this (bytes; 8GB, 512MB; default: what is available)")
-      ->transform(CLI::AsSizeValue(false));
+      ->transform(byte_sizes());
 }
 
 void add_run_options(CLI::App& command, RunCli& cli) {
@@ -171,7 +172,8 @@ void add_run_options(CLI::App& command, RunCli& cli) {
                   "ssp-sgd: pushes a worker may run ahead of the slowest (0: BSP)")
       ->capture_default_str();
   command.add_option("--bucket-bytes", run.hyper.bucket_bytes, "wfbp-sgd: bytes per gradient bucket (0: per layer)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(byte_sizes());
   add_device_memory_option(command, run.hyper.device_memory_bytes);
   add_allreduce_option(command, run.hyper.allreduce);
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "app/cli_units.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
 #include "core/breakdown.hpp"
@@ -233,6 +234,43 @@ reports::Entry simulated_study_entry(std::string name, const std::string& study,
   return study_entry(named_entry(std::move(name)), study, kind);
 }
 
+// Refuses, by name, an option given on `command` that what runs does not read (`used`, without their dashes): a
+// study runs on its own platforms, models and sizes.
+void refuse_unused_options(const CLI::App& command, const std::vector<std::string>& used, const std::string& runs,
+                           const std::string& why) {
+  for (const CLI::Option* option : command.get_options()) {
+    if (option->count() == 0 || option->get_lnames().empty()) continue;
+    const std::string& name = option->get_lnames().front();
+    if (name == "help" || std::find(used.begin(), used.end(), name) != used.end()) continue;
+    throw InputError("simulate: --" + name + " is not used by " + runs + why);
+  }
+}
+
+// What --study NAME reads of the command line, and where it runs.
+struct StudyUse {
+  std::vector<std::string> options;
+  std::string where;
+};
+
+StudyUse study_use(const std::string& name) {
+  for (const auto& study : algorithms::device_study_catalog()) {
+    if (study.name == name) return {{"study", "results"}, "; it runs on " + study.platform};
+  }
+  for (const auto& study : algorithms::scheme_study_catalog()) {
+    if (study.name == name) {
+      return {{"study", "study-iterations", "workers", "results"}, "; it runs on " + join(study.platforms, " and ")};
+    }
+  }
+  std::vector<std::string> names;
+  for (const auto& study : algorithms::scaling_study_catalog()) {
+    if (study.name == name) return {{"study", "study-iterations", "results"}, "; it runs on " + study.platform};
+    names.push_back(study.name);
+  }
+  for (const auto& study : algorithms::scheme_study_catalog()) names.push_back(study.name);
+  for (const auto& study : algorithms::device_study_catalog()) names.push_back(study.name);
+  throw UnknownNameError("study", name, names);
+}
+
 void register_simulate_command(CLI::App& app, Context& context) {
   auto command = std::make_shared<SimulateCommand>();
   auto* sim = app.add_subcommand("simulate", "Predict weak scaling of an algorithm on a platform (SimGrid)");
@@ -254,7 +292,8 @@ void register_simulate_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   sim->add_option("--bucket-bytes", command->scaling.hyper.bucket_bytes,
                   "wfbp-sgd: bytes per gradient bucket (0: one per layer)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(byte_sizes());
   add_device_memory_option(*sim, command->scaling.hyper.device_memory_bytes);
   add_allreduce_option(*sim, command->scaling.hyper.allreduce);
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
@@ -287,12 +326,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
                   "Steady-state iterations simulated per point of a --study (default: " +
                       std::to_string(simulate::ScalingStudyOptions{}.iterations) + " for the published studies, " +
                       std::to_string(simulate::SchemeStudyOptions{}.iterations) + " for the scheme studies)");
-  sim->callback([&context, command] {
+  sim->callback([&context, command, sim] {
     if (!command->study.empty()) {
-      if (!command->scaling.algorithm.empty()) throw InputError("simulate: --study names its algorithms; drop --algo");
-      if (!command->kernel_profile.empty()) {
-        throw InputError("simulate: --kernel-profile is not used by --study: a study runs on its own platforms");
-      }
+      const StudyUse use = study_use(command->study);
+      refuse_unused_options(*sim, use.options, "--study " + command->study, use.where);
       const auto& schemes = algorithms::scheme_study_catalog();
       const auto& devices = algorithms::device_study_catalog();
       if (std::any_of(devices.begin(), devices.end(),
@@ -305,6 +342,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
         run_study(context, *command);
       }
       return;
+    }
+    if (sim->count("--study-iterations") > 0) {
+      throw InputError(
+          "simulate: --study-iterations is not used without --study; a weak-scaling run takes --iterations");
     }
     if (command->scaling.algorithm.empty()) throw InputError("simulate: --algo is required (or --study NAME)");
     auto platform = platforms::load_platform(command->platform);

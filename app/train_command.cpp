@@ -8,6 +8,7 @@
 #include "app/run_common.hpp"
 #include "core/atomic_file.hpp"
 #include "core/data/catalog.hpp"
+#include "core/format.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
 #include "measure/training.hpp"
@@ -120,15 +121,13 @@ void register_train_command(CLI::App& app, Context& context) {
     results.benchmarks.push_back(train_entry(*options, result));
     if (!results_path->empty()) reports::write_results(*results_path, results);
     const auto& last = result.curve.back();
-    char line[300];
-    std::snprintf(line, sizeof line,
-                  "%s on %s: test accuracy %.4f (%lld test images), %lld iterations in %.1f s of training, %.0f "
-                  "images/s; stopped by %s\nback end: %s\n",
-                  options->model.c_str(), options->dataset.c_str(), last.test_accuracy,
-                  static_cast<long long>(result.test_images), static_cast<long long>(result.iterations),
-                  result.train_seconds, result.images_per_second, result.stop_reason.c_str(),
-                  result.backend_description.c_str());
-    context.out << line;
+    // Names, paths and the libraries' own descriptions have no bound on their length: built, not formatted into a
+    // buffer (one cut "OpenMP bu").
+    context.out << options->model << " on " << options->dataset << ": test accuracy " << fixed(last.test_accuracy, 4)
+                << " (" << result.test_images << " test images), " << result.iterations << " iterations in "
+                << fixed(result.train_seconds, 1) << " s of training, " << fixed(result.images_per_second, 0)
+                << " images/s; stopped by " << result.stop_reason << "\nback end: " << result.backend_description
+                << '\n';
   });
 }
 

@@ -7,6 +7,7 @@
 //    values and file:line.
 //  * Library code never calls exit() or abort(); only app/ turns errors into exit codes.
 
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -27,7 +28,8 @@ class InputError : public Error {
   using Error::Error;
 };
 
-// A name that is not in a registry or catalog. The message lists the valid names.
+// A name that is not in a registry or catalog. The message suggests the nearest valid name, if one is near, and
+// lists them all.
 class UnknownNameError : public InputError {
  public:
   // `kind` is what was looked up ("model", "platform", ...), `name` what the user asked for.
@@ -62,6 +64,15 @@ class InternalError : public Error {
 
 // Joins names as "a, b, c" for messages that list valid values.
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
+
+// The valid name a user most likely meant by `name`: the one fewest edits away (an insertion, a deletion, a changed
+// or two swapped neighbouring characters, case ignored), if that is at most a quarter of its length (at least one
+// edit, at most three), or the only one that begins with `name`. Empty when none is that near or two are equally near.
+std::optional<std::string> nearest_name(std::string_view name, const std::vector<std::string>& valid);
+
+// "unknown KIND 'NAME'; did you mean 'NEAREST'? valid values are: ..." (UnknownNameError's message, and a file
+// reader's for a field that takes one of a list).
+std::string unknown_name_message(std::string_view kind, std::string_view name, const std::vector<std::string>& valid);
 
 namespace detail {
 [[noreturn]] void throw_enforce(const char* file, int line, const std::string& what);

@@ -267,7 +267,7 @@ bool JsonView::boolean() const {
 std::string JsonView::one_of(const std::vector<std::string>& valid) const {
   const std::string value = string();
   if (std::find(valid.begin(), valid.end(), value) == valid.end()) {
-    fail("unknown value '" + value + "'; valid values are: " + join(valid));
+    fail(unknown_name_message("value", value, valid));
   }
   return value;
 }

@@ -239,7 +239,7 @@ FieldRef parse_field_ref(const std::string& text, const JsonView& view) {
     if (std::find(kPlainFields.begin(), kPlainFields.end(), text) == kPlainFields.end()) {
       std::vector<std::string> valid = kPlainFields;
       for (const auto& prefix : kPrefixes) valid.push_back(prefix + ":KEY");
-      view.fail("unknown field '" + text + "'; valid values are: " + join(valid));
+      view.fail(unknown_name_message("field", text, valid));
     }
   } else {
     const std::string prefix = text.substr(0, colon);
@@ -329,8 +329,8 @@ Manifest parse_manifest(const Json& json, const std::string& source) {
         const std::string& from = figures[f].series[k].from;
         if (from.empty() || ids.count(from)) continue;
         std::vector<std::string> valid(ids.begin(), ids.end());
-        experiments.at(i).at("figures").at(f).at("series").at(k).at("from").fail("unknown experiment '" + from +
-                                                                                 "'; valid values are: " + join(valid));
+        experiments.at(i).at("figures").at(f).at("series").at(k).at("from").fail(
+            unknown_name_message("experiment", from, valid));
       }
     }
   }

@@ -134,7 +134,7 @@ Entry entry_from_json(const JsonView& view) {
     for (const auto& category : breakdown->keys()) {
       if (!category_from_string(category)) {
         std::vector<std::string> valid(kCategoryNames.begin(), kCategoryNames.end());
-        breakdown->fail("unknown breakdown category '" + category + "'; valid values are: " + join(valid));
+        breakdown->fail(unknown_name_message("breakdown category", category, valid));
       }
       entry.breakdown_s[category] = breakdown->at(category).nonnegative();
     }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "algorithms/algorithm.hpp"
+#include "app/cli_units.hpp"
 #include "core/atomic_file.hpp"
 #include "core/collectives.hpp"
 #include "core/json.hpp"
@@ -42,7 +43,8 @@ TEST(AppCli, VersionFromTheRealExecutable) {
 TEST(AppCli, UnknownCommandExitsTwoAndListsTheValidOnes) {
   const auto result = dsgd::testing::run_dsgd_executable({"simulat"});
   EXPECT_EQ(result.exit_code, kExitUsage);
-  EXPECT_TRUE(contains(result.output, "unknown command 'simulat'; valid values are: ")) << result.output;
+  EXPECT_TRUE(contains(result.output, "unknown command 'simulat'; did you mean 'simulate'? valid values are: "))
+      << result.output;
   EXPECT_TRUE(contains(result.output, "models")) << result.output;
   EXPECT_TRUE(contains(result.output, "reproduce")) << result.output;
 }
@@ -50,12 +52,82 @@ TEST(AppCli, UnknownCommandExitsTwoAndListsTheValidOnes) {
 TEST(AppCli, UnknownModelAndPlatformNamesListTheValidOnes) {
   auto outcome = dsgd({"models", "show", "resnet5"});
   EXPECT_EQ(outcome.code, kExitUsage);
-  EXPECT_TRUE(contains(outcome.err, "unknown model 'resnet5'; valid values are: ")) << outcome.err;
+  EXPECT_TRUE(contains(outcome.err, "unknown model 'resnet5'; did you mean 'resnet50'? valid values are: "))
+      << outcome.err;
   EXPECT_TRUE(contains(outcome.err, "resnet50")) << outcome.err;
 
   outcome = dsgd({"platforms", "show", "cori-knl-typo"});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, "unknown platform or link 'cori-knl-typo'; valid values are: ")) << outcome.err;
+}
+
+// A mistyped command, subcommand or option names the command it concerns, suggests the nearest valid name and points
+// to that command's help; a command that needs one of its commands lists them.
+TEST(AppCli, UsageErrorsSuggestTheNearestNameAndPointToTheCommandsHelp) {
+  const std::map<std::vector<std::string>, std::string> expected = {
+      {{"bench", "transport"},
+       "dsgd: unknown dsgd bench command 'transport'; did you mean 'transports'? valid values are: allreduce, gemm, "
+       "transports, roofline, layers\n"},
+      {{"bench", "transports", "--max-byte", "5"},
+       "dsgd: dsgd bench transports: unknown option --max-byte; did you mean --max-bytes? (run `dsgd bench "
+       "transports --help`)\n"},
+      {{"simulate", "--plaform=dgx1-ib"},
+       "dsgd: dsgd simulate: unknown option --plaform; did you mean --platform? (run `dsgd simulate --help`)\n"},
+      {{"bench"},
+       "dsgd: dsgd bench needs a command: allreduce, gemm, transports, roofline, layers (run `dsgd bench "
+       "--help`)\n"},
+      {{"bench", "transports", "--max-bytes", "16MB", "--no-such"},
+       "dsgd: dsgd bench transports: unknown option --no-such (run `dsgd bench transports --help`)\n"}};
+  for (const auto& [args, message] : expected) {
+    const auto outcome = dsgd(args);
+    EXPECT_EQ(outcome.code, kExitUsage) << args[0];
+    EXPECT_EQ(outcome.err, message);
+  }
+  const auto top = dsgd({"--bogus"});
+  EXPECT_EQ(top.code, kExitUsage);
+  EXPECT_TRUE(contains(top.err, "dsgd: dsgd needs a command: calibrate, models, ")) << top.err;
+  EXPECT_TRUE(contains(top.err, "; --bogus is not an option of dsgd (run `dsgd --help`)")) << top.err;
+}
+
+// A study runs on its own platforms, models and sizes: an option it would ignore is refused by name, with where it
+// runs; a weak-scaling run refuses the study's own option.
+TEST(AppCli, ASimulatedStudyRefusesTheOptionsItDoesNotUse) {
+  const std::map<std::vector<std::string>, std::string> refused = {
+      {{"simulate", "--study", "schemes", "--platform", "my-cluster.json"},
+       "dsgd: simulate: --platform is not used by --study schemes; it runs on p100-roce-25g and dgx1-ib\n"},
+      {{"simulate", "--study", "table4", "--workers", "3"},
+       "dsgd: simulate: --workers is not used by --study table4; it runs on cori-knl\n"},
+      {{"simulate", "--study", "schemes", "--fidelity", "flow", "--workers", "8"},
+       "dsgd: simulate: --fidelity is not used by --study schemes; it runs on p100-roce-25g and dgx1-ib\n"},
+      {{"simulate", "--study", "p100", "--batch", "32"},
+       "dsgd: simulate: --batch is not used by --study p100; it runs on dgx1-ib\n"},
+      {{"simulate", "--algo", "sync-sgd", "--workers", "2", "--study-iterations", "3"},
+       "dsgd: simulate: --study-iterations is not used without --study; a weak-scaling run takes --iterations\n"}};
+  for (const auto& [args, message] : refused) {
+    const auto outcome = dsgd(args);
+    EXPECT_EQ(outcome.code, kExitUsage) << args[2];
+    EXPECT_EQ(outcome.err, message);
+  }
+  const auto unknown = dsgd({"simulate", "--study", "tabel4"});
+  EXPECT_EQ(unknown.code, kExitUsage);
+  EXPECT_TRUE(contains(unknown.err, "unknown study 'tabel4'; did you mean 'table4'? valid values are: table4, "))
+      << unknown.err;
+  EXPECT_TRUE(contains(unknown.err, "schemes")) << unknown.err;
+}
+
+// Sizes in bytes take decimal and binary units; anything else is refused with the units there are.
+TEST(AppCli, ByteSizesTakeDecimalAndBinaryUnits) {
+  auto outcome = dsgd({"bench", "transports", "--max-bytes", "16Mo"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "--max-bytes: mo unit not recognized")) << outcome.err;
+  CLI::App app;
+  double bytes = 0;
+  app.add_option("--max-bytes", bytes)->transform(byte_sizes());
+  for (const auto& [text, value] : std::map<std::string, double>{
+           {"16MiB", 16.0 * 1024 * 1024}, {"64MB", 64e6}, {"4k", 4e3}, {"2GiB", 2.0 * (1 << 30)}, {"512", 512}}) {
+    app.parse(std::vector<std::string>{text, "--max-bytes"});
+    EXPECT_DOUBLE_EQ(bytes, value) << text;
+  }
 }
 
 // `--backend cuda` is taken by every algorithm and executor; without a device it stops before training with one
@@ -560,6 +632,9 @@ TEST_F(AppRun, TrainAndRunTakeTheLargeBatchRules) {
                        "--results",
                        file.string()});
   ASSERT_EQ(outcome.code, 0) << outcome.err;
+  // The last line names the back end whole, however long the libraries' descriptions are.
+  EXPECT_TRUE(contains(outcome.out, " OpenMP threads\n")) << outcome.out;
+  EXPECT_EQ(outcome.out.back(), '\n');
   const auto options = reports::read_results(file).benchmarks.at(0).algorithm_options;
   EXPECT_EQ(options.at("scaled_learning_rate").get<double>(), 0.02F);  // 0.01 x 16 / 8
   EXPECT_EQ(options.at("warmup_iterations"), 2);

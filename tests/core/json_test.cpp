@@ -90,7 +90,7 @@ TEST(CoreJson, PointerTokensAreEscaped) {
 
 TEST(CoreJson, UnknownNameErrorListsValidNames) {
   const UnknownNameError error("model", "resnet5", {"resnet50", "resnet101"});
-  EXPECT_STREQ(error.what(), "unknown model 'resnet5'; valid values are: resnet50, resnet101");
+  EXPECT_STREQ(error.what(), "unknown model 'resnet5'; did you mean 'resnet50'? valid values are: resnet50, resnet101");
 }
 
 TEST(CoreJson, EnforceReportsBothValuesAndLocation) {

@@ -305,7 +305,8 @@ TEST(ReportsManifest, RejectsMalformedManifestsWithTheirPath) {
 TEST(ReportsManifest, RejectsFigureSeriesItCannotDraw) {
   const std::vector<BadCase> cases = {
       {"unknown experiment", "/experiments/1/figures/0/series/0/from", "measurd",
-       "/experiments/1/figures/0/series/0/from: unknown experiment 'measurd'; valid values are: measured, predicted"},
+       "/experiments/1/figures/0/series/0/from: unknown experiment 'measurd'; did you mean 'measured'? valid values "
+       "are: measured, predicted"},
       {"log y under stacked bars", "/experiments/1/figures/0/log_y", true, "cannot be logarithmic"},
       {"stack on lines", "/experiments/1/figures/0/style", "lines", "only a stacked figure has a stack"},
       {"bad colour", "/experiments/1/figures/0/series/2/stack/0/colour", "grey", "expected a colour \"#rrggbb\""},

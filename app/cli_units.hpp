@@ -1,0 +1,12 @@
+#pragma once
+// Units a user may write on dsgd's command lines (docs/commands.md).
+
+#include <CLI/CLI.hpp>
+
+namespace dsgd::app {
+
+// A size in bytes with or without a unit: 4096, 64KiB, 16MiB, 1.5GB (k, M, G, T: powers of 1000; Ki, Mi, Gi, Ti:
+// of 1024; b or B optional; case ignored).
+inline CLI::AsSizeValue byte_sizes() { return CLI::AsSizeValue(true); }
+
+}  // namespace dsgd::app
