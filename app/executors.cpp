@@ -9,6 +9,7 @@
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
 #include "platforms/kernel_profile.hpp"
+#include "platforms/loader.hpp"
 #include "simulate/numeric.hpp"
 
 namespace dsgd::app {
@@ -114,6 +115,9 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
   if (!job.kernel_profile.empty()) {
     platforms::attach_kernel_profile(
         platform, std::make_shared<const platforms::KernelProfile>(platforms::load_kernel_profile(job.kernel_profile)));
+  }
+  for (const std::string& warning : platforms::platform_warnings(platform)) {
+    context.err << job.command << ": warning: " << warning << '\n';
   }
   simulate::NumericOptions options;
   options.run = job.cli.run;

@@ -14,6 +14,7 @@
 #include "core/breakdown.hpp"
 #include "platforms/catalog.hpp"
 #include "platforms/kernel_profile.hpp"
+#include "platforms/loader.hpp"
 #include "reports/rank_breakdown.hpp"
 #include "reports/trace.hpp"
 #include "simulate/scaling_study.hpp"
@@ -364,6 +365,9 @@ void register_simulate_command(CLI::App& app, Context& context) {
     if (options.workers.empty()) throw InputError("simulate: give the world sizes with --workers or --cores");
     if (command->trace.empty()) options.trace_events = 0;
     context.err << "simulate: " << options.algorithm << ", " << options.model << " on " << platform.name << std::endl;
+    for (const std::string& warning : platforms::platform_warnings(platform)) {
+      context.err << "simulate: warning: " << warning << std::endl;
+    }
     const auto points = simulate::simulate_weak_scaling(platform, options);
 
     auto results = new_results(context);

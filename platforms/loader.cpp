@@ -26,18 +26,48 @@ constexpr double kPeakTolerance = 0.01;
 constexpr double kMaxLatency_s = 1.0;
 constexpr double kMinBandwidth_Bps = 1e3;
 constexpr double kMaxBandwidth_Bps = 1e15;
+// A processor's peak: from a small core (1 GFLOP/s) to a whole node of the largest accelerators (100 PFLOP/s).
+constexpr double kMinPeak_flops = 1e9;
+constexpr double kMaxPeak_flops = 1e17;
+
+// The unit slips that would put `value`, written in a prefixed unit, within [low, high]: "GFLOP/s (4.947e11) or
+// TFLOP/s (4.947e14)"; empty where none would.
+std::string unit_slips(double value, double low, double high, const std::string& unit) {
+  constexpr std::pair<const char*, double> kPrefixes[] = {{"n", 1e-9}, {"\u00b5", 1e-6}, {"m", 1e-3}, {"k", 1e3},
+                                                          {"M", 1e6},  {"G", 1e9},       {"T", 1e12}, {"P", 1e15}};
+  std::vector<std::string> slips;
+  for (const auto& [prefix, factor] : kPrefixes) {
+    const double meant = value * factor;
+    if (meant >= low && meant <= high) slips.push_back(prefix + unit + " (" + significant(meant, 4) + ")");
+  }
+  if (slips.empty()) return "";
+  return "; written in " + join(slips, " or ") + "?";
+}
 
 // A latency in [0, kMaxLatency_s] (0 only where `zero_allowed`: a fitted segment, an on-node fabric).
 double latency(const JsonView& view, bool zero_allowed) {
   const double value = zero_allowed ? view.nonnegative() : view.positive();
-  if (value > kMaxLatency_s) view.fail("expected a latency of at most 1 s, got " + significant(value) + " s");
+  if (value > kMaxLatency_s) {
+    view.fail("expected a latency in seconds, at most 1 s, got " + significant(value) + " s" +
+              unit_slips(value, 1e-9, kMaxLatency_s / 10, "s"));
+  }
   return value;
 }
 
 double bandwidth(const JsonView& view) {
   const double value = view.positive();
   if (value < kMinBandwidth_Bps || value > kMaxBandwidth_Bps) {
-    view.fail("expected a bandwidth between 1e3 and 1e15 bytes/s, got " + significant(value));
+    view.fail("expected a bandwidth in bytes/s, between 1e3 and 1e15, got " + significant(value) +
+              unit_slips(value, 1e6, kMaxBandwidth_Bps, "B/s"));
+  }
+  return value;
+}
+
+double peak(const JsonView& view) {
+  const double value = view.positive();
+  if (value < kMinPeak_flops || value > kMaxPeak_flops) {
+    view.fail("expected a peak in FLOP/s, between 1e9 and 1e17, got " + significant(value) +
+              unit_slips(value, kMinPeak_flops, kMaxPeak_flops, "FLOP/s"));
   }
   return value;
 }
@@ -313,7 +343,7 @@ Cpu parse_cpu(const JsonView& view) {
   cpu.vector_width_bits = positive_int(view.at("vector_width_bits"));
   cpu.sp_flops_per_cycle_per_core = view.at("sp_flops_per_cycle_per_core").positive();
   const JsonView peak = view.at("peak_flops");
-  cpu.peak_flops = peak.positive();
+  cpu.peak_flops = platforms::peak(peak);
   const double expected = cpu.cores() * cpu.clock_Hz * cpu.sp_flops_per_cycle_per_core;
   if (std::abs(cpu.peak_flops - expected) > kPeakTolerance * expected) {
     peak.fail(show(cpu.peak_flops) + " disagrees by more than 1% with sockets x cores_per_socket x clock_Hz x " +
@@ -335,7 +365,7 @@ DeviceGroup parse_device_group(const JsonView& view) {
   DeviceGroup group;
   group.model = nonempty_string(view.at("model"));
   group.count = positive_int(view.at("count"));
-  group.peak_flops = view.at("peak_flops").positive();
+  group.peak_flops = peak(view.at("peak_flops"));
   group.memory = parse_memory(view.at("memory"));
   if (const auto efficiency = view.find("kernel_efficiency")) group.efficiency = parse_efficiency(*efficiency);
   if (const auto kernels = view.find("kernels")) group.kernels = parse_kernel_model(*kernels);
@@ -1262,6 +1292,27 @@ Json to_json(const Link& link) {
   Json out = link_fields_json(link);
   out["schema"] = kLinkSchema;
   return out;
+}
+
+std::vector<std::string> platform_warnings(const Platform& platform) {
+  std::vector<std::string> warnings;
+  const auto check = [&](const std::string& what, double peak_flops, const KernelEfficiency& efficiency,
+                         const std::optional<KernelModel>& kernels,
+                         const std::shared_ptr<const KernelProfile>& profile) {
+    if (!efficiency.by_class.empty() || kernels || profile) return;
+    warnings.push_back(platform.name + ": " + what +
+                       " has no kernel_efficiency, kernels or kernel_profile: its kernels run at its full peak (" +
+                       significant(peak_flops, 4) +
+                       " FLOP/s), several times faster than any real one (docs/platform-schema.md)");
+  };
+  if (platform.nodes.devices.empty()) {
+    const Cpu& cpu = platform.nodes.cpu;
+    check("the CPU '" + cpu.model + "'", cpu.peak_flops, cpu.efficiency, cpu.kernels, cpu.profile);
+  }
+  for (const DeviceGroup& group : platform.nodes.devices) {
+    check("device '" + group.model + "'", group.peak_flops, group.efficiency, group.kernels, group.profile);
+  }
+  return warnings;
 }
 
 }  // namespace dsgd::platforms

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/json.hpp"
 #include "platforms/platform.hpp"
@@ -31,6 +32,11 @@ Platform read_platform_file(const std::filesystem::path& path);
 
 // Validates a link description (a file with schema dsgd-link/1). Throws InputError.
 Link parse_link(const Json& json, const std::string& source);
+
+// What a valid platform leaves the simulation to assume that changes its answer, one line each: a processor that
+// computes (the devices, else the CPU) with neither a kernel_efficiency, kernels nor a kernel_profile runs every
+// kernel at its full peak, several times faster than any real one.
+std::vector<std::string> platform_warnings(const Platform& platform);
 
 // The JSON form of a platform or link; parse_platform(to_json(p)) gives back p.
 Json to_json(const Platform& platform);

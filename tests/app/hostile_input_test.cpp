@@ -102,7 +102,7 @@ TEST_F(AppHostileInput, HostilePlatformFilesAreInputErrors) {
       dsgd({"platforms", "show", edited_platform("dup.json", "\"count\": 4", "\"count\": 4, \"count\": 8").string()}),
       "JSON object names 'count' twice");
   expect_input_error(dsgd({"platforms", "show", edited_platform("slow.json", "0.7e-6", "1e308").string()}),
-                     "/latency_s: expected a latency of at most 1 s, got 1e+308 s");
+                     "/latency_s: expected a latency in seconds, at most 1 s, got 1e+308 s");
   const fs::path folder = dir_ / "folder.json";
   fs::create_directories(folder);
   expect_input_error(dsgd({"platforms", "show", folder.string()}), folder.string() + ": is a folder, not a file");

@@ -186,6 +186,34 @@ TEST_P(PlatformsLoaderRejects, TheEdit) {
 INSTANTIATE_TEST_SUITE_P(Edits, PlatformsLoaderRejects, ::testing::Range(std::size_t{0}, bad_edits().size()),
                          [](const auto& param_info) { return bad_edits().at(param_info.param).test; });
 
+// A quantity written in the wrong prefixed unit (a GPU's peak in TFLOP/s, a latency in microseconds, a bandwidth
+// in GB/s) is refused with the slips that would make it sensible.
+TEST(PlatformsLoader, AQuantityOutOfItsRangeNamesTheLikelyUnitSlip) {
+  Json json = catalog_json("m40-cluster");
+  json[ptr("/nodes/devices/0/peak_flops")] = 494.7;
+  rejection(json, {"/nodes/devices/0/peak_flops", "expected a peak in FLOP/s, between 1e9 and 1e17, got 494.7",
+                   "written in GFLOP/s (4.947e+11) or TFLOP/s (4.947e+14)?"});
+  json = catalog_json("m40-cluster");
+  json[ptr("/network/link/latency_s")] = 2.5;
+  rejection(json, {"/network/link/latency_s", "expected a latency in seconds, at most 1 s, got 2.5 s", "ms (0.0025)",
+                   "\u00b5s (2.5e-06)", "ns (2.5e-09)"});
+  json = catalog_json("m40-cluster");
+  json[ptr("/network/link/bandwidth_Bps")] = 12.5;
+  rejection(json, {"/network/link/bandwidth_Bps", "got 12.5; written in MB/s (1.25e+07) or GB/s (1.25e+10)"});
+}
+
+// A processor that computes with no kernel efficiency, kernel model or profile runs at its full peak: said, once.
+TEST(PlatformsLoader, AComputingProcessorWithoutAnEfficiencyIsWarnedOf) {
+  const auto warnings = platform_warnings(parse_platform(catalog_json("m40-cluster"), "m40-cluster"));
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_NE(warnings[0].find("m40-cluster: device 'NVIDIA Tesla M40' has no kernel_efficiency, kernels or "
+                             "kernel_profile: its kernels run at its full peak (6.844e+12 FLOP/s)"),
+            std::string::npos)
+      << warnings[0];
+  EXPECT_TRUE(platform_warnings(parse_platform(catalog_json("dgx1-ib"), "dgx1-ib")).empty()) << "a kernel model";
+  EXPECT_EQ(platform_warnings(parse_platform(catalog_json("cori-knl"), "cori-knl")).size(), 1U) << "its CPU computes";
+}
+
 TEST(PlatformsLoader, UnknownTopologyListsValidOnes) {
   const std::string message = testing::input_error([] { read_platform_file(data_dir() + "/unknown_topology.json"); });
   EXPECT_NE(message.find("unknown_topology.json: /network/topology/kind"), std::string::npos) << message;
