@@ -774,7 +774,14 @@ std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int 
     }
     zone->seal();
   } else {
-    const double fabric_Bps = topology.link_bandwidth_Bps.value_or(link.bandwidth_Bps);
+    // Without its own bandwidth the fabric is not a bottleneck (docs/platform-schema.md "topology"): each of its links
+    // carries what every node could inject at once. At the node link's bandwidth, a ring allreduce across a fat tree
+    // ran at half its closed form.
+    const auto& nics = platform.nodes.nics;
+    const double node_injection_Bps =
+        nics ? nics->count * nics->bandwidth_Bps.value_or(link.bandwidth_Bps) : link.bandwidth_Bps;
+    const double fabric_Bps =
+        topology.link_bandwidth_Bps.value_or(node_injection_Bps * std::max(1, builder.occupied_nodes()));
     const double fabric_s = topology.link_latency_s.value_or(0.0);
     nodes.resize(static_cast<std::size_t>(builder.occupied_nodes()));
     const auto netpoint = [&](s4u::NetZone* zone, const std::vector<unsigned long>&,

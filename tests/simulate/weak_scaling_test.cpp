@@ -135,6 +135,30 @@ TEST(WeakScaling, AFatTreesLinksCarryEachDirectionAtFullBandwidth) {
       << "expectation " << ring_s << " s; half duplex would take twice it";
 }
 
+// Without its own link bandwidth a fabric is not a bottleneck, as docs/platform-schema.md says: on a fat tree of two
+// leaves of two nodes, one uplink each, recursive doubling's exchanges between the leaves (two nodes' at once through
+// one uplink) take what they take on a star. With the fabric's links at a node's bandwidth they queued there.
+TEST(WeakScaling, AFabricWithoutItsOwnBandwidthIsNotABottleneck) {
+  auto tree = platforms::catalog_platform("p100-roce-25g");
+  tree.nodes.count = 4;
+  tree.network.topology.shape = platforms::FatTreeTopology{{2, 2}, {1, 1}, {1, 1}};
+  tree.network.topology.link_bandwidth_Bps.reset();
+  tree.network.topology.link_latency_s.reset();
+  auto star = tree;
+  star.network.topology.shape = platforms::StarTopology{};
+  ScalingOptions options;
+  options.algorithm = "sync-sgd";
+  options.model = "resnet50";
+  options.hyper.batch = 1;
+  options.hyper.allreduce = AllreduceAlgorithm::kRecursiveDoubling;
+  options.workers = {16};
+  options.iterations = 2;
+  const auto on_tree = simulate_weak_scaling(tree, options).front();
+  ASSERT_EQ(on_tree.nodes, 4);
+  const double on_star = simulate_weak_scaling(star, options).front().exposed_comm_s_per_iteration;
+  EXPECT_NEAR(on_tree.exposed_comm_s_per_iteration, on_star, 0.01 * on_star);
+}
+
 TEST(WeakScaling, NoiseMakesTheSlowestNodeSetThePaceAndRepeats) {
   auto platform = platforms::catalog_platform("cori-knl");
   const double quiet = simulate_weak_scaling(platform, knl_options({16})).front().seconds_per_iteration;
