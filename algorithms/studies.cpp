@@ -571,4 +571,21 @@ const DeviceStudy& find_device_study(const std::string& name) {
 
 const Study& find_study(const std::string& name) { return find_named(study_catalog(), "study", name); }
 
+SimulatedStudyInputs simulated_study_inputs(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto& study : scaling_study_catalog()) {
+    if (study.name == name) return {{study.platform}, {"study-iterations"}};
+    names.push_back(study.name);
+  }
+  for (const auto& study : scheme_study_catalog()) {
+    if (study.name == name) return {study.platforms, {"study-iterations", "workers"}};  // --workers: the sizes
+    names.push_back(study.name);
+  }
+  for (const auto& study : device_study_catalog()) {
+    if (study.name == name) return {{study.platform}, {}};
+    names.push_back(study.name);
+  }
+  throw UnknownNameError("study", name, names);
+}
+
 }  // namespace dsgd::algorithms

@@ -192,4 +192,15 @@ const std::vector<DeviceStudy>& device_study_catalog();
 // Throws UnknownNameError listing the names.
 const DeviceStudy& find_device_study(const std::string& name);
 
+// --- what `dsgd simulate --study NAME` reads ----------------------------------------------------------------
+
+// A simulated study of any kind (scaling, scheme or device): the platforms it runs on, and the options of `dsgd
+// simulate` it reads besides --study and --results (without their dashes); it is refused any other.
+struct SimulatedStudyInputs {
+  std::vector<std::string> platforms;
+  std::vector<std::string> options;
+};
+// Throws UnknownNameError listing every simulated study.
+SimulatedStudyInputs simulated_study_inputs(const std::string& name);
+
 }  // namespace dsgd::algorithms

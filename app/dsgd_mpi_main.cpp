@@ -151,12 +151,8 @@ int run(int argc, char** argv, int world_rank) {
   std::string boundaries;
   auto* pingpong_command =
       app.add_subcommand("pingpong", "Ping-pong between ranks 0 and 1, 8 B .. 64 MiB, and its alpha-beta fit");
-  pingpong_command->add_option("--min-bytes", sweep.min_bytes, "Smallest message")
-      ->capture_default_str()
-      ->transform(dsgd::app::byte_sizes());
-  pingpong_command->add_option("--max-bytes", sweep.max_bytes, "Largest message")
-      ->capture_default_str()
-      ->transform(dsgd::app::byte_sizes());
+  dsgd::app::add_bytes_option(*pingpong_command, "--min-bytes", sweep.min_bytes, "Smallest message");
+  dsgd::app::add_bytes_option(*pingpong_command, "--max-bytes", sweep.max_bytes, "Largest message");
   pingpong_command->add_option("--rounds", sweep.rounds, "Timed sweeps over all sizes")->capture_default_str();
   pingpong_command->add_option("--results", pingpong_cli.results, "Write the results (JSON) here");
   pingpong_command->add_flag("--quiet", pingpong_cli.quiet, "Print nothing but errors");
@@ -165,11 +161,9 @@ int run(int argc, char** argv, int world_rank) {
       ->add_option("--think", sweep.think_s,
                    "Rank 0 computes this many seconds before each round trip (one a sample) while rank 1 waits")
       ->capture_default_str();
-  pingpong_command
-      ->add_option("--pool-bytes", sweep.pool_bytes,
-                   "Cycle through buffers of this many bytes, so messages start cold in memory (0: one warm buffer)")
-      ->capture_default_str()
-      ->transform(dsgd::app::byte_sizes());
+  dsgd::app::add_bytes_option(
+      *pingpong_command, "--pool-bytes", sweep.pool_bytes,
+      "Cycle through buffers of this many bytes, so messages start cold in memory (0: one warm buffer)");
   pingpong_command->add_option("--boundaries", boundaries,
                                "Segment boundaries in bytes for the printed fit, e.g. 4096,65536");
 

@@ -235,41 +235,20 @@ reports::Entry simulated_study_entry(std::string name, const std::string& study,
   return study_entry(named_entry(std::move(name)), study, kind);
 }
 
-// Refuses, by name, an option given on `command` that what runs does not read (`used`, without their dashes): a
-// study runs on its own platforms, models and sizes.
-void refuse_unused_options(const CLI::App& command, const std::vector<std::string>& used, const std::string& runs,
-                           const std::string& why) {
+// Refuses, by name, an option given to --study `name` that the study does not read: it runs on its own platforms,
+// models and sizes.
+void refuse_unused_options(const CLI::App& command, const std::string& name) {
+  const auto inputs = algorithms::simulated_study_inputs(name);
   for (const CLI::Option* option : command.get_options()) {
     if (option->count() == 0 || option->get_lnames().empty()) continue;
-    const std::string& name = option->get_lnames().front();
-    if (name == "help" || std::find(used.begin(), used.end(), name) != used.end()) continue;
-    throw InputError("simulate: --" + name + " is not used by " + runs + why);
-  }
-}
-
-// What --study NAME reads of the command line, and where it runs.
-struct StudyUse {
-  std::vector<std::string> options;
-  std::string where;
-};
-
-StudyUse study_use(const std::string& name) {
-  for (const auto& study : algorithms::device_study_catalog()) {
-    if (study.name == name) return {{"study", "results"}, "; it runs on " + study.platform};
-  }
-  for (const auto& study : algorithms::scheme_study_catalog()) {
-    if (study.name == name) {
-      return {{"study", "study-iterations", "workers", "results"}, "; it runs on " + join(study.platforms, " and ")};
+    const std::string& option_name = option->get_lnames().front();
+    if (option_name == "help" || option_name == "study" || option_name == "results" ||
+        std::find(inputs.options.begin(), inputs.options.end(), option_name) != inputs.options.end()) {
+      continue;
     }
+    throw InputError("simulate: --" + option_name + " is not used by --study " + name + "; it runs on " +
+                     join(inputs.platforms, " and "));
   }
-  std::vector<std::string> names;
-  for (const auto& study : algorithms::scaling_study_catalog()) {
-    if (study.name == name) return {{"study", "study-iterations", "results"}, "; it runs on " + study.platform};
-    names.push_back(study.name);
-  }
-  for (const auto& study : algorithms::scheme_study_catalog()) names.push_back(study.name);
-  for (const auto& study : algorithms::device_study_catalog()) names.push_back(study.name);
-  throw UnknownNameError("study", name, names);
 }
 
 void register_simulate_command(CLI::App& app, Context& context) {
@@ -329,8 +308,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
                       std::to_string(simulate::SchemeStudyOptions{}.iterations) + " for the scheme studies)");
   sim->callback([&context, command, sim] {
     if (!command->study.empty()) {
-      const StudyUse use = study_use(command->study);
-      refuse_unused_options(*sim, use.options, "--study " + command->study, use.where);
+      refuse_unused_options(*sim, command->study);
       const auto& schemes = algorithms::scheme_study_catalog();
       const auto& devices = algorithms::device_study_catalog();
       if (std::any_of(devices.begin(), devices.end(),
