@@ -221,7 +221,7 @@ void register_bench_transports_command(CLI::App& bench, Context& context) {
   auto cli = std::make_shared<TransportsCli>();
   auto* command = bench.add_subcommand(
       "transports", "Latency and bandwidth by message size of each transport here (seed 001 Tables I-II beside)");
-  command->add_option("--max-bytes", cli->max_bytes, "Largest message")->capture_default_str()->transform(byte_sizes());
+  add_bytes_option(*command, "--max-bytes", cli->max_bytes, "Largest message");
   command->add_flag("--no-threads{false}", cli->threads, "Leave out the threads executor's ping-pong");
   command->add_flag("--no-mpi{false}", cli->mpi, "Leave out MPI's ping-pong (dsgd-mpi under mpirun)");
   command->add_option("--predict", cli->predict, "Platforms whose link to price at every size")->delimiter(',');

@@ -143,19 +143,12 @@ void register_calibrate_command(CLI::App& app, Context& context) {
       ->capture_default_str();
   command->add_option("--out", plan.out, "Platform file to write")->capture_default_str();
   command->add_option("--name", plan.name, "The platform's name")->capture_default_str();
-  command->add_option("--min-bytes", plan.min_bytes, "Smallest ping-pong message")
-      ->capture_default_str()
-      ->transform(byte_sizes());
-  command->add_option("--max-bytes", plan.max_bytes, "Largest ping-pong message")
-      ->capture_default_str()
-      ->transform(byte_sizes());
+  add_bytes_option(*command, "--min-bytes", plan.min_bytes, "Smallest ping-pong message");
+  add_bytes_option(*command, "--max-bytes", plan.max_bytes, "Largest ping-pong message");
   command->add_option("--rounds", plan.rounds, "Timed sweeps over all sizes")->capture_default_str();
-  command
-      ->add_option("--pool-bytes", plan.pool_bytes,
+  add_bytes_option(*command, "--pool-bytes", plan.pool_bytes,
                    "Ping-pong buffers cycled through, so messages start cold in memory as training's do (default: "
-                   "twice the last-level cache; 0: one warm buffer)")
-      ->capture_default_str()
-      ->transform(byte_sizes());
+                   "twice the last-level cache; 0: one warm buffer)");
   command->add_option("--boundaries", plan.boundaries, "Segment boundaries in bytes (a fit per segment)")
       ->delimiter(',')
       ->capture_default_str();

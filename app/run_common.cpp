@@ -171,9 +171,8 @@ void add_run_options(CLI::App& command, RunCli& cli) {
       .add_option("--staleness-bound", run.hyper.staleness_bound,
                   "ssp-sgd: pushes a worker may run ahead of the slowest (0: BSP)")
       ->capture_default_str();
-  command.add_option("--bucket-bytes", run.hyper.bucket_bytes, "wfbp-sgd: bytes per gradient bucket (0: per layer)")
-      ->capture_default_str()
-      ->transform(byte_sizes());
+  add_bytes_option(command, "--bucket-bytes", run.hyper.bucket_bytes,
+                   "wfbp-sgd: bytes per gradient bucket (0: per layer)");
   add_device_memory_option(command, run.hyper.device_memory_bytes);
   add_allreduce_option(command, run.hyper.allreduce);
   add_large_batch_options(command, run.hyper.lr_scaling, run.hyper.reference_batch, run.hyper.warmup_iterations,

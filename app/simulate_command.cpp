@@ -270,10 +270,8 @@ void register_simulate_command(CLI::App& app, Context& context) {
   sim->add_option("--staleness-bound", command->scaling.hyper.staleness_bound,
                   "ssp-sgd: pushes a worker may run ahead of the slowest (0: BSP)")
       ->capture_default_str();
-  sim->add_option("--bucket-bytes", command->scaling.hyper.bucket_bytes,
-                  "wfbp-sgd: bytes per gradient bucket (0: one per layer)")
-      ->capture_default_str()
-      ->transform(byte_sizes());
+  add_bytes_option(*sim, "--bucket-bytes", command->scaling.hyper.bucket_bytes,
+                   "wfbp-sgd: bytes per gradient bucket (0: one per layer)");
   add_device_memory_option(*sim, command->scaling.hyper.device_memory_bytes);
   add_allreduce_option(*sim, command->scaling.hyper.allreduce);
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")

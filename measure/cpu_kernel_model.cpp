@@ -335,17 +335,18 @@ ReferenceGemms reference_gemms(double fixed_s, int cores) {
     if (!both || !weights) throw InternalError("no kernel for the reference layer " + spec.name);
     return std::array<double, 3>{both->forward, both->backward - weights->backward, weights->backward};
   };
-  // The share of the cores' speed a reference gets on all of them (1 on one core).
-  const auto parallel_share = [&](const LayerSpec& spec, std::int64_t batch) {
+  const auto sum = [](const std::array<double, 3>& seconds) { return seconds[0] + seconds[1] + seconds[2]; };
+  // The share of the cores' speed a reference gets on all of them (1 on one core), against its passes on one.
+  const auto parallel_share = [&](const LayerSpec& spec, std::int64_t batch, const std::array<double, 3>& one_core) {
     if (cores < 2) return 1.0;
-    const LayerRun run{.repetitions = 200, .warmup = 20};
-    const double speedup =
-        time_layer(*backend, spec, batch, run)->both() / time_layer(*every_core, spec, batch, run)->both();
-    return std::clamp(speedup / cores, 0.05, 1.0);
+    const auto all = time_layer(*every_core, spec, batch, {.repetitions = 200, .warmup = 20});
+    return std::clamp(sum(one_core) / all->both() / cores, 0.05, 1.0);
   };
+  const LayerSpec twin = convolution(kPatch, kOutPlane, 1);
+  const LayerSpec blas = inner_product(kPatch, kOut);
   const std::array<double, 3> lowered_s = passes(convolution(kIn, kPlane, kKernel), kImages);
-  const std::array<double, 3> twin_s = passes(convolution(kPatch, kOutPlane, 1), kImages);
-  const std::array<double, 3> blas_s = passes(inner_product(kPatch, kOut), kPixels);
+  const std::array<double, 3> twin_s = passes(twin, kImages);
+  const std::array<double, 3> blas_s = passes(blas, kPixels);
   constexpr std::int64_t kPackIn = 1000;
   constexpr std::int64_t kPackOut = 300;
   const double pack_s =
@@ -357,9 +358,8 @@ ReferenceGemms reference_gemms(double fixed_s, int cores) {
   const auto per_element = [&](std::size_t pass) {
     return std::max(0.0, lowered_s[pass] - twin_s[pass]) / static_cast<double>(kPatch * kPixels);
   };
-  const auto sum = [](const std::array<double, 3>& seconds) { return seconds[0] + seconds[1] + seconds[2]; };
   ReferenceGemms gemms;
-  gemms.convolution = {.parallel_efficiency = parallel_share(convolution(kPatch, kOutPlane, 1), kImages),
+  gemms.convolution = {.parallel_efficiency = parallel_share(twin, kImages, twin_s),
                        .forward_lowering_s = per_element(0),
                        .backward_data_lowering_s = per_element(1),
                        .backward_weights_lowering_s = per_element(2)};
@@ -368,7 +368,7 @@ ReferenceGemms reference_gemms(double fixed_s, int cores) {
                          .packs_operands = true,
                          .pack_Bps = pack_Bps,
                          .relative_efficiency = sum(twin_s) / blas_gemm_s,
-                         .parallel_efficiency = parallel_share(inner_product(kPatch, kOut), kPixels)};
+                         .parallel_efficiency = parallel_share(blas, kPixels, blas_s)};
   return gemms;
 }
 

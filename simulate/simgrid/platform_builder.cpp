@@ -775,8 +775,8 @@ std::vector<s4u::Host*> build_platform(const platforms::Platform& platform, int 
     zone->seal();
   } else {
     // Without its own bandwidth the fabric is not a bottleneck (docs/platform-schema.md "topology"): each of its links
-    // carries what every node could inject at once. At the node link's bandwidth, a ring allreduce across a fat tree
-    // ran at half its closed form.
+    // carries what every node could inject at once. At the node link's bandwidth, exchanges of several nodes through
+    // one uplink queued there.
     const auto& nics = platform.nodes.nics;
     const double node_injection_Bps =
         nics ? nics->count * nics->bandwidth_Bps.value_or(link.bandwidth_Bps) : link.bandwidth_Bps;
