@@ -264,7 +264,9 @@ TEST(MeasureMpiLaunch, PingpongAfterThinkingTimesOneRoundTripASample) {
   for (const auto& entry : results.benchmarks) {
     EXPECT_EQ(entry.counters.at("think_s"), 0.05) << entry.name;
     EXPECT_EQ(entry.iterations, 2) << "one round trip in each of 2 rounds";
-    EXPECT_LT(entry.counters.at("round_trip_max_s"), 0.05) << "the thinking is not timed";
+    // A sample that timed the thinking could not be shorter than it. The fastest sample is the robust witness: on a
+    // loaded 2-core CI machine one round trip of two context switches has taken over 50 ms.
+    EXPECT_LT(entry.counters.at("round_trip_min_s"), 0.05) << "the thinking is not timed";
   }
   expect_pingpong_refuses("--think", "-1", "--think must be >= 0");
   fs::remove_all(file.parent_path());
