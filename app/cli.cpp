@@ -138,6 +138,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   register_models_command(app, context);
   register_platforms_command(app, context);
   register_report_command(app, context);
+  register_plot_command(app, context);
   register_bench_command(app, context);
   register_train_command(app, context);
   register_reproduce_command(app, context);

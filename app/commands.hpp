@@ -26,6 +26,7 @@ void register_calibrate_command(CLI::App& app, Context& context);
 void register_models_command(CLI::App& app, Context& context);
 void register_platforms_command(CLI::App& app, Context& context);
 void register_report_command(CLI::App& app, Context& context);
+void register_plot_command(CLI::App& app, Context& context);
 void register_bench_command(CLI::App& app, Context& context);
 // `dsgd bench gemm` (app/bench_gemm_command.cpp), a subcommand of `bench`.
 void register_bench_gemm_command(CLI::App& bench, Context& context);

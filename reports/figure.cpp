@@ -9,12 +9,17 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "core/subprocess.hpp"
+#include "reports/figure_layout.hpp"
 
 namespace dsgd::reports {
 
 namespace {
 
+using detail::number;
+
 const std::vector<std::string> kStyleNames = {"lines", "points", "linespoints", "bars", "stacked"};
+const std::vector<std::string> kFormatNames = {"png", "pdf", "svg", "tex"};
+const std::vector<std::string> kWidthNames = {"report", "one-column", "two-columns"};
 
 // Colour-blind-safe colours (Okabe and Ito), yellow last as it is faint on white.
 const std::vector<std::string> kPalette = {"#0072b2", "#e69f00", "#009e73", "#d55e00",
@@ -23,8 +28,6 @@ const std::vector<std::string> kPalette = {"#0072b2", "#e69f00", "#009e73", "#d5
 // drawn dashed with an open shape.
 const std::vector<int> kFilledPoints = {7, 5, 9, 11, 13};
 const std::vector<int> kOpenPoints = {6, 4, 8, 10, 12};
-// Tics at the data's x values when there are at most this many distinct ones (cores 68..4352, threads 1, 2, 4).
-constexpr std::size_t kMaxDataTics = 16;
 // Characters of a title line, and of the longest legend entry that still goes beside the plot (1000 px, 11 pt).
 constexpr std::size_t kTitleWidth = 95;
 constexpr std::size_t kMaxSideKey = 30;
@@ -54,9 +57,6 @@ std::string wrapped(const std::string& text, std::size_t width) {
   }
   return out + "\"";
 }
-
-// Every digit a double needs to come back unchanged.
-std::string number(double value) { return significant(value, 17); }
 
 void check_values(const Figure& figure, const std::filesystem::path& stem) {
   const std::string where = stem.string() + ": figure '" + figure.title + "' ";
@@ -89,75 +89,6 @@ void check_values(const Figure& figure, const std::filesystem::path& stem) {
   }
 }
 
-// The series that have points. gnuplot counts data blocks, not comments: an empty series would merge its two
-// separators with the next ones and shift every later `index`, mislabelling the lines after it (a diverged run's
-// empty curve did). Empty series are left out of the data file and the plot alike.
-std::vector<const Series*> plotted_series(const Figure& figure) {
-  std::vector<const Series*> plotted;
-  for (const auto& series : figure.series) {
-    if (!series.points.empty()) plotted.push_back(&series);
-  }
-  return plotted;
-}
-
-// The segments some bar has, by position in Figure::segments: the others get no data block (see plotted_series).
-std::vector<std::size_t> plotted_segments(const Figure& figure) {
-  std::vector<std::size_t> plotted;
-  for (std::size_t s = 0; s < figure.segments.size(); ++s) {
-    for (const auto& bar : figure.stacked) {
-      if (bar.values[s] > 0) {
-        plotted.push_back(s);
-        break;
-      }
-    }
-  }
-  return plotted;
-}
-
-// Whether each kStacked bar is written with its value on top: bars of one segment each (grouped bars), whose
-// values may differ by orders of magnitude (a bar of 7 beside one of 1023) and where a bar of 0 would otherwise be
-// indistinguishable from a missing one. A total over several segments would say less than the segments do.
-bool labels_values(const Figure& figure) {
-  return std::all_of(figure.stacked.begin(), figure.stacked.end(), [](const StackedBar& bar) {
-    return std::count_if(bar.values.begin(), bar.values.end(), [](double v) { return v > 0; }) <= 1;
-  });
-}
-
-// kStacked layout: bars one unit apart, groups of several bars a further gap apart.
-struct BarLayout {
-  std::vector<double> x;  // per bar
-  struct Group {
-    std::string name;
-    double centre;
-  };
-  std::vector<Group> groups;
-  bool labelled = false;  // some bar has a label of its own
-};
-
-BarLayout layout_bars(const Figure& figure) {
-  BarLayout layout;
-  bool groups_of_several = false;
-  for (std::size_t b = 0; b < figure.stacked.size(); ++b) {
-    layout.labelled |= !figure.stacked[b].label.empty();
-    if (b && figure.stacked[b].group == figure.stacked[b - 1].group) groups_of_several = true;
-  }
-  double x = 0;
-  std::size_t first = 0;  // the current group's first bar
-  for (std::size_t b = 0; b < figure.stacked.size(); ++b) {
-    const bool new_group = b == 0 || figure.stacked[b].group != figure.stacked[b - 1].group;
-    if (new_group && b) {
-      layout.groups.push_back({figure.stacked[first].group, (layout.x[first] + layout.x[b - 1]) / 2});
-      first = b;
-    }
-    x += new_group && b && groups_of_several ? 1.6 : 1.0;
-    layout.x.push_back(x);
-  }
-  if (!figure.stacked.empty()) {
-    layout.groups.push_back({figure.stacked[first].group, (layout.x[first] + layout.x.back()) / 2});
-  }
-  return layout;
-}
-
 std::string data_file(const Figure& figure) {
   std::ostringstream out;
   out << "# " << figure.title << '\n';
@@ -168,8 +99,8 @@ std::string data_file(const Figure& figure) {
   }
   if (figure.style == PlotStyle::kStacked) {
     // One block per segment; each row one bar's piece of it, as a box from (xlow, ylow) to (xhigh, yhigh).
-    const BarLayout layout = layout_bars(figure);
-    const auto plotted = plotted_segments(figure);
+    const detail::BarLayout layout = detail::layout_bars(figure);
+    const auto plotted = detail::plotted_segments(figure);
     for (std::size_t i = 0; i < plotted.size(); ++i) {
       const std::size_t s = plotted[i];
       if (i) out << "\n\n";
@@ -185,7 +116,7 @@ std::string data_file(const Figure& figure) {
             << quoted(bar.label.empty() ? bar.group : bar.group + " / " + bar.label) << '\n';
       }
     }
-    if (labels_values(figure)) {
+    if (detail::labels_values(figure)) {
       out << "\n\n# values: x top text\n";
       for (std::size_t b = 0; b < figure.stacked.size(); ++b) {
         double top = 0;
@@ -195,7 +126,7 @@ std::string data_file(const Figure& figure) {
     }
     return out.str();
   }
-  const auto plotted = plotted_series(figure);
+  const auto plotted = detail::plotted_series(figure);
   for (std::size_t s = 0; s < plotted.size(); ++s) {
     if (s) out << "\n\n";  // two blank lines: the next gnuplot index
     out << "# series " << s << ": " << plotted[s]->title << "\n# x y\n";
@@ -204,52 +135,26 @@ std::string data_file(const Figure& figure) {
   return out.str();
 }
 
-// A tic's text: the number, to 3 digits unless whole; whole numbers from 100,000 shortened: powers of two in binary
-// units (128K, 1M, 4M: bytes, floats), others in decimal ones (100k, 3.1M).
-std::string tic_label(double x) {
-  if (x != std::floor(x)) return significant(x, 3);  // 0.0833, 21.3: a tic, not a table
-  if (x < 1e5) return significant(x);
-  const double exponent = std::log2(x);
-  if (exponent == std::floor(exponent)) {
-    return exponent >= 20 ? significant(x / 1048576) + "M" : significant(x / 1024) + "K";
-  }
-  return x >= 1e6 ? significant(x / 1e6, 3) + "M" : significant(x / 1e3, 3) + "k";
-}
-
-// Tics at the data's own x values where there are few and they are what a reader looks up (a log axis, whose
-// default tics are powers of ten; whole numbers such as threads, which should not read 1.5): "" otherwise.
+// "set xtics (...)" and the x range at detail::data_x_tics, or "" where the data have none.
 std::string data_tics(const Figure& figure) {
-  std::set<double> xs;
-  bool whole = true;
-  for (const auto& series : figure.series) {
-    for (const auto& point : series.points) {
-      xs.insert(point.first);
-      whole &= point.first == std::floor(point.first);
-    }
-  }
-  if (xs.empty() || xs.size() > kMaxDataTics || !(figure.log_x || whole)) return "";
-  // On a log axis, a tic closer than a twelfth of the axis's decades to the last one kept would print over it.
-  const double spacing = figure.log_x && *xs.begin() > 0 ? std::pow(*xs.rbegin() / *xs.begin(), 1.0 / 12) : 0;
-  std::string tics = "set xtics (";
-  double last = 0;
-  for (auto it = xs.begin(); it != xs.end(); ++it) {
-    if (it != xs.begin() && spacing > 0 && *it < last * spacing && std::next(it) != xs.end()) continue;
-    tics += (it == xs.begin() ? "" : ", ") + quoted(tic_label(*it)) + " " + number(*it);
-    last = *it;
+  const auto tics = detail::data_x_tics(figure);
+  if (tics.empty()) return "";
+  std::string out = "set xtics (";
+  for (std::size_t i = 0; i < tics.size(); ++i) {
+    out += (i ? ", " : "") + quoted(detail::tic_label(tics[i])) + " " + number(tics[i]);
   }
   // A little room beside the first and last tics rather than gnuplot's extension to the next round number.
-  const double low = *xs.begin();
-  const double high = *xs.rbegin();
+  const auto [low, high] = detail::data_range(figure, false);
   const double pad = high > low ? (high - low) * 0.05 : 0.5;
   const std::string range =
       figure.log_x ? number(low / 1.25) + ":" + number(high * 1.25) : number(low - pad) + ":" + number(high + pad);
-  return tics + ")\nset xrange [" + range + "]\n";
+  return out + ")\nset xrange [" + range + "]\n";
 }
 
 std::string stacked_commands(const Figure& figure, const std::string& data_name) {
   std::ostringstream out;
-  const BarLayout layout = layout_bars(figure);
-  const bool values = labels_values(figure);
+  const detail::BarLayout layout = detail::layout_bars(figure);
+  const bool values = detail::labels_values(figure);
   double highest = 0;
   for (const auto& bar : figure.stacked) {
     double top = 0;
@@ -279,7 +184,7 @@ std::string stacked_commands(const Figure& figure, const std::string& data_name)
     out << "set xtics (" << groups.str() << ") rotate by -35 scale 0 noenhanced\n";
   }
   out << "plot ";
-  const auto plotted = plotted_segments(figure);
+  const auto plotted = detail::plotted_segments(figure);
   for (std::size_t i = 0; i < plotted.size(); ++i) {
     const auto& segment = figure.segments[plotted[i]];
     const std::string colour = segment.colour.empty() ? palette_colour(plotted[i]) : segment.colour;
@@ -295,21 +200,45 @@ std::string stacked_commands(const Figure& figure, const std::string& data_name)
   return out.str();
 }
 
-// The plot commands, shared by the PNG and PDF terminals.
-std::string plot_commands(const Figure& figure, const std::string& data_name) {
+// "set ytics (...)" and the range for a log axis whose data span less than a decade (detail::log_axis_tics), "" for
+// any other axis.
+std::string log_tics(const Figure& figure, bool y_axis) {
+  if (!(y_axis ? figure.log_y : figure.log_x)) return "";
+  const auto [low, high] = detail::data_range(figure, y_axis);
+  const auto tics = detail::log_axis_tics(low, high);
+  if (tics.empty()) return "";
+  const std::string axis = y_axis ? "y" : "x";
+  std::string out = "set " + axis + "tics (";
+  for (std::size_t i = 0; i < tics.size(); ++i)
+    out += (i ? ", " : "") + quoted(significant(tics[i])) + " " + number(tics[i]);
+  const double lowest = std::min(low, tics.front());
+  const double highest = std::max(high, tics.back());
+  // Room of 6% of the axis's span beside the outer points, so none sits on the border.
+  const double pad = std::max(1.02, std::pow(highest / lowest, 0.06));
+  return out + ")\nset " + axis + "range [" + number(lowest / pad) + ":" + number(highest * pad) + "]\n";
+}
+
+// The plot commands, shared by every terminal. A one-column figure has no room for a legend beside the plot.
+std::string plot_commands(const Figure& figure, const std::string& data_name, FigureWidth width) {
   std::ostringstream out;
-  out << "set title " << wrapped(figure.title, kTitleWidth) << " noenhanced\n";
+  // A one-column figure's title line holds about 45 characters of 7 pt, a two-column one's about 95 of 8 pt.
+  const std::size_t title_width = width == FigureWidth::kOneColumn    ? 45
+                                  : width == FigureWidth::kTwoColumns ? 95
+                                                                      : kTitleWidth;
+  out << "set title " << wrapped(figure.title, title_width) << " noenhanced\n";
   out << "set xlabel " << quoted(figure.x_label) << " noenhanced\n";
   out << "set ylabel " << quoted(figure.y_label) << " noenhanced\n";
   // Long legend entries beside the plot would squeeze it: they go under it instead.
   std::size_t longest_key = 0;
   for (const auto& series : figure.series) longest_key = std::max(longest_key, series.title.size());
   for (const auto& segment : figure.segments) longest_key = std::max(longest_key, segment.title.size());
-  out << "set grid\nset key " << (longest_key > kMaxSideKey ? "below" : "outside right top") << " noenhanced\n";
+  const bool below = longest_key > kMaxSideKey || width == FigureWidth::kOneColumn;
+  out << "set grid\nset key " << (below ? "below" : "outside right top") << " noenhanced\n";
   // %g: gnuplot's default writes small powers of ten with six decimals (0.000010).
   if (figure.log_x) out << "set logscale x\nset format x '%g'\n";
   if (figure.log_y) out << "set logscale y\nset format y '%g'\n";
   if (figure.style == PlotStyle::kBars) {
+    out << log_tics(figure, true);
     out << "set style data histogram\nset style fill solid 0.8 border -1\nset boxwidth 0.8\n"
         << "set xtics rotate by -35 noenhanced\nunset key\n";
     if (!figure.log_y) out << "set yrange [0:*]\n";
@@ -317,12 +246,13 @@ std::string plot_commands(const Figure& figure, const std::string& data_name) {
     return out.str();
   }
   if (figure.style == PlotStyle::kStacked) return out.str() + stacked_commands(figure, data_name);
-  out << data_tics(figure);
+  const std::string x_tics = data_tics(figure);
+  out << (x_tics.empty() ? log_tics(figure, false) : x_tics) << log_tics(figure, true);
   const char* with = figure.style == PlotStyle::kLines    ? "lines"
                      : figure.style == PlotStyle::kPoints ? "points"
                                                           : "linespoints";
   out << "plot ";
-  const auto plotted = plotted_series(figure);
+  const auto plotted = detail::plotted_series(figure);
   for (std::size_t s = 0; s < plotted.size(); ++s) {
     const Series& series = *plotted[s];
     const int point = series.variant == 0 ? kFilledPoints[s % kFilledPoints.size()]
@@ -330,10 +260,46 @@ std::string plot_commands(const Figure& figure, const std::string& data_name) {
     if (s) out << ", \\\n     ";
     out << quoted(data_name) << " index " << s << " using 1:2 with " << with << " linewidth 2 linecolor rgb "
         << quoted(series.colour.empty() ? palette_colour(s) : series.colour) << " dashtype " << series.variant % 5 + 1
-        << " pointtype " << point << " pointsize 1.3 title " << quoted(series.title);
+        << " pointtype " << point << " pointsize points title " << quoted(series.title);
   }
   out << '\n';
   return out.str();
+}
+
+// The terminal line for one image format at one width. A paper's PNG is drawn at 300 dpi, so that it can stand in
+// for the PDF; the report's is sized for a screen.
+std::string gnuplot_terminal(ImageFormat format, FigureWidth width) {
+  struct Size {
+    double width_in, height_in;
+    int font_pt;
+  };
+  const Size size = width == FigureWidth::kOneColumn    ? Size{3.5, 2.6, 7}
+                    : width == FigureWidth::kTwoColumns ? Size{7.0, 3.0, 8}
+                                                        : Size{6.0, 3.7, 9};
+  const auto px = [](double inches, double dpi) { return std::to_string(static_cast<int>(inches * dpi)); };
+  // `points` is the plot's point size: the vector terminals draw a point of size 1 at a fixed size in points, as
+  // large on a 3.5 in figure as on a 6 in one, so a paper's figure takes smaller ones.
+  const std::string points = "\npoints = " + std::string(width == FigureWidth::kReport ? "1.3" : "0.6");
+  switch (format) {
+    case ImageFormat::kPdf:
+      return "set terminal pdfcairo size " + significant(size.width_in) + "in," + significant(size.height_in) +
+             "in font 'sans," + std::to_string(size.font_pt) + "'" +
+             // pdfcairo halves fonts by default, which the report's layout is made for; a paper's are the sizes asked.
+             (width == FigureWidth::kReport ? "" : " fontscale 1") + points;
+    case ImageFormat::kPng:
+      if (width == FigureWidth::kReport) return "set terminal pngcairo size 1000,620 font 'sans,11'" + points;
+      // pngcairo sets text at 72 points an inch of its pixels: 300 dpi scales the fonts, lines and points by 300/72.
+      return "set terminal pngcairo size " + px(size.width_in, 300) + "," + px(size.height_in, 300) + " font 'sans," +
+             significant(size.font_pt * 300.0 / 72, 3) + "' linewidth " + significant(300.0 / 72, 3) + " pointscale " +
+             significant(300.0 / 72, 3) + points;
+    case ImageFormat::kSvg:
+      // SVG's user unit is a point here (72 an inch), so the drawing scales as the PDF does.
+      return "set terminal svg size " + px(size.width_in, 72) + "," + px(size.height_in, 72) + " font 'sans," +
+             std::to_string(size.font_pt) + "' background rgb 'white'" + points;
+    case ImageFormat::kPgfplots:
+      break;
+  }
+  throw InternalError("gnuplot_terminal: no gnuplot terminal for pgfplots");
 }
 
 }  // namespace
@@ -347,7 +313,7 @@ bool has_data(const Figure& figure) {
       return std::any_of(bar.values.begin(), bar.values.end(), [](double v) { return v > 0; });
     });
   }
-  return !plotted_series(figure).empty();
+  return !detail::plotted_series(figure).empty();
 }
 
 std::string palette_colour(std::size_t index) { return kPalette[index % kPalette.size()]; }
@@ -359,29 +325,69 @@ PlotStyle plot_style_from_string(const std::string& name) {
   throw UnknownNameError("plot style", name, kStyleNames);
 }
 
-void render_figure(const Figure& figure, const std::filesystem::path& stem) {
+ImageFormat image_format_from_string(const std::string& name) {
+  if (name == "pgfplots") return ImageFormat::kPgfplots;
+  for (std::size_t i = 0; i < kFormatNames.size(); ++i) {
+    if (kFormatNames[i] == name) return static_cast<ImageFormat>(i);
+  }
+  throw UnknownNameError("figure format", name, kFormatNames);
+}
+
+std::string extension_of(ImageFormat format) { return kFormatNames.at(static_cast<std::size_t>(format)); }
+
+const std::vector<std::string>& image_format_names() { return kFormatNames; }
+
+FigureWidth figure_width_from_string(const std::string& name) {
+  for (std::size_t i = 0; i < kWidthNames.size(); ++i) {
+    if (kWidthNames[i] == name) return static_cast<FigureWidth>(i);
+  }
+  throw UnknownNameError("figure width", name, kWidthNames);
+}
+
+const std::vector<std::string>& figure_width_names() { return kWidthNames; }
+
+std::vector<std::filesystem::path> figure_files(const std::filesystem::path& stem, const RenderOptions& options) {
+  std::vector<std::filesystem::path> files{stem.string() + ".dat", stem.string() + ".gp"};
+  for (const auto format : options.formats) files.emplace_back(stem.string() + "." + extension_of(format));
+  return files;
+}
+
+void render_figure(const Figure& figure, const std::filesystem::path& stem, const RenderOptions& options) {
   check_values(figure, stem);
   if (!has_data(figure)) throw InputError(stem.string() + ": figure '" + figure.title + "' has no data");
   const std::filesystem::path folder = stem.parent_path().empty() ? "." : stem.parent_path();
   const std::string name = stem.filename().string();
-  const std::string commands = plot_commands(figure, name + ".dat");
+  const std::string commands = plot_commands(figure, name + ".dat", options.width);
 
+  // The gnuplot terminals asked for, each rendering to a temporary name first.
+  std::vector<std::string> rendered;
+  std::ostringstream terminals;
+  for (const auto format : options.formats) {
+    if (format == ImageFormat::kPgfplots) continue;
+    const std::string extension = extension_of(format);
+    terminals << gnuplot_terminal(format, options.width) << "\nset output " << quoted(name + ".tmp." + extension)
+              << '\n'
+              << (rendered.empty() ? commands : "replot\n") << "unset output\n";
+    rendered.push_back(extension);
+  }
   std::ostringstream script;
-  script << "# gnuplot script written by dsgd; renders " << name << ".png and " << name << ".pdf from " << name
-         << ".dat\n";
-  script << "set terminal pngcairo size 1000,620 font 'sans,11'\nset output " << quoted(name + ".tmp.png") << '\n'
-         << commands;
-  script << "set terminal pdfcairo size 6in,3.7in font 'sans,9'\nset output " << quoted(name + ".tmp.pdf") << '\n'
-         << "replot\nunset output\n";
+  script << "# gnuplot script written by dsgd; renders " << name << ".{" << join(rendered, ",") << "} from " << name
+         << ".dat\n"
+         << (rendered.empty() ? "points = 1.3\n" + commands : terminals.str());
 
   write_file_atomically(folder / (name + ".dat"), data_file(figure));
   write_file_atomically(folder / (name + ".gp"), script.str());
+  for (const auto format : options.formats) {
+    if (format == ImageFormat::kPgfplots) {
+      write_file_atomically(folder / (name + ".tex"), detail::pgfplots_figure(figure, options.width, name + ".gp"));
+    }
+  }
+  if (rendered.empty()) return;
 
   const auto result = run_process({"gnuplot", name + ".gp"}, std::chrono::seconds(60), folder);
   const auto remove_temporaries = [&] {
     std::error_code ignored;
-    std::filesystem::remove(folder / (name + ".tmp.png"), ignored);
-    std::filesystem::remove(folder / (name + ".tmp.pdf"), ignored);
+    for (const auto& extension : rendered) std::filesystem::remove(folder / (name + ".tmp." + extension), ignored);
   };
   if (result.timed_out || result.exit_code != 0) {
     remove_temporaries();
@@ -390,8 +396,9 @@ void render_figure(const Figure& figure, const std::filesystem::path& stem) {
                 (result.timed_out ? std::string("timed out after 60 s") : "failed: " + first_line));
   }
   std::error_code ec;
-  std::filesystem::rename(folder / (name + ".tmp.png"), folder / (name + ".png"), ec);
-  if (!ec) std::filesystem::rename(folder / (name + ".tmp.pdf"), folder / (name + ".pdf"), ec);
+  for (const auto& extension : rendered) {
+    if (!ec) std::filesystem::rename(folder / (name + ".tmp." + extension), folder / (name + "." + extension), ec);
+  }
   if (ec) {
     remove_temporaries();
     throw IoError((folder / name).string() + ": cannot move rendered figure into place: " + ec.message());

@@ -231,6 +231,9 @@ Experiment parse_experiment(const JsonView& view) {
 
 }  // namespace
 
+const std::vector<std::string>& plain_field_names() { return kPlainFields; }
+const std::vector<std::string>& field_prefixes() { return kPrefixes; }
+
 FieldRef parse_field_ref(const JsonView& view) { return parse_field_ref(view.string(), view); }
 
 FieldRef parse_field_ref(const std::string& text, const JsonView& view) {

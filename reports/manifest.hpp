@@ -27,6 +27,11 @@ struct FieldRef {
   std::optional<double> number_of(const Entry& entry) const;
 };
 
+// The fields a reference may name without a prefix ("name", "executor", ...), and the prefixes of the others
+// ("counter", "label", ...), for readers that resolve names of their own (reports/plot.hpp).
+const std::vector<std::string>& plain_field_names();
+const std::vector<std::string>& field_prefixes();
+
 // Parses and checks a field reference written as the string `view`.
 FieldRef parse_field_ref(const JsonView& view);
 // Parses and checks `text` as a field reference; errors are reported at `view`.

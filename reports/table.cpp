@@ -37,9 +37,17 @@ std::string csv_cell(const std::string& cell) {
   return out + "\"";
 }
 
-std::string latex_cell(const std::string& cell) {
+// Display width in terminal columns: count UTF-8 lead bytes only, so "×" and "µ" count once.
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(
+      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+std::string latex_escaped(const std::string& text) {
   std::string out;
-  for (char c : cell) {
+  for (char c : text) {
     switch (c) {
       case '&':
       case '%':
@@ -66,14 +74,6 @@ std::string latex_cell(const std::string& cell) {
   }
   return out;
 }
-
-// Display width in terminal columns: count UTF-8 lead bytes only, so "×" and "µ" count once.
-std::size_t display_width(const std::string& text) {
-  return static_cast<std::size_t>(
-      std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
-}
-
-}  // namespace
 
 std::string to_markdown(const Table& table) {
   std::ostringstream out;
@@ -109,16 +109,16 @@ std::string to_csv(const Table& table) {
 std::string to_latex(const Table& table) {
   std::ostringstream out;
   out << "\\begin{table}\n\\centering\n";
-  if (!table.title.empty()) out << "\\caption{" << latex_cell(table.title) << "}\n";
+  if (!table.title.empty()) out << "\\caption{" << latex_escaped(table.title) << "}\n";
   out << "\\begin{tabular}{";
   for (const auto& column : table.columns) out << (column.align == Align::kRight ? 'r' : 'l');
   out << "}\n\\hline\n";
   for (std::size_t i = 0; i < table.columns.size(); ++i) {
-    out << (i ? " & " : "") << latex_cell(table.columns[i].header);
+    out << (i ? " & " : "") << latex_escaped(table.columns[i].header);
   }
   out << " \\\\\n\\hline\n";
   for (const auto& row : table.rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) out << (i ? " & " : "") << latex_cell(row[i]);
+    for (std::size_t i = 0; i < row.size(); ++i) out << (i ? " & " : "") << latex_escaped(row[i]);
     out << " \\\\\n";
   }
   out << "\\hline\n\\end{tabular}\n\\end{table}\n";

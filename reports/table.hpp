@@ -27,6 +27,8 @@ struct Table {
 std::string to_markdown(const Table& table);
 std::string to_csv(const Table& table);    // RFC 4180 quoting; header row first; notes left out
 std::string to_latex(const Table& table);  // a tabular inside a table environment, with escaped cells
+// Text set by LaTeX as written: its special characters (& % $ # _ { } ~ ^ \\) escaped.
+std::string latex_escaped(const std::string& text);
 // Fixed-width text for a terminal (what `dsgd models` prints).
 std::string to_text(const Table& table);
 

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "reports/figure_layout.hpp"
 
 namespace dsgd::reports {
 namespace {
@@ -187,6 +188,52 @@ TEST_F(ReportsFigure, ALogAxisOfManySizesKeepsItsTicsApart) {
       script.find("set xtics (\"1\" 1, \"4\" 4, \"100k\" 100000, \"512K\" 524288, \"2M\" 2097152, \"4M\" 4194304)"),
       std::string::npos)
       << script;
+}
+
+TEST_F(ReportsFigure, ALogAxisWithinTwoDecadesLabelsItsMinorTics) {
+  Figure figure;
+  figure.title = "error";
+  figure.log_y = true;
+  figure.series = {{"s", {{1, 0.19}, {2, 0.51}}}};
+  render_figure(figure, dir_ / "minor");
+  EXPECT_NE(read_text_file(dir_ / "minor.gp").find("set ytics (\"0.2\" 0.2"), std::string::npos);
+  EXPECT_NE(read_text_file(dir_ / "minor.gp").find("\"0.5\" 0.5)"), std::string::npos);
+  EXPECT_EQ(detail::log_axis_tics(0.19, 0.51), (std::vector<double>{0.2, 0.3, 0.4, 0.5}));
+  EXPECT_EQ(detail::log_axis_tics(0.08, 1.0), (std::vector<double>{0.1, 0.2, 0.5, 1}));
+  EXPECT_EQ(detail::log_axis_tics(0.64, 0.84), (std::vector<double>{0.65, 0.7, 0.75, 0.8, 0.85}));
+  // Two decades and more: the powers of ten label the axis.
+  EXPECT_TRUE(detail::log_axis_tics(0.001, 0.5).empty());
+}
+
+TEST_F(ReportsFigure, RendersSvgAndPgfplotsAtAColumnsWidth) {
+  Figure figure;
+  figure.title = "accuracy_by time";
+  figure.x_label = "time (s)";
+  figure.log_x = true;
+  figure.series = {{"sync-sgd, 50% & more", {{1, 0.5}, {2, 0.8}}}, {"published", {{1, 0.6}}, "#0072b2", 1}};
+  RenderOptions options;
+  options.formats = {ImageFormat::kSvg, ImageFormat::kPgfplots, ImageFormat::kPng};
+  options.width = FigureWidth::kOneColumn;
+  render_figure(figure, dir_ / "paper", options);
+  const std::string svg = read_text_file(dir_ / "paper.svg");
+  EXPECT_NE(svg.find("<svg"), std::string::npos);
+  EXPECT_NE(svg.find("width=\"252\""), std::string::npos) << "3.5 in at 72 points an inch";
+  EXPECT_TRUE(starts_with_bytes(dir_ / "paper.png", "\x89PNG"));
+  EXPECT_FALSE(fs::exists(dir_ / "paper.pdf"));
+  const std::string tex = read_text_file(dir_ / "paper.tex");
+  EXPECT_NE(tex.find("\\begin{axis}"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("width=\\columnwidth"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("xmode=log"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("title={accuracy\\_by time}"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("\\addlegendentry{sync-sgd, 50\\% \\& more}"), std::string::npos) << tex;
+  EXPECT_NE(tex.find("coordinates { (1,0.5) (2,0.80000000000000004) }"), std::string::npos) << tex;
+  // The variant of a colour: dashed with an open mark, as in the gnuplot images.
+  EXPECT_NE(line_with(tex, "coordinates { (1,0.59999999999999998) }").find("dashed, thick, mark=o"), std::string::npos)
+      << tex;
+  EXPECT_EQ(figure_files(dir_ / "paper", options).back(), dir_ / "paper.png");
+  EXPECT_THROW(image_format_from_string("jpeg"), UnknownNameError);
+  EXPECT_EQ(image_format_from_string("pgfplots"), ImageFormat::kPgfplots);
+  EXPECT_THROW(figure_width_from_string("one-col"), UnknownNameError);
 }
 
 TEST_F(ReportsFigure, WrapsALongTitle) {
