@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <sstream>
 
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
@@ -178,7 +179,9 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
     return 128 + e.signal();
   } catch (const std::exception& e) {
     const ErrorOutcome outcome = outcome_of(e);
-    err << "dsgd: " << outcome.message << '\n';
+    // One line an error; a file with several (a platform file) gives each its own line, each marked as dsgd's.
+    std::istringstream lines(outcome.message);
+    for (std::string line; std::getline(lines, line);) err << "dsgd: " << line << '\n';
     return outcome.exit_code;
   }
 }

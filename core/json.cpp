@@ -195,15 +195,18 @@ bool JsonView::has(std::string_view key) const { return node_->is_object() && no
 JsonView JsonView::at(std::string_view key) const {
   expect_object();
   const auto it = node_->find(key);
-  if (it == node_->end()) fail("missing required field '" + std::string(key) + "'");
-  return JsonView(*it, source_, path_ + "/" + escape_pointer_token(key));
+  if (it == node_->end()) {
+    if (gathered_) gathered_->reported_paths.push_back(path_ + "/" + escape_pointer_token(key));
+    fail("missing required field '" + std::string(key) + "'");
+  }
+  return child(*it, path_ + "/" + escape_pointer_token(key));
 }
 
 std::optional<JsonView> JsonView::find(std::string_view key) const {
   expect_object();
   const auto it = node_->find(key);
   if (it == node_->end()) return std::nullopt;
-  return JsonView(*it, source_, path_ + "/" + escape_pointer_token(key));
+  return child(*it, path_ + "/" + escape_pointer_token(key));
 }
 
 std::size_t JsonView::size() const {
@@ -213,7 +216,7 @@ std::size_t JsonView::size() const {
 
 JsonView JsonView::at(std::size_t index) const {
   DSGD_ENFORCE_LT(index, size());
-  return JsonView((*node_)[index], source_, path_ + "/" + std::to_string(index));
+  return child((*node_)[index], path_ + "/" + std::to_string(index));
 }
 
 std::vector<std::string> JsonView::keys() const {
@@ -277,9 +280,53 @@ void JsonView::allow_only(std::initializer_list<std::string_view> allowed) const
   for (const auto& item : node_->items()) {
     if (std::find(allowed.begin(), allowed.end(), item.key()) == allowed.end()) {
       std::vector<std::string> names(allowed.begin(), allowed.end());
-      fail("unknown field '" + item.key() + "'; valid fields are: " + join(names));
+      const auto nearest = nearest_name(item.key(), names);
+      if (gathered_) gathered_->reported_paths.push_back(path_ + "/" + escape_pointer_token(item.key()));
+      attempt([&] {
+        fail("unknown field '" + item.key() + "'; " + (nearest ? "did you mean '" + *nearest + "'? " : "") +
+             "valid fields are: " + join(names));
+      });
     }
   }
+}
+
+JsonView JsonView::child(const Json& node, std::string path) const {
+  JsonView view(node, source_, std::move(path));
+  view.gathered_ = gathered_;
+  return view;
+}
+
+JsonView JsonView::gathering_errors() const {
+  JsonView view = *this;
+  view.gathered_ = std::make_shared<Gathered>();
+  return view;
+}
+
+bool JsonView::reported(std::string_view key) const {
+  if (!gathered_) return false;
+  const std::string member = path_ + "/" + escape_pointer_token(key);
+  const auto& paths = gathered_->reported_paths;
+  return std::find(paths.begin(), paths.end(), member) != paths.end();
+}
+
+bool JsonView::attempt(const std::function<void()>& parse) const {
+  if (!gathered_) {
+    parse();
+    return true;
+  }
+  try {
+    parse();
+    return true;
+  } catch (const InputError& e) {
+    auto& errors = gathered_->errors;
+    if (std::find(errors.begin(), errors.end(), e.what()) == errors.end()) errors.push_back(e.what());
+    return false;
+  }
+}
+
+void JsonView::throw_gathered() const {
+  if (!gathered_ || gathered_->errors.empty()) return;
+  throw InputError(join(gathered_->errors, "\n"));
 }
 
 }  // namespace dsgd

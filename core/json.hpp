@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -77,13 +79,35 @@ class JsonView {
 
   [[noreturn]] void fail(const std::string& what) const;
 
+  // Gathering errors, so that one run reports every error of a file. A view made by gathering_errors(), and every
+  // view reached from it, records the InputError of an `attempt` and goes on; allow_only records each unknown field.
+  // A reader attempts each part that does not depend on another, then calls throw_gathered().
+  JsonView gathering_errors() const;
+  // Runs `parse`: true when it returned. Gathering, an InputError it throws is recorded (once) and false returned;
+  // otherwise the error propagates.
+  bool attempt(const std::function<void()>& parse) const;
+  // Throws an InputError of every gathered error, if any: one a line, each as it would read alone ("FILE: /path:
+  // what"), in the order found.
+  void throw_gathered() const;
+  // How many errors are gathered so far (0 when not gathering), so a reader can skip the parts that depend on one.
+  std::size_t gathered_count() const { return gathered_ ? gathered_->errors.size() : 0; }
+  // Gathering: whether member `key` of this object was already found unknown (allow_only) or missing (at), so a
+  // later check of the members (every number has a source) does not report it again.
+  bool reported(std::string_view key) const;
+
  private:
   void expect_object() const;
   std::string describe() const;  // the value's type and a short rendering, for "got ..." in messages
+  JsonView child(const Json& node, std::string path) const;
 
   const Json* node_;
   std::string source_;
   std::string path_;
+  struct Gathered {
+    std::vector<std::string> errors;
+    std::vector<std::string> reported_paths;  // members found unknown or missing
+  };
+  std::shared_ptr<Gathered> gathered_;  // null: not gathering
 };
 
 }  // namespace dsgd

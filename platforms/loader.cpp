@@ -102,6 +102,7 @@ Sources take_sources(const JsonView& object, std::initializer_list<std::string_v
     for (const auto& key : listed->keys()) {
       const JsonView entry = listed->at(key);
       if (!members.contains(key)) {
+        if (object.reported(key)) continue;  // its field is missing, and that is already said
         entry.fail("source for '" + key + "', which is not a field of " + object.path() +
                    "; sources are keyed by the name of a sibling field");
       }
@@ -111,7 +112,7 @@ Sources take_sources(const JsonView& object, std::initializer_list<std::string_v
     }
   }
   for (const auto& key : members) {
-    if (std::find(covered.begin(), covered.end(), key) != covered.end()) continue;
+    if (std::find(covered.begin(), covered.end(), key) != covered.end() || object.reported(key)) continue;
     if (holds_number(object.raw().at(key)) && !sources.contains(key)) {
       std::string what = "number without a source; every number needs an entry \"" + key + "\" in ";
       what += object.path() == "/" ? "/sources" : object.path() + "/sources";
@@ -184,13 +185,20 @@ void expect_schema(const JsonView& root, std::string_view expected) {
 
 // --- node parts -----------------------------------------------------------------------------------------------
 
+// Sets `out` from `parse()`. Gathering (JsonView::attempt), a failure is recorded and the next field is still
+// checked, so a file's errors come in one run (docs/platform-schema.md). Returns whether it parsed.
+template <typename T, typename Parse>
+bool field(const JsonView& view, T& out, Parse&& parse) {
+  return view.attempt([&] { out = parse(); });
+}
+
 Memory parse_memory(const JsonView& view) {
   view.allow_only({"name", "size_bytes", "bandwidth_Bps", "sources"});
   Memory memory;
-  memory.name = nonempty_string(view.at("name"));
-  if (const auto size = view.find("size_bytes")) memory.size_bytes = size->positive();
-  memory.bandwidth_Bps = bandwidth(view.at("bandwidth_Bps"));
-  memory.sources = take_sources(view);
+  field(view, memory.name, [&] { return nonempty_string(view.at("name")); });
+  if (const auto size = view.find("size_bytes")) field(view, memory.size_bytes, [&] { return size->positive(); });
+  field(view, memory.bandwidth_Bps, [&] { return bandwidth(view.at("bandwidth_Bps")); });
+  field(view, memory.sources, [&] { return take_sources(view); });
   return memory;
 }
 
@@ -329,33 +337,44 @@ Cpu parse_cpu(const JsonView& view) {
                    "sp_flops_per_cycle_per_core", "peak_flops", "kernel_efficiency", "kernels", "kernel_profile",
                    "datagram_Bps", "sources"});
   Cpu cpu;
-  cpu.model = nonempty_string(view.at("model"));
-  cpu.sockets = positive_int(view.at("sockets"));
-  cpu.cores_per_socket = positive_int(view.at("cores_per_socket"));
+  field(view, cpu.model, [&] { return nonempty_string(view.at("model")); });
+  // `&`, not `&&`: both fields are checked whatever the first gives.
+  bool cores = field(view, cpu.sockets, [&] { return positive_int(view.at("sockets")); }) &
+               field(view, cpu.cores_per_socket, [&] { return positive_int(view.at("cores_per_socket")); });
   // Bounded so that cores() cannot overflow (2147483647 per socket made a negative peak).
   constexpr std::int64_t kMostCoresPerNode = 1 << 20;
-  if (std::int64_t{cpu.sockets} * cpu.cores_per_socket > kMostCoresPerNode) {
-    view.at("cores_per_socket")
-        .fail("sockets x cores_per_socket = " + std::to_string(std::int64_t{cpu.sockets} * cpu.cores_per_socket) +
-              " cores per node, more than " + std::to_string(kMostCoresPerNode));
+  if (cores && std::int64_t{cpu.sockets} * cpu.cores_per_socket > kMostCoresPerNode) {
+    cores = false;  // the peak is not checked against that count
+    view.attempt([&] {
+      view.at("cores_per_socket")
+          .fail("sockets x cores_per_socket = " + std::to_string(std::int64_t{cpu.sockets} * cpu.cores_per_socket) +
+                " cores per node, more than " + std::to_string(kMostCoresPerNode));
+    });
   }
-  cpu.clock_Hz = view.at("clock_Hz").positive();
-  cpu.vector_width_bits = positive_int(view.at("vector_width_bits"));
-  cpu.sp_flops_per_cycle_per_core = view.at("sp_flops_per_cycle_per_core").positive();
-  const JsonView peak = view.at("peak_flops");
-  cpu.peak_flops = platforms::peak(peak);
-  const double expected = cpu.cores() * cpu.clock_Hz * cpu.sp_flops_per_cycle_per_core;
-  if (std::abs(cpu.peak_flops - expected) > kPeakTolerance * expected) {
-    peak.fail(show(cpu.peak_flops) + " disagrees by more than 1% with sockets x cores_per_socket x clock_Hz x " +
-              "sp_flops_per_cycle_per_core = " + show(expected));
+  const bool clock = field(view, cpu.clock_Hz, [&] { return view.at("clock_Hz").positive(); });
+  field(view, cpu.vector_width_bits, [&] { return positive_int(view.at("vector_width_bits")); });
+  const bool per_cycle =
+      field(view, cpu.sp_flops_per_cycle_per_core, [&] { return view.at("sp_flops_per_cycle_per_core").positive(); });
+  view.attempt([&] {
+    const JsonView peak = view.at("peak_flops");
+    cpu.peak_flops = platforms::peak(peak);
+    const double expected = cpu.cores() * cpu.clock_Hz * cpu.sp_flops_per_cycle_per_core;
+    if (cores && clock && per_cycle && std::abs(cpu.peak_flops - expected) > kPeakTolerance * expected) {
+      peak.fail(show(cpu.peak_flops) + " disagrees by more than 1% with sockets x cores_per_socket x clock_Hz x " +
+                "sp_flops_per_cycle_per_core = " + show(expected));
+    }
+  });
+  if (const auto efficiency = view.find("kernel_efficiency")) {
+    field(view, cpu.efficiency, [&] { return parse_efficiency(*efficiency); });
   }
-  if (const auto efficiency = view.find("kernel_efficiency")) cpu.efficiency = parse_efficiency(*efficiency);
-  if (const auto kernels = view.find("kernels")) cpu.kernels = parse_kernel_model(*kernels);
+  if (const auto kernels = view.find("kernels")) field(view, cpu.kernels, [&] { return parse_kernel_model(*kernels); });
   if (const auto profile = view.find("kernel_profile")) {
-    cpu.profile = std::make_shared<const KernelProfile>(parse_kernel_profile(*profile));
+    field(view, cpu.profile, [&] { return std::make_shared<const KernelProfile>(parse_kernel_profile(*profile)); });
   }
-  if (const auto datagram = view.find("datagram_Bps")) cpu.datagram_Bps = datagram->positive();
-  cpu.sources = take_sources(view);
+  if (const auto datagram = view.find("datagram_Bps")) {
+    field(view, cpu.datagram_Bps, [&] { return datagram->positive(); });
+  }
+  field(view, cpu.sources, [&] { return take_sources(view); });
   return cpu;
 }
 
@@ -363,16 +382,20 @@ DeviceGroup parse_device_group(const JsonView& view) {
   view.allow_only(
       {"model", "count", "peak_flops", "memory", "kernel_efficiency", "kernels", "kernel_profile", "sources"});
   DeviceGroup group;
-  group.model = nonempty_string(view.at("model"));
-  group.count = positive_int(view.at("count"));
-  group.peak_flops = peak(view.at("peak_flops"));
-  group.memory = parse_memory(view.at("memory"));
-  if (const auto efficiency = view.find("kernel_efficiency")) group.efficiency = parse_efficiency(*efficiency);
-  if (const auto kernels = view.find("kernels")) group.kernels = parse_kernel_model(*kernels);
-  if (const auto profile = view.find("kernel_profile")) {
-    group.profile = std::make_shared<const KernelProfile>(parse_kernel_profile(*profile));
+  field(view, group.model, [&] { return nonempty_string(view.at("model")); });
+  field(view, group.count, [&] { return positive_int(view.at("count")); });
+  field(view, group.peak_flops, [&] { return peak(view.at("peak_flops")); });
+  field(view, group.memory, [&] { return parse_memory(view.at("memory")); });
+  if (const auto efficiency = view.find("kernel_efficiency")) {
+    field(view, group.efficiency, [&] { return parse_efficiency(*efficiency); });
   }
-  group.sources = take_sources(view);
+  if (const auto kernels = view.find("kernels")) {
+    field(view, group.kernels, [&] { return parse_kernel_model(*kernels); });
+  }
+  if (const auto profile = view.find("kernel_profile")) {
+    field(view, group.profile, [&] { return std::make_shared<const KernelProfile>(parse_kernel_profile(*profile)); });
+  }
+  field(view, group.sources, [&] { return take_sources(view); });
   return group;
 }
 
@@ -754,17 +777,33 @@ SharedChip parse_shared_chip(const JsonView& view, const Nodes& nodes) {
   return chip;
 }
 
+void parse_node_links(const JsonView& view, Nodes& nodes);
+
 Nodes parse_nodes(const JsonView& view) {
   view.allow_only(
       {"count", "cpu", "memories", "devices", "intra_node", "nvlink", "nvswitch", "nics", "shared_chip", "sources"});
   Nodes nodes;
-  nodes.count = positive_int(view.at("count"));
-  nodes.cpu = parse_cpu(view.at("cpu"));
-  const JsonView memories = view.at("memories");
-  for (std::size_t i = 0; i < memories.size(); ++i) nodes.memories.push_back(parse_memory(memories.at(i)));
+  field(view, nodes.count, [&] { return positive_int(view.at("count")); });
+  field(view, nodes.cpu, [&] { return parse_cpu(view.at("cpu")); });
+  view.attempt([&] {
+    const JsonView memories = view.at("memories");
+    for (std::size_t i = 0; i < memories.size(); ++i) nodes.memories.push_back(parse_memory(memories.at(i)));
+  });
+  // The parts below join the devices: checked only when the devices were read whole, as their errors would
+  // otherwise follow from a device group's error rather than from their own.
+  const std::size_t errors_before = view.gathered_count();
   if (const auto devices = view.find("devices")) {
-    for (std::size_t i = 0; i < devices->size(); ++i) nodes.devices.push_back(parse_device_group(devices->at(i)));
+    view.attempt([&] {
+      for (std::size_t i = 0; i < devices->size(); ++i) nodes.devices.push_back(parse_device_group(devices->at(i)));
+    });
   }
+  if (view.gathered_count() > errors_before) return nodes;
+  view.attempt([&] { parse_node_links(view, nodes); });
+  return nodes;
+}
+
+// The parts of a node that join its devices and NICs (parse_nodes).
+void parse_node_links(const JsonView& view, Nodes& nodes) {
   if (const auto intra = view.find("intra_node")) nodes.intra_node = parse_intra_node(*intra, nodes);
   if (const auto nvlink = view.find("nvlink")) {
     nodes.nvlink = parse_nvlink(*nvlink, nodes);
@@ -786,7 +825,6 @@ Nodes parse_nodes(const JsonView& view) {
   if (const auto nics = view.find("nics")) nodes.nics = parse_nics(*nics, nodes);
   if (const auto chip = view.find("shared_chip")) nodes.shared_chip = parse_shared_chip(*chip, nodes);
   nodes.sources = take_sources(view);
-  return nodes;
 }
 
 // --- network --------------------------------------------------------------------------------------------------
@@ -821,15 +859,17 @@ std::vector<LinkSegment> parse_link_segments(const JsonView& view) {
 
 Link parse_link_fields(const JsonView& view, bool require_description) {
   Link link;
-  link.name = entry_name(view.at("name"));
+  field(view, link.name, [&] { return entry_name(view.at("name")); });
   if (require_description) {
-    link.description = nonempty_string(view.at("description"));
+    field(view, link.description, [&] { return nonempty_string(view.at("description")); });
   } else if (const auto description = view.find("description")) {
-    link.description = description->string();
+    field(view, link.description, [&] { return description->string(); });
   }
-  link.latency_s = latency(view.at("latency_s"), false);
-  link.bandwidth_Bps = bandwidth(view.at("bandwidth_Bps"));
-  if (const auto segments = view.find("segments")) link.segments = parse_link_segments(*segments);
+  field(view, link.latency_s, [&] { return latency(view.at("latency_s"), false); });
+  field(view, link.bandwidth_Bps, [&] { return bandwidth(view.at("bandwidth_Bps")); });
+  if (const auto segments = view.find("segments")) {
+    field(view, link.segments, [&] { return parse_link_segments(*segments); });
+  }
   return link;
 }
 
@@ -887,16 +927,16 @@ Topology parse_topology(const JsonView& view, int node_count) {
 Link parse_network_link(const JsonView& view) {
   view.allow_only({"name", "description", "latency_s", "bandwidth_Bps", "segments", "sources"});
   Link link = parse_link_fields(view, false);
-  link.sources = take_sources(view);
+  field(view, link.sources, [&] { return take_sources(view); });
   return link;
 }
 
 Network parse_network(const JsonView& view, int node_count) {
   view.allow_only({"link", "topology", "sources"});
   Network network;
-  network.link = parse_network_link(view.at("link"));
-  network.topology = parse_topology(view.at("topology"), node_count);
-  take_sources(view);
+  field(view, network.link, [&] { return parse_network_link(view.at("link")); });
+  field(view, network.topology, [&] { return parse_topology(view.at("topology"), node_count); });
+  view.attempt([&] { take_sources(view); });
   return network;
 }
 
@@ -1192,24 +1232,36 @@ Json noise_json(const Noise& noise) {
 }  // namespace
 
 Platform parse_platform(const Json& json, const std::string& source) {
-  const JsonView root(json, source);
-  expect_schema(root, kPlatformSchema);  // first: a link file given as a platform gets a message that says so
+  const JsonView root = JsonView(json, source).gathering_errors();
+  // First and alone: a link file given as a platform gets one message that says so.
+  expect_schema(JsonView(json, source), kPlatformSchema);
   root.allow_only({"schema", "name", "description", "nodes", "network", "noise", "sources"});
   Platform platform;
-  platform.name = entry_name(root.at("name"));
-  platform.description = nonempty_string(root.at("description"));
-  platform.nodes = parse_nodes(root.at("nodes"));
-  platform.network = parse_network(root.at("network"), platform.nodes.count);
-  if (platform.nodes.nics && platform.nodes.nics->bandwidth_Bps && !platform.network.link.segments.empty()) {
-    root.at("nodes")
-        .at("nics")
-        .at("bandwidth_Bps")
-        .fail(
-            "a piecewise network link (/network/link/segments) prices every message by its segments; give the NICs "
-            "no bandwidth of their own");
+  field(root, platform.name, [&] { return entry_name(root.at("name")); });
+  field(root, platform.description, [&] { return nonempty_string(root.at("description")); });
+  // The network and the noise are checked against the nodes' count: read without it, they would add errors that
+  // only follow from its.
+  const std::size_t errors_before = root.gathered_count();
+  field(root, platform.nodes, [&] { return parse_nodes(root.at("nodes")); });
+  const bool nodes_counted = platform.nodes.count > 0;
+  if (nodes_counted)
+    field(root, platform.network, [&] { return parse_network(root.at("network"), platform.nodes.count); });
+  if (root.gathered_count() == errors_before && platform.nodes.nics && platform.nodes.nics->bandwidth_Bps &&
+      !platform.network.link.segments.empty()) {
+    root.attempt([&] {
+      root.at("nodes")
+          .at("nics")
+          .at("bandwidth_Bps")
+          .fail(
+              "a piecewise network link (/network/link/segments) prices every message by its segments; give the "
+              "NICs no bandwidth of their own");
+    });
   }
-  if (const auto noise = root.find("noise")) platform.noise = parse_noise(*noise, platform.nodes.count);
-  take_sources(root);
+  if (const auto noise = root.find("noise"); noise && nodes_counted) {
+    field(root, platform.noise, [&] { return parse_noise(*noise, platform.nodes.count); });
+  }
+  root.attempt([&] { take_sources(root); });
+  root.throw_gathered();
   return platform;
 }
 
@@ -1222,11 +1274,12 @@ Platform read_platform_file(const std::filesystem::path& path) {
 }
 
 Link parse_link(const Json& json, const std::string& source) {
-  const JsonView root(json, source);
-  expect_schema(root, kLinkSchema);
+  expect_schema(JsonView(json, source), kLinkSchema);
+  const JsonView root = JsonView(json, source).gathering_errors();
   root.allow_only({"schema", "name", "description", "latency_s", "bandwidth_Bps", "segments", "sources"});
   Link link = parse_link_fields(root, true);
-  link.sources = take_sources(root);
+  field(root, link.sources, [&] { return take_sources(root); });
+  root.throw_gathered();
   return link;
 }
 

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -23,8 +24,9 @@ Json minimal() { return read_json_file(data_dir() + "/minimal.json"); }
 Json catalog_json(std::string_view name) { return parse_json(catalog_text(name), std::string(name)); }
 Json::json_pointer ptr(const std::string& path) { return Json::json_pointer(path); }
 
-// The message of the InputError that parsing `json` throws, checked to be a single line containing `parts`.
-std::string rejection(const Json& json, const std::vector<std::string_view>& parts) {
+// The message of the InputError that parsing `json` throws, checked to hold `lines` errors, one a line, each naming
+// the file, and to contain `parts`.
+std::string rejection(const Json& json, const std::vector<std::string_view>& parts, std::size_t lines = 1) {
   std::string message;
   try {
     parse_platform(json, "test.json");
@@ -33,12 +35,34 @@ std::string rejection(const Json& json, const std::vector<std::string_view>& par
   } catch (const InputError& error) {
     message = error.what();
   }
-  EXPECT_EQ(message.find('\n'), std::string::npos) << "not one line: " << message;
-  EXPECT_EQ(message.rfind("test.json: ", 0), 0u) << "does not start with the file name: " << message;
+  std::istringstream stream(message);
+  std::size_t count = 0;
+  for (std::string line; std::getline(stream, line); ++count) {
+    EXPECT_EQ(line.rfind("test.json: ", 0), 0u) << "does not start with the file name: " << line;
+  }
+  EXPECT_EQ(count, lines) << "errors, one a line: " << message;
   for (const auto part : parts) {
     EXPECT_NE(message.find(part), std::string::npos) << "'" << part << "' not in: " << message;
   }
   return message;
+}
+
+TEST(PlatformsLoader, ListsEveryErrorOfAFileInOneRun) {
+  // Four mistakes in three parts of a file: each is reported, one a line, and none that only follows from another
+  // (no "source for 'clock_Hz', which is not a field" after the missing clock).
+  Json json = read_json_file(data_dir() + "/gpu8-10gbe.json");
+  json["nodes"]["cpu"].erase("clock_Hz");
+  json["nodes"]["devices"][0]["peak_flops"] = 494.7;  // TFLOP/s written where FLOP/s is meant
+  auto& link = json["network"]["link"];
+  link["bandwith_Bps"] = link["bandwidth_Bps"];
+  link.erase("bandwidth_Bps");
+  const std::string message =
+      rejection(json,
+                {"test.json: /nodes/cpu: missing required field 'clock_Hz'", "/nodes/devices/0/peak_flops", "TFLOP/s",
+                 "/network/link: unknown field 'bandwith_Bps'; did you mean 'bandwidth_Bps'?",
+                 "/network/link: missing required field 'bandwidth_Bps'"},
+                4);
+  EXPECT_EQ(message.find("which is not a field"), std::string::npos) << message;
 }
 
 TEST(PlatformsLoader, AcceptsMinimalFile) {
@@ -351,7 +375,8 @@ TEST(PlatformsLoader, NoiseDistributions) {
   rejection(json, {"/noise/relative_stddev", "number without a source"});
 
   json["noise"] = {{"distribution", "normal"}, {"sigma", 0.1}, {"sources", {{"sigma", "t"}}}};
-  rejection(json, {"/noise", "unknown field 'sigma'", "relative_stddev"});
+  // Both errors at once: the normal distribution's spread is missing, and sigma is not one of its fields.
+  rejection(json, {"/noise", "unknown field 'sigma'", "missing required field 'relative_stddev'"}, 2);
 
   json["noise"] = {{"distribution", "pareto"}};
   rejection(json, {"/noise/distribution", "none, normal, lognormal, uniform"});
