@@ -87,7 +87,12 @@ void check_structure(std::string_view text, const std::string& source) {
   std::vector<Frame> frames;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '"') {
+    if (c == '/' && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '*')) {
+      // A comment (the parser accepted it): its quotes and brackets are not the document's.
+      const bool line = text[i + 1] == '/';
+      const std::size_t end = line ? text.find('\n', i + 2) : text.find("*/", i + 2);
+      i = end == std::string_view::npos ? text.size() : end + (line ? 0 : 1);
+    } else if (c == '"') {
       const std::size_t begin = i + 1;
       for (++i; i < text.size() && text[i] != '"'; ++i) {
         if (text[i] == '\\') ++i;
@@ -121,7 +126,8 @@ void check_structure(std::string_view text, const std::string& source) {
 Json parse_json(std::string_view text, const std::string& source) {
   Json json;
   try {
-    json = Json::parse(text.begin(), text.end());
+    // Comments (// and /* */) are allowed: a platform file written from a commented starting point keeps its notes.
+    json = Json::parse(text.begin(), text.end(), nullptr, true, true);
   } catch (const Json::parse_error& e) {
     const auto [line, column] = line_column(text, e.byte);
     throw InputError(source + ":" + std::to_string(line) + ":" + std::to_string(column) +

@@ -23,7 +23,7 @@ inline constexpr std::size_t kMaxJsonDepth = 256;
 
 // Parses `text`; `source` names it in errors (a path, or "embedded:NAME"). Throws InputError with
 // "source:line:column: ..." on malformed text, a number beyond a double or 64-bit integer, an object naming a key
-// twice, or nesting deeper than kMaxJsonDepth.
+// twice, or nesting deeper than kMaxJsonDepth. Comments (// and /* */) are skipped, as in JSONC.
 Json parse_json(std::string_view text, const std::string& source);
 
 // The largest text or JSON file dsgd reads whole (platforms, manifests, results are kilobytes to a few megabytes).

@@ -19,6 +19,14 @@ std::string message_of(const std::function<void()>& action) {
   return "(no error)";
 }
 
+TEST(CoreJson, CommentsAreSkippedWithTheQuotesAndBracketsInThem) {
+  // A comment's "a" and braces are not the document's: no duplicate key, no depth.
+  const Json json = parse_json("// a \"a\": 1, {\n{\"a\": 1, /* \"a\": { */ \"b\": 2}\n", "c.json");
+  EXPECT_EQ(json.at("a"), 1);
+  EXPECT_EQ(json.at("b"), 2);
+  EXPECT_THROW(parse_json("{\"a\": 1, // x\n \"a\": 2}", "c.json"), InputError) << "a key twice is still found";
+}
+
 TEST(CoreJson, SyntaxErrorNamesSourceLineAndColumn) {
   const std::string text = "{\n  \"a\": 1,\n  \"b\": }\n";
   const std::string message = message_of([&] { parse_json(text, "f.json"); });
