@@ -12,7 +12,10 @@
 #include "app/run_common.hpp"
 #include "core/collectives.hpp"
 #include "core/stats.hpp"
+#include "measure/allreduce_sweep.hpp"
+#include "measure/background_load.hpp"
 #include "measure/mpi/launch.hpp"
+#include "measure/suspect.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
 #include "simulate/collective_costs.hpp"
@@ -42,55 +45,22 @@ struct BenchOptions {
   measure::mpi::MpiLaunchOptions launcher;  // mpi
 };
 
-// nccl-tests' definitions: algbw = bytes / time; busbw = algbw * 2 (P - 1) / P for allreduce.
-// `fidelity`: the simulation level that produced `seconds`, or "measured".
-reports::Entry allreduce_entry(const std::string& executor, const std::string& algorithm, int ranks, std::size_t floats,
-                               double seconds, const std::string& fidelity = "measured") {
-  reports::Entry entry = timed_entry("allreduce/" + algorithm + "/" + std::to_string(floats), executor, fidelity,
-                                     algorithm, ranks, seconds);
-  const double bytes = static_cast<double>(floats) * sizeof(float);
-  entry.counters["bytes"] = bytes;
-  entry.counters["seconds"] = seconds;
-  entry.counters["algbw_Bps"] = seconds > 0 ? bytes / seconds : 0;
-  entry.counters["busbw_Bps"] = seconds > 0 ? bytes / seconds * 2.0 * (ranks - 1) / ranks : 0;
-  return entry;
-}
-
-// Median over rounds of the slowest rank's time, algorithms alternating within each round (the machine drifts).
+// measure/allreduce_sweep.hpp's sweep in one world of threads.
 void bench_threads(const BenchOptions& options, const std::vector<AllreduceAlgorithm>& algorithms,
                    reports::Results& results, Context& context) {
-  for (const std::size_t floats : options.sizes) {
-    // seconds[algorithm][round][rank], each rank writing only its own slots
-    std::vector<std::vector<std::vector<double>>> seconds(
-        algorithms.size(),
-        std::vector<std::vector<double>>(static_cast<std::size_t>(options.rounds),
-                                         std::vector<double>(static_cast<std::size_t>(options.ranks))));
-    WorldOptions world;
-    world.size = options.ranks;
-    world.timeout_s = options.timeout_s;
-    world.ranks_per_node = options.ranks_per_node;
-    measure::threads::run(world, [&](Comm& comm) {
-      std::vector<float> buffer(floats, 1.0F);
-      float token = 0;
-      for (int round = 0; round < options.rounds; ++round) {
-        for (std::size_t a = 0; a < algorithms.size(); ++a) {
-          // Start together: a one-float allreduce is the barrier.
-          allreduce(comm, {&token, 1}, AllreduceAlgorithm::kRecursiveDoubling,
-                    {Category::kWait, kFirstCollectiveTag + 1});
-          const double start = comm.now_s();
-          allreduce(comm, {buffer.data(), floats}, algorithms[a]);
-          seconds[a][static_cast<std::size_t>(round)][static_cast<std::size_t>(comm.rank())] = comm.now_s() - start;
-        }
-      }
-    });
-    for (std::size_t a = 0; a < algorithms.size(); ++a) {
-      std::vector<double> slowest;
-      for (const auto& ranks : seconds[a]) slowest.push_back(*std::max_element(ranks.begin(), ranks.end()));
-      results.benchmarks.push_back(
-          allreduce_entry("threads", std::string(to_string(algorithms[a])), options.ranks, floats, median(slowest)));
-    }
-    context.err << "bench: threads, " << floats << " floats done" << std::endl;
-  }
+  measure::AllreduceSweepOptions sweep_options{options.sizes, {}, options.rounds};
+  for (const auto algorithm : algorithms) sweep_options.variants.emplace_back(to_string(algorithm));
+  WorldOptions world;
+  world.size = options.ranks;
+  world.timeout_s = options.timeout_s;
+  world.ranks_per_node = options.ranks_per_node;
+  measure::AllreduceSweep sweep;
+  measure::threads::run(world, [&](Comm& comm) {
+    auto mine = measure::allreduce_sweep(comm, sweep_options);
+    if (comm.rank() == 0) sweep = std::move(mine);
+  });
+  for (auto& entry : measure::to_entries(sweep, "threads")) results.benchmarks.push_back(std::move(entry));
+  context.err << "bench: threads, " << options.sizes.size() << " sizes done" << std::endl;
 }
 
 // Simulated time of each collective alone (size-only: no buffers), and the closed form beside it.
@@ -134,8 +104,8 @@ void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgor
             allreduce(comm, {nullptr, floats}, algorithm);
           },
           simulation);
-      auto entry = allreduce_entry("simgrid", std::string(to_string(algorithm)), options.ranks, floats,
-                                   simulated.time_s, std::string(simulate::to_string(simulated.fidelity)));
+      auto entry = measure::allreduce_entry("simgrid", std::string(to_string(algorithm)), options.ranks, floats,
+                                            simulated.time_s, std::string(simulate::to_string(simulated.fidelity)));
       entry.platform = platform.name;
       if (const auto expected = closed_form(algorithm, floats)) entry.counters["closed_form_s"] = *expected;
       entry.counters["wall_s"] = simulated.wall_s;
@@ -187,6 +157,7 @@ void bench_allreduce(Context& context, BenchOptions options) {
   if (algorithms.empty()) algorithms.assign(kAllreduceAlgorithms.begin(), kAllreduceAlgorithms.end());
 
   auto results = new_results(context);
+  const auto start = measure::CpuClock::now();
   switch (executor.kind) {
     case ExecutorKind::kThreads:
       bench_threads(options, algorithms, results, context);
@@ -198,6 +169,13 @@ void bench_allreduce(Context& context, BenchOptions options) {
       bench_mpi(options, algorithms, results, context);
       break;
   }
+  // A simulation's times are the platform's; a measurement's are this machine's, which other programs may slow.
+  const std::string busy = executor.kind == ExecutorKind::kSimgrid
+                               ? ""
+                               : measure::busy_machine_warning(measure::CpuClock::now().others_cores_since(start));
+  if (!busy.empty()) {
+    for (auto& entry : results.benchmarks) entry.labels["suspect"] = busy;
+  }
   if (!options.results.empty()) reports::write_results(options.results, results);
 
   char line[200];
@@ -207,22 +185,26 @@ void bench_allreduce(Context& context, BenchOptions options) {
                   "allreduce, simgrid executor on %s, %d ranks (simulated, size-only, %s fidelity)\n",
                   options.platform.c_str(), options.ranks, fidelity.c_str());
   } else {
-    std::snprintf(line, sizeof line, "allreduce, %s executor, %d ranks (median of %d rounds, slowest rank)\n",
+    std::snprintf(line, sizeof line,
+                  "allreduce, %s executor, %d ranks (%d rounds; time: the slowest rank's, median and range)\n",
                   options.executor.c_str(), options.ranks, options.rounds);
   }
   context.out << line;
-  std::snprintf(line, sizeof line, "%-20s %12s %12s %12s %12s %14s\n", "algorithm", "floats", "time (s)", "algbw GB/s",
-                "busbw GB/s", "closed form (s)");
+  // nccl-tests' columns: bytes, microseconds, algbw and busbw in GB/s.
+  std::snprintf(line, sizeof line, "%-20s %12s %12s %12s %12s %11s %11s %15s\n", "algorithm", "bytes", "time us",
+                "min us", "max us", "algbw GB/s", "busbw GB/s", "closed form us");
   context.out << line;
   for (const auto& entry : results.benchmarks) {
     const auto closed = entry.counters.find("closed_form_s");
     char closed_text[32] = "-";
-    if (closed != entry.counters.end()) std::snprintf(closed_text, sizeof closed_text, "%.6g", closed->second);
-    std::snprintf(line, sizeof line, "%-20s %12.0f %12.6g %12.3f %12.3f %14s\n", entry.algorithm.c_str(),
-                  entry.counters.at("bytes") / sizeof(float), entry.real_time, entry.counters.at("algbw_Bps") / 1e9,
+    if (closed != entry.counters.end()) std::snprintf(closed_text, sizeof closed_text, "%.1f", closed->second * 1e6);
+    std::snprintf(line, sizeof line, "%-20s %12.0f %12.1f %12.1f %12.1f %11.3f %11.3f %15s\n", entry.algorithm.c_str(),
+                  entry.counters.at("bytes"), entry.real_time * 1e6, entry.counters.at("seconds_min") * 1e6,
+                  entry.counters.at("seconds_max") * 1e6, entry.counters.at("algbw_Bps") / 1e9,
                   entry.counters.at("busbw_Bps") / 1e9, closed_text);
     context.out << line;
   }
+  if (!busy.empty()) context.out << busy << '\n';
 }
 
 }  // namespace

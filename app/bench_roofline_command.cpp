@@ -13,9 +13,11 @@
 #include "core/format.hpp"
 #include "core/model_zoo.hpp"
 #include "core/stats.hpp"
+#include "measure/background_load.hpp"
 #include "measure/calibration.hpp"
 #include "measure/kernel_calibration.hpp"
 #include "measure/stream.hpp"
+#include "measure/suspect.hpp"
 
 namespace dsgd::app {
 
@@ -75,6 +77,7 @@ void bench_roofline(Context& context, const RooflineCli& cli) {
   if (cpu.clock_Hz <= 0) throw UnavailableError("bench roofline: /proc/cpuinfo gives no clock to derive a peak from");
   const double nominal_peak = cores * core.sp_flops_per_cycle * cpu.clock_Hz;
   auto results = new_results(context);
+  const auto start = measure::CpuClock::now();
 
   const auto stream = measure::stream_triad(cores);
   const auto stream_one = measure::stream_triad(1);
@@ -140,7 +143,23 @@ void bench_roofline(Context& context, const RooflineCli& cli) {
   for (const double x : {low, std::min(ridge, high), high}) {
     results.benchmarks.push_back(point_entry(roof, "roof", x, std::min(peak, stream.bytes_per_s * x), source));
   }
-  for (auto& point : points) results.benchmarks.push_back(std::move(point));
+  // A kernel above the roof means the roof is wrong: STREAM measured while others used the memory, most likely.
+  std::vector<std::string> warnings;
+  if (const auto busy = measure::busy_machine_warning(measure::CpuClock::now().others_cores_since(start));
+      !busy.empty()) {
+    warnings.push_back(busy);
+  }
+  for (auto& point : points) {
+    const double x = point.counters.at("intensity_flop_per_byte");
+    const std::string above =
+        measure::above_bound_warning(point.labels.at("series"), point.counters.at("gflops") * 1e9,
+                                     std::min(peak, stream.bytes_per_s * x), "the roofline", "FLOP/s");
+    if (!above.empty()) {
+      point.labels["suspect"] = above;
+      warnings.push_back(above);
+    }
+    results.benchmarks.push_back(std::move(point));
+  }
   auto summary = point_entry("machine", "machine", ridge, peak, source);
   summary.counters["stream_Bps"] = stream.bytes_per_s;
   summary.counters["stream_one_thread_Bps"] = stream_one.bytes_per_s;
@@ -165,6 +184,7 @@ void bench_roofline(Context& context, const RooflineCli& cli) {
                   100.0 * y / std::min(peak, stream.bytes_per_s * x));
     context.out << line << entry.labels.at("what") << "\n";
   }
+  for (const auto& warning : warnings) context.out << warning << "\n";
 }
 
 }  // namespace

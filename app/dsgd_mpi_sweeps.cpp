@@ -99,47 +99,43 @@ void waiting_command(MpiComm& comm, const WaitingCli& cli, const std::string& co
 void allreduce_command(MpiComm& comm, const AllreduceCli& cli, const std::string& command) {
   const auto sweep = mpi::allreduce_sweep(comm, cli.sweep);
   if (comm.rank() != 0) return;
-  const int n = comm.size();
   const auto& variants = sweep.variants;
   auto results = new_results(command);
   const std::string mpi_version = mpi::mpi_library_version();
   const auto mpi_index =
       static_cast<std::size_t>(std::find(variants.begin(), variants.end(), mpi::kMpiVariant) - variants.begin());
   const bool has_mpi = mpi_index < variants.size();
-  std::printf("allreduce on %d ranks, median of %d alternating rounds, algbw GB/s (busbw = algbw x %s)\n", n,
-              cli.sweep.rounds, fixed(2.0 * (n - 1) / n, 3).c_str());
-  std::printf("%10s %12s", "floats", "bytes");
+  auto entries = measure::to_entries(sweep, "mpi");
+  std::printf("allreduce on %d ranks, median of %d alternating rounds, busbw GB/s (algbw x %s)\n", comm.size(),
+              cli.sweep.rounds, fixed(measure::allreduce_bus_factor(comm.size()), 3).c_str());
+  std::printf("%12s", "bytes");
   for (const auto& variant : variants) std::printf(" %19s", variant.c_str());
   std::printf("%s\n", has_mpi ? "   best ours / MPI" : "");
   for (std::size_t s = 0; s < sweep.sizes.size(); ++s) {
-    const auto bytes = static_cast<double>(sweep.sizes[s] * sizeof(float));
-    std::vector<double> algbw(variants.size());
+    // to_entries lists the variants of one size together, in sweep order.
+    const auto first = entries.begin() + static_cast<std::ptrdiff_t>(s * variants.size());
     double best_ours = 0;
+    std::printf("%12.0f", first->counters.at("bytes"));
     for (std::size_t v = 0; v < variants.size(); ++v) {
-      algbw[v] = bytes / median(sweep.seconds[s][v]);
-      if (v != mpi_index) best_ours = std::max(best_ours, algbw[v]);
-    }
-    std::printf("%10zu %12.0f", sweep.sizes[s], bytes);
-    for (std::size_t v = 0; v < variants.size(); ++v) {
-      const auto& seconds = sweep.seconds[s][v];
-      const bool is_mpi = variants[v] == mpi::kMpiVariant;
-      auto entry = measured_entry(comm, "allreduce/" + variants[v] + "/" + std::to_string(sweep.sizes[s]),
-                                  is_mpi ? "MPI_Allreduce" : variants[v], static_cast<std::int64_t>(seconds.size()),
-                                  median(seconds));
-      entry.counters = {{"floats", static_cast<double>(sweep.sizes[s])},
-                        {"bytes", bytes},
-                        {"seconds_min", *std::min_element(seconds.begin(), seconds.end())},
-                        {"algbw_Bps", algbw[v]},
-                        {"busbw_Bps", algbw[v] * 2.0 * (n - 1) / n}};
-      if (has_mpi && !is_mpi) entry.counters["vs_mpi"] = algbw[v] / algbw[mpi_index];
+      auto& entry = first[static_cast<std::ptrdiff_t>(v)];
+      const bool is_mpi = v == mpi_index;
+      if (is_mpi) entry.algorithm = "MPI_Allreduce";
+      const double busbw = entry.counters.at("busbw_Bps");
+      if (!is_mpi) best_ours = std::max(best_ours, busbw);
+      if (has_mpi && !is_mpi) {
+        entry.counters["vs_mpi"] = busbw / first[static_cast<std::ptrdiff_t>(mpi_index)].counters.at("busbw_Bps");
+      }
       entry.labels["implementation"] =
           is_mpi ? "MPI_Allreduce, " + mpi_version : "dsgd core/collectives.hpp over MpiComm (" + mpi_version + ")";
-      results.benchmarks.push_back(entry);
-      std::printf(" %19s", fixed(algbw[v] / 1e9, 3).c_str());
+      std::printf(" %19s", fixed(busbw / 1e9, 3).c_str());
     }
-    if (has_mpi) std::printf(" %17s", fixed(best_ours / algbw[mpi_index], 3).c_str());
+    if (has_mpi) {
+      std::printf(" %17s",
+                  fixed(best_ours / first[static_cast<std::ptrdiff_t>(mpi_index)].counters.at("busbw_Bps"), 3).c_str());
+    }
     std::printf("\n");
   }
+  results.benchmarks = std::move(entries);
   write(cli.results, results);
   std::fflush(stdout);
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/collectives.hpp"
+#include "measure/allreduce_sweep.hpp"
 #include "measure/mpi/comm.hpp"
 #include "measure/mpi/executor.hpp"
 #include "measure/mpi/leak_check.hpp"
@@ -110,8 +111,8 @@ void register_allreduce(MpiComm& comm, std::size_t max_floats) {
             }
             state.counters["bytes"] = bytes;
             state.counters["algbw_Bps"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
-            state.counters["busbw_Bps"] =
-                benchmark::Counter(bytes * 2.0 * (n - 1) / n, benchmark::Counter::kIsIterationInvariantRate);
+            state.counters["busbw_Bps"] = benchmark::Counter(bytes * dsgd::measure::allreduce_bus_factor(n),
+                                                             benchmark::Counter::kIsIterationInvariantRate);
             state.SetLabel(label);
           })
           ->UseManualTime()

@@ -16,15 +16,6 @@ namespace {
 // headers: payloads up to 4040 B go eager, from 4048 B rendezvous); sizes around it show the step.
 const std::vector<double> kNearEagerLimit = {3072, 3584, 4000, 4032, 4040, 4048, 4064, 4160, 4608, 6144};
 
-void run_variant(MpiComm& comm, const std::string& variant, std::vector<float>& values) {
-  const Floats buffer{values.data(), values.size()};
-  if (variant == kMpiVariant) {
-    mpi_allreduce(comm, buffer);
-  } else {
-    allreduce(comm, buffer, allreduce_algorithm_from_string(variant));
-  }
-}
-
 }  // namespace
 
 double max_over_ranks(MpiComm& comm, double value) {
@@ -96,7 +87,7 @@ std::vector<PingPongSamples> pingpong(MpiComm& comm, const PingPongOptions& opti
   return samples;
 }
 
-AllreduceSamples allreduce_sweep(MpiComm& comm, AllreduceOptions options) {
+AllreduceSweep allreduce_sweep(MpiComm& comm, AllreduceOptions options) {
   if (options.rounds < 1) throw InputError("allreduce: --rounds must be at least 1");
   for (const auto& variant : options.variants) {
     if (variant != kMpiVariant) (void)allreduce_algorithm_from_string(variant);  // lists the valid names
@@ -105,28 +96,14 @@ AllreduceSamples allreduce_sweep(MpiComm& comm, AllreduceOptions options) {
     std::erase_if(options.sizes, [&](std::size_t count) { return count > options.max_floats; });
   }
   if (options.sizes.empty()) throw InputError("allreduce: no size left (check --sizes and --max-floats)");
-  AllreduceSamples samples{options.sizes, options.variants, {}};
-  samples.seconds.assign(options.sizes.size(), std::vector<std::vector<double>>(options.variants.size()));
-  std::vector<float> values(*std::max_element(options.sizes.begin(), options.sizes.end()));
-  for (int round = 0; round <= options.rounds; ++round) {
-    for (std::size_t s = 0; s < options.sizes.size(); ++s) {
-      values.resize(options.sizes[s]);
-      for (std::size_t k = 0; k < options.variants.size(); ++k) {
-        const std::size_t v = (k + static_cast<std::size_t>(round)) % options.variants.size();
-        verifiable::fill_inputs(values, comm.rank());
-        comm.barrier();
-        const double start = comm.now_s();
-        run_variant(comm, options.variants[v], values);
-        const double elapsed = max_over_ranks(comm, comm.now_s() - start);
-        if (round == 0) {
-          verifiable::check_sums(values, comm.size(), "allreduce " + options.variants[v]);
-        } else {
-          samples.seconds[s][v].push_back(elapsed);
-        }
-      }
-    }
-  }
-  return samples;
+  return measure::allreduce_sweep(comm, {options.sizes, options.variants, options.rounds},
+                                  [&](Comm&, const std::string& variant, Floats values) {
+                                    if (variant == kMpiVariant) {
+                                      mpi_allreduce(comm, values);
+                                    } else {
+                                      run_collective(comm, variant, values);
+                                    }
+                                  });
 }
 
 void selftest(MpiComm& comm, int fail_rank) {

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "measure/allreduce_sweep.hpp"
 #include "measure/mpi/comm.hpp"
 
 namespace dsgd::measure::mpi {
@@ -67,18 +68,10 @@ struct AllreduceOptions {
   std::vector<std::string> variants = {"ring", "recursive_doubling", "rabenseifner", "reduce_broadcast", "mpi"};
 };
 
-// The timings of an allreduce sweep: seconds[size][variant] per timed round, the slowest rank's.
-struct AllreduceSamples {
-  std::vector<std::size_t> sizes;  // those measured: options.sizes up to max_floats
-  std::vector<std::string> variants;
-  std::vector<std::vector<std::vector<double>>> seconds;
-};
-
-// Every variant at every size on core/verifiable.hpp's inputs: round 0 checks each result exactly (InternalError on
-// a wrong sum) and warms up, the rounds after it are timed. Variants alternate within a round, starting at a
-// different one each round, so a drift of the machine's speed affects them alike. Returns the samples on every
-// rank. Throws InputError for rounds < 1, an unknown variant (listing the valid ones) or no size left.
-AllreduceSamples allreduce_sweep(MpiComm& comm, AllreduceOptions options);
+// measure/allreduce_sweep.hpp's sweep on MPI ranks, with MPI_Allreduce as the variant "mpi": the sizes up to
+// max_floats. Returns the samples on every rank. Throws InputError for rounds < 1, an unknown variant (listing the
+// valid ones) or no size left.
+AllreduceSweep allreduce_sweep(MpiComm& comm, AllreduceOptions options);
 
 // --- self-test ----------------------------------------------------------------------------------------------------
 

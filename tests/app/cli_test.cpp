@@ -1,6 +1,8 @@
 #include "app/cli.hpp"
 
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -419,6 +421,31 @@ TEST_F(AppBench, AllreduceOnThreadsAndSimgridWritesResults) {
     EXPECT_EQ(entry.fidelity, "flow");
     EXPECT_NEAR(entry.real_time, entry.counters.at("closed_form_s"), 0.01 * entry.real_time) << entry.name;
   }
+}
+
+// A program that keeps a core busy beside the measurement: the table and the results say the numbers are suspect.
+TEST_F(AppBench, AnAllreduceMeasuredBesideABusyProgramIsFlagged) {
+  const pid_t busy = ::fork();
+  ASSERT_GE(busy, 0);
+  if (busy == 0) {
+    ::execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const auto file = dir_ / "busy.json";
+  const auto outcome = dsgd({"bench", "allreduce", "--executor", "threads", "--ranks", "2", "--sizes", "262144",
+                             "--algorithms", "ring", "--rounds", "30", "--results", file.string()});
+  ::kill(busy, SIGKILL);
+  ::waitpid(busy, nullptr, 0);
+  ASSERT_EQ(outcome.code, 0) << outcome.err;
+  EXPECT_TRUE(contains(outcome.out, "warning: other programs kept")) << outcome.out;
+  const auto entries = reports::read_results(file).benchmarks;
+  ASSERT_EQ(entries.size(), 1U);
+  EXPECT_TRUE(contains(entries.front().labels.at("suspect"), "cores busy")) << entries.front().labels.at("suspect");
+  // nccl-tests' columns, and the repetitions' range.
+  EXPECT_TRUE(contains(outcome.out, "bytes      time us       min us       max us  algbw GB/s  busbw GB/s"))
+      << outcome.out;
+  EXPECT_LE(entries.front().counters.at("seconds_min"), entries.front().counters.at("seconds_median"));
+  EXPECT_LE(entries.front().counters.at("seconds_median"), entries.front().counters.at("seconds_max"));
 }
 
 // Two nodes of 8 GPUs: the two-level closed forms beside the ring and the hierarchical ones; none for the others.
