@@ -84,6 +84,22 @@ struct Hyperparameters {
   // GeePS (geeps): the device memory a worker's buffers may take; when they need more, its memory plan swaps them
   // (algorithms/geeps/memory_plan.hpp). 0: no limit natively; in simulation the platform's device memory.
   std::uint64_t device_memory_bytes = 0;
+  // The values of options an algorithm declares in its own file (AlgorithmInfo::options), by name, as given on the
+  // command line; resolve_options() completes them with the defaults and refuses the ones it does not declare.
+  std::map<std::string, double> own;
+};
+
+// An option one algorithm declares in its own file, so that adding one touches that file only: `dsgd run` and
+// `dsgd simulate` take it as --NAME, dsgd-mpi receives it, results record it among the algorithm's options, and
+// the algorithm reads it with Trainer::option (algorithms/README.md, "Options of one algorithm").
+struct AlgorithmOption {
+  std::string name;  // lower case with '-': "first-bucket-bytes" is --first-bucket-bytes
+  std::string help;  // one line, the unit and what 0 means where it matters
+  double default_value = 0;
+  double min = 0;  // the accepted range, inclusive
+  double max = 0;
+  bool integer = false;
+  bool bytes = false;  // a size: the command line takes units (16MiB, 1.5GB)
 };
 
 // The rate after warm-up for `workers` workers: eta, or eta scaled by the linear rule.
@@ -97,7 +113,12 @@ struct AlgorithmInfo {
   bool shardable = false;    // takes --servers S: its parameter server sharded over ranks 0..S-1
   bool compresses = false;   // honours Hyperparameters::compression (the others refuse a compression)
   bool whole_layers = true;  // every optimiser sees whole layers, so it takes LARS (hybrid-sgd's split layers do not)
+  std::vector<AlgorithmOption> options{};  // its own options, declared in its file
 };
+
+// `given` completed with the defaults of `info`'s options. Throws InputError for a value outside an option's range
+// or not whole where it must be, and for an option `info` does not declare, naming the algorithms that do.
+std::map<std::string, double> resolve_options(const AlgorithmInfo& info, const std::map<std::string, double>& given);
 
 // The pieces of one rank's algorithm state, named for a checkpoint (algorithms/run_checkpoint.hpp), which saves
 // them and restores them in place.

@@ -1,5 +1,8 @@
+#include <cmath>
+
 #include "algorithms/entries.hpp"
 #include "core/error.hpp"
+#include "core/format.hpp"
 
 namespace dsgd::algorithms {
 
@@ -52,6 +55,35 @@ const AlgorithmEntry& find_algorithm(const std::string& name) {
     if (entry.info.name == name) return entry;
   }
   throw UnknownNameError("algorithm", name, algorithm_names());
+}
+
+std::map<std::string, double> resolve_options(const AlgorithmInfo& info, const std::map<std::string, double>& given) {
+  std::map<std::string, double> resolved;
+  for (const auto& option : info.options) {
+    const auto found = given.find(option.name);
+    const double value = found == given.end() ? option.default_value : found->second;
+    const std::string where = info.name + ": --" + option.name;
+    if (!(value >= option.min && value <= option.max)) {
+      throw InputError(where + " must be in [" + significant(option.min) + ", " + significant(option.max) + "], got " +
+                       significant(value));
+    }
+    if (option.integer && value != std::floor(value)) {
+      throw InputError(where + " must be a whole number, got " + significant(value));
+    }
+    resolved[option.name] = value;
+  }
+  for (const auto& [name, value] : given) {
+    if (resolved.count(name)) continue;
+    std::vector<std::string> owners;
+    for (const auto& entry : algorithm_catalog()) {
+      for (const auto& option : entry.info.options) {
+        if (option.name == name) owners.push_back(entry.info.name);
+      }
+    }
+    throw InputError("--" + name + " is not an option of " + info.name +
+                     (owners.empty() ? "" : "; it is " + join(owners, " and ") + "'s"));
+  }
+  return resolved;
 }
 
 }  // namespace dsgd::algorithms

@@ -96,7 +96,7 @@ void read_history(ByteReader& in, RunResult& result) {
 
 Identity run_identity(const RunOptions& options) {
   const Hyperparameters& hyper = options.hyper;
-  return {
+  Identity identity = {
       {"command", "run"},
       {"algorithm", options.algorithm},
       {"workers", std::to_string(options.workers)},
@@ -124,6 +124,11 @@ Identity run_identity(const RunOptions& options) {
       {"seed", std::to_string(hyper.seed)},
       {"threads", std::to_string(options.threads_per_rank)},
   };
+  // The algorithm's own options, completed with their defaults: a resume with another value is refused.
+  for (const auto& [name, value] : resolve_options(find_algorithm(options.algorithm).info, hyper.own)) {
+    identity.emplace_back(name, significant(value, 17));
+  }
+  return identity;
 }
 
 void check_checkpoint_options(const RunOptions& options) {

@@ -124,7 +124,7 @@ class Recorder {
 }  // namespace
 
 void check_run_options(const RunOptions& options) {
-  find_algorithm(options.algorithm);  // UnknownNameError lists the names
+  (void)resolve_options(find_algorithm(options.algorithm).info, options.hyper.own);  // lists the valid names
   build_model(options.model);
   if (options.workers < 1)
     throw InputError("run: --workers must be at least 1, got " + std::to_string(options.workers));

@@ -17,6 +17,7 @@ std::uint64_t worker_seed(std::uint64_t seed, int worker_index) {
 
 Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& hyper, const TrainerSetup& setup)
     : comm_(comm), info_(info), hyper_(hyper), setup_(setup) {
+  hyper_.own = resolve_options(info_, hyper.own);
   if (hyper_.servers < 1 || (hyper_.servers > 1 && !info_.shardable)) {
     throw InputError(info_.name + ": --servers " + std::to_string(hyper_.servers) +
                      (hyper_.servers < 1 ? " must be at least 1" : " needs an algorithm that takes --servers"));

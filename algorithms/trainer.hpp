@@ -58,6 +58,8 @@ class Trainer {
 
   Comm& comm() { return comm_; }
   const Hyperparameters& hyper() const { return hyper_; }
+  // The value of one of the algorithm's own options (AlgorithmInfo::options), its default unless given.
+  double option(const std::string& name) const { return hyper_.own.at(name); }
   const AlgorithmInfo& info() const { return info_; }
   // Masters: 0 without one, 1, or Hyperparameters::servers for a sharded parameter server (ranks 0..servers()-1).
   int servers() const { return info_.has_master ? hyper_.servers : 0; }

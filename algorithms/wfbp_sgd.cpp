@@ -20,11 +20,26 @@ namespace {
 // Bucket b's allreduce runs under tag kBucketTag + b: buckets in flight on different ranks never mix messages.
 constexpr Tag kBucketTag = kFirstCollectiveTag + 64;
 
+// The buckets, the first (the last layers') capped at --first-bucket-bytes where set: PyTorch DDP's first bucket is
+// 1 MiB (its _DEFAULT_FIRST_BUCKET_BYTES) beside 25 MiB for the others, so the first allreduce starts as soon as the
+// last layers are done rather than after 25 MiB of them.
+std::vector<GradientBucket> buckets_of(const Trainer& trainer) {
+  const std::span<const nn::ParameterSlice> layout = trainer.layout();
+  const std::size_t cap = trainer.hyper().bucket_bytes;
+  const auto first_cap = static_cast<std::size_t>(trainer.option("first-bucket-bytes"));
+  if (first_cap == 0 || cap == 0) return make_buckets(layout, cap);
+  const auto first = make_buckets(layout, first_cap);
+  if (first.empty()) return first;
+  std::vector<GradientBucket> buckets{first.front()};
+  for (const auto& bucket : make_buckets(layout.first(first.front().first_layer), cap)) buckets.push_back(bucket);
+  return buckets;
+}
+
 class WfbpSgd final : public Algorithm {
  public:
   explicit WfbpSgd(Trainer& trainer)
       : sgd_(trainer.make_sgd(trainer.hyper().momentum)),
-        buckets_(make_buckets(trainer.layout(), trainer.hyper().bucket_bytes)),
+        buckets_(buckets_of(trainer)),
         closes_bucket_(trainer.layout().size(), false) {
     if (trainer.hyper().period != 1) {
       throw InputError("wfbp-sgd overlaps every iteration's gradient allreduce with its backward pass: --period " +
@@ -69,10 +84,15 @@ class WfbpSgd final : public Algorithm {
 }  // namespace
 
 AlgorithmEntry wfbp_sgd_entry() {
-  return {
+  AlgorithmEntry entry{
       {"wfbp-sgd", "sync-sgd whose bucketed gradient allreduces overlap the backward pass (wait-free backpropagation)",
        /*has_master=*/false, /*synchronous=*/true},
       [](Trainer& trainer) { return std::make_unique<WfbpSgd>(trainer); }};
+  entry.info.options = {{"first-bucket-bytes",
+                         "bytes of the first gradient bucket, the last layers' (PyTorch DDP: 1 MiB); 0: as large as "
+                         "--bucket-bytes",
+                         0, 0, 1e12, true, true}};
+  return entry;
 }
 
 }  // namespace dsgd::algorithms

@@ -196,6 +196,25 @@ void add_run_options(CLI::App& command, RunCli& cli) {
   command.add_option("--test-images", cli.test_images, "Evaluate on at most the first this many test images (0: all)")
       ->capture_default_str();
   add_checkpoint_options(command, run.checkpoint);
+  add_algorithm_options(command, run.hyper.own);
+}
+
+void add_algorithm_options(CLI::App& command, std::map<std::string, double>& own) {
+  // Each name once, with the algorithms that declare it (a name two algorithms share means the same to both).
+  std::map<std::string, std::pair<algorithms::AlgorithmOption, std::vector<std::string>>> declared;
+  for (const auto& entry : algorithms::algorithm_catalog()) {
+    for (const auto& option : entry.info.options) {
+      auto& [first, owners] = declared.try_emplace(option.name, option, std::vector<std::string>{}).first->second;
+      owners.push_back(entry.info.name);
+    }
+  }
+  for (const auto& [name, declaration] : declared) {
+    const auto& [option, owners] = declaration;
+    auto* added = command.add_option_function<double>(
+        "--" + name, [&own, name = name](double value) { own[name] = value; },
+        join(owners, ", ") + ": " + option.help + " (default " + significant(option.default_value) + ")");
+    if (option.bytes) added->transform(byte_sizes());
+  }
 }
 
 reports::Results new_results(const std::string& command_line) {
@@ -262,6 +281,9 @@ std::vector<std::string> run_arguments(const RunCli& cli) {
     arguments.emplace_back(option);
     arguments.push_back(value);
   }
+  // The algorithm's own options as given; the ranks complete them with the same defaults.
+  for (const auto& [name, value] : run.hyper.own)
+    arguments.insert(arguments.end(), {"--" + name, significant(value, 17)});
   if (!run.checkpoint.path.empty()) {
     // The ranks may start elsewhere than here: an absolute path.
     arguments.insert(arguments.end(), {"--checkpoint", std::filesystem::absolute(run.checkpoint.path).string(),
@@ -353,6 +375,9 @@ reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result,
                              {"loss_rate", run.hyper.datagrams.loss_rate},
                              {"chunk_floats", run.hyper.chunk_floats},
                              {"device_memory_bytes", static_cast<double>(run.hyper.device_memory_bytes)}};
+  for (const auto& [name, value] : algorithms::resolve_options(result.info, run.hyper.own)) {
+    entry.algorithm_options[name] = value;
+  }
   entry.model = run.model;
   entry.dataset = cli.dataset;
   entry.ranks = result.ranks;

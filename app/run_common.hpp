@@ -70,6 +70,9 @@ void note_resume(const std::string& command, const CheckpointOptions& checkpoint
 // them), the budget
 // and --threads on `command`.
 void add_run_options(CLI::App& command, RunCli& cli);
+// --NAME for every option an algorithm of the catalog declares (algorithms::AlgorithmOption), stored in `own` when
+// given; the run refuses one its algorithm does not declare (algorithms::resolve_options).
+void add_algorithm_options(CLI::App& command, std::map<std::string, double>& own);
 // The same options as arguments, for `dsgd-mpi run` (without --results).
 std::vector<std::string> run_arguments(const RunCli& cli);
 // The training and test sets of cli.dataset, normalised, the test set cut to at most cli.test_images; checks that the

@@ -274,6 +274,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
                    "wfbp-sgd: bytes per gradient bucket (0: one per layer)");
   add_device_memory_option(*sim, command->scaling.hyper.device_memory_bytes);
   add_allreduce_option(*sim, command->scaling.hyper.allreduce);
+  add_algorithm_options(*sim, command->scaling.hyper.own);
   sim->add_option("--iterations", command->scaling.iterations, "Iterations simulated per size (steady state)")
       ->capture_default_str();
   add_compression_options(*sim, command->scaling.hyper);

@@ -14,6 +14,7 @@
 
 #include "algorithms/algorithm.hpp"
 #include "app/cli_units.hpp"
+#include "app/run_common.hpp"
 #include "core/atomic_file.hpp"
 #include "core/collectives.hpp"
 #include "core/json.hpp"
@@ -118,6 +119,28 @@ TEST(AppCli, ASimulatedStudyRefusesTheOptionsItDoesNotUse) {
 }
 
 // Sizes in bytes take decimal and binary units; anything else is refused with the units there are.
+// An option one algorithm declares in its file (wfbp-sgd's --first-bucket-bytes) reaches `run` and `simulate` with
+// units, dsgd-mpi's arguments and the results; another algorithm refuses it by name.
+TEST(AppCli, AnAlgorithmsOwnOptionIsTakenByItAndRefusedByTheOthers) {
+  auto outcome = dsgd({"simulate", "--algo", "sync-sgd", "--workers", "2", "--first-bucket-bytes", "1MiB"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "--first-bucket-bytes is not an option of sync-sgd; it is wfbp-sgd's"))
+      << outcome.err;
+  outcome = dsgd({"simulate", "--algo", "wfbp-sgd", "--workers", "2", "--model", "lenet", "--iterations", "1",
+                  "--first-bucket-bytes", "1MiB"});
+  EXPECT_EQ(outcome.code, 0) << outcome.err;
+  RunCli cli;
+  cli.run.algorithm = "wfbp-sgd";
+  cli.run.hyper.own["first-bucket-bytes"] = 1048576;
+  const auto arguments = run_arguments(cli);
+  const auto at = std::find(arguments.begin(), arguments.end(), "--first-bucket-bytes");
+  ASSERT_NE(at, arguments.end());
+  EXPECT_EQ(*std::next(at), "1048576");
+  outcome = dsgd({"run", "--algo", "sync-sgd", "--workers", "2", "--iterations", "1", "--first-bucket-bytes", "1"});
+  EXPECT_EQ(outcome.code, kExitUsage);
+  EXPECT_TRUE(contains(outcome.err, "not an option of sync-sgd")) << outcome.err;
+}
+
 TEST(AppCli, ByteSizesTakeDecimalAndBinaryUnits) {
   auto outcome = dsgd({"bench", "transports", "--max-bytes", "16Mo"});
   EXPECT_EQ(outcome.code, kExitUsage);
