@@ -78,15 +78,8 @@ std::vector<std::string> run_arguments(const RunCli& cli);
 // The training and test sets of cli.dataset, normalised, the test set cut to at most cli.test_images; checks that the
 // model takes them.
 algorithms::RunData load_run_data(const RunCli& cli);
-// entry.breakdown_s from `breakdown`: the categories that took any time.
-void set_breakdown(reports::Entry& entry, const Breakdown& breakdown);
-// Staleness counters (staleness_mean, _p99, _max, pushes) and the curve "staleness_histogram" (pushes against
-// staleness in updates), where the run had a parameter server.
-void add_staleness(reports::Entry& entry, const CountHistogram& staleness);
-// The results entry of a run on `executor` ("threads" or "mpi").
+// The results entry of a run on `executor` (algorithms::to_entry with the command line's data set).
 reports::Entry run_entry(const RunCli& cli, const algorithms::RunResult& result, const std::string& executor);
-// entry.counters bytes_sent_per_iteration (per worker) and master_bytes_sent_per_iteration, where reported.
-void add_bytes_sent(reports::Entry& entry, const algorithms::RunResult& result);
 // One line per evaluation, for progress.
 std::string progress_line(const algorithms::RunPoint& point);
 // The closing summary: accuracy, time, throughput, breakdown of rank 0 and of a worker.

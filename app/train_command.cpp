@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "algorithms/memory_estimate.hpp"
+#include "algorithms/run_entry.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
 #include "core/atomic_file.hpp"
@@ -53,7 +54,7 @@ reports::Entry train_entry(const measure::TrainOptions& options, const measure::
   entry.counters["images_per_second"] = result.images_per_second;
   entry.counters["test_images"] = static_cast<double>(result.test_images);
   if (result.time_to_target_s >= 0) entry.counters["time_to_target_s"] = result.time_to_target_s;
-  set_breakdown(entry, result.breakdown);
+  algorithms::set_breakdown(entry, result.breakdown);
   reports::Curve by_time{"test_accuracy", "time_s", "accuracy", {}};
   reports::Curve by_iteration{"test_accuracy_by_iteration", "iteration", "accuracy", {}};
   reports::Curve loss{"train_loss", "iteration", "loss", {}};
