@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "algorithms/dmath/gemm_entry.hpp"
 #include "algorithms/dmath/table5.hpp"
 #include "app/commands.hpp"
 #include "app/executors.hpp"
@@ -18,6 +19,7 @@
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
+#include "simulate/dmath_table5.hpp"
 #include "simulate/scaling_study.hpp"
 #include "simulate/simgrid/executor.hpp"
 
@@ -55,31 +57,8 @@ reports::Entry measure_on_threads(const GemmBenchCli& cli, const dmath::GemmBenc
   world.timeout_s = cli.timeout_s;
   measure::threads::run(
       world, [&](Comm& comm) { all[static_cast<std::size_t>(comm.rank())] = dmath::run_gemm_bench(comm, options); });
-  return gemm_entry(options, all, "threads", "measured",
-                    dmath::make_blas_gemm(options.threads_per_rank)->description());
-}
-
-// Size-only: every block product a compute step of class "gemm" at the platform's rate, every panel a message.
-reports::Entry simulate_point(const platforms::Platform& platform, const simulate::PlacementOptions& placement,
-                              const GemmBenchCli& cli, const dmath::GemmBenchOptions& options, int ranks) {
-  WorldOptions world;
-  world.size = ranks;
-  world.payload = false;
-  world.timeout_s = cli.timeout_s;
-  simulate::SimulationOptions simulation;
-  simulation.placement = placement;
-  std::vector<dmath::GemmRankResult> all(static_cast<std::size_t>(ranks));
-  simulation.collect = [&] { return dmath::encode(all); };
-  const auto simulated = simulate::simgrid::run(
-      platform, world,
-      [&](Comm& comm) { all[static_cast<std::size_t>(comm.rank())] = dmath::run_gemm_bench(comm, options); },
-      simulation);
-  auto entry = gemm_entry(options, dmath::decode_gemm_results(simulated.collected), "simgrid",
-                          std::string(simulate::to_string(simulated.fidelity)),
-                          "predicted: kernel class 'gemm' of platform " + platform.name);
-  entry.platform = platform.name;
-  entry.counters["wall_s"] = simulated.wall_s;
-  return entry;
+  return dmath::to_entry(options, all, "threads", "measured",
+                         dmath::make_blas_gemm(options.threads_per_rank)->description());
 }
 
 // One dsgd-mpi launch per rank count, every size in it; rank 0's results file comes back.
@@ -205,151 +184,41 @@ void print_table(const GemmBenchCli& cli, const reports::Results& results, bool 
   }
 }
 
-// --- seed 001 Table V -------------------------------------------------------------------------------------------
-
-// Table V's set-up: cyclic with kept blocks, one product per point (the simulation has no noise), GPUs filling one
-// server (16) before the next.
-dmath::GemmBenchOptions table5_options(std::int64_t size) {
-  dmath::GemmBenchOptions options;
-  options.size = size;
-  options.rounds = 1;
-  options.verify = false;
-  return options;
-}
-
-// The one efficiency Table V is predicted with, and whether this study fitted it.
-struct Table5Efficiency {
-  double value = 0;
-  std::string parameter;
-  std::string fitted_on;
-  bool fitted_here = false;  // on cuBLAS's published time at kTable5FitSize, whose cell is then "fitted"
-};
-
-// A device with a kernel model prices each block product by its shape with the efficiency its platform carries
-// (k80-dmath's, FITTED by `dsgd simulate --study k80`: one per GPU model, as seed 001's other tables use); one
-// without is given a `gemm` class efficiency fitted so that one GPU takes cuBLAS's published time at kTable5FitSize
-// (simulate::solve_kernel_efficiency, exact, as for seed 000's conv efficiency).
-Table5Efficiency table5_efficiency(platforms::Platform& platform, const simulate::PlacementOptions& placement,
-                                   const GemmBenchCli& cli) {
-  const auto& device = platform.nodes.devices.front();
-  Table5Efficiency efficiency;
-  if (device.kernels) {
-    efficiency.value = device.kernels->efficiency;
-    efficiency.parameter = "kernel-model efficiency of a " + device.model;
-    efficiency.fitted_on = platforms::efficiency_basis(*device.kernels).text;
-    return efficiency;
-  }
-  const auto& rows = dmath::table5();
-  const auto fit_row =
-      std::find_if(rows.begin(), rows.end(), [](const auto& row) { return row.size == dmath::kTable5FitSize; });
-  const double target_s = *fit_row->cublas_1;
-  efficiency.value = simulate::solve_kernel_efficiency(
-      platform, "gemm", target_s,
-      [&](const platforms::Platform& probe) {
-        return simulate_point(probe, placement, cli, table5_options(dmath::kTable5FitSize), 1).real_time;
-      },
-      "bench gemm --study table5: cuBLAS's published product of " + std::to_string(dmath::kTable5FitSize) + " in");
-  efficiency.parameter = "gemm efficiency of a " + device.model;
-  efficiency.fitted_on = "seed 001 Table V, cuBLAS 7.5 on one GPU at " + std::to_string(dmath::kTable5FitSize) + ": " +
-                         significant(target_s, 4) + " s";
-  efficiency.fitted_here = true;
-  simulate::set_kernel_efficiency(platform, "gemm", efficiency.value, "FITTED: " + efficiency.fitted_on);
-  return efficiency;
-}
-
-// Every cell of Table V predicted on `platform` (k80-dmath) beside the published one, with one efficiency
-// (table5_efficiency).
-void table5_study(Context& context, GemmBenchCli cli) {
-  if (cli.platform.empty()) cli.platform = "k80-dmath";
-  auto platform = platforms::load_platform(cli.platform);
-  if (platform.nodes.devices.empty()) {
-    throw InputError("bench gemm --study table5: platform '" + platform.name + "' has no GPUs (try k80-dmath)");
-  }
-  simulate::PlacementOptions placement;
-  placement.ranks_per_node = cli.ranks_per_node > 0 ? cli.ranks_per_node : platform.nodes.devices.front().count;
-  for (const int gpus : dmath::kTable5Gpus) simulate::place_ranks(platform, gpus, placement);
-  const auto& rows = dmath::table5();
-  const Table5Efficiency efficiency = table5_efficiency(platform, placement, cli);
-
-  auto results = new_results(context);
-  reports::Entry fitted = timed_entry("gemm-table5/fitted/gemm_efficiency", "simgrid", "static", "cyclic", 1, 0);
-  fitted.platform = platform.name;
-  fitted.labels = {{"study", "table5"},
-                   {"kind", "fitted"},
-                   {"parameter", "FITTED " + efficiency.parameter},
-                   {"fitted_on", efficiency.fitted_on},
-                   {"applies_to", "every cell"}};
-  fitted.counters["value"] = efficiency.value;
-  results.benchmarks.push_back(fitted);
-
-  const double device_bytes = platform.nodes.devices.front().memory.size_bytes.value_or(0);
-  std::map<std::int64_t, double> one_gpu;  // predicted, for speed-ups
+// Every cell of Table V predicted (simulate/dmath_table5.hpp), printed beside the published ones.
+void table5_study(Context& context, const GemmBenchCli& cli) {
+  const auto study =
+      simulate::predict_table5(cli.platform.empty() ? "k80-dmath" : cli.platform, cli.ranks_per_node, cli.timeout_s);
   char line[320];
-  context.out << "seed 001 Table V on " << platform.name << " (" << placement.ranks_per_node
+  context.out << "seed 001 Table V on " << study.platform << " (" << study.gpus_per_server
               << " GPUs per server), cyclic with kept blocks, seconds per product (kept: the rotated blocks kept, "
                  "where they fit)\n";
   std::snprintf(line, sizeof line, "%7s %5s %12s %12s %8s %12s %10s %5s  %s\n", "size", "GPUs", "predicted s",
                 "published s", "diff", "cuBLAS-XT s", "row", "kept", "note");
   context.out << line;
-  for (const auto& row : rows) {
-    for (const int gpus : dmath::kTable5Gpus) {
-      // dMath keeps the rotated blocks where they fit and otherwise disables replication (seed 001 sec. III).
-      auto options = table5_options(row.size);
-      const auto per_gpu_bytes = [&] {
-        return dmath::estimate_gemm_bench_memory(options, gpus).per_worker_bytes - algorithms::kRankOverheadBytes;
-      };
-      if (device_bytes > 0 && per_gpu_bytes() > device_bytes) options.cache = false;
-      const double per_gpu = per_gpu_bytes();
-      const bool fits = device_bytes <= 0 || per_gpu <= device_bytes;
-      const auto published = dmath::table5_published(row, gpus);
-      const auto cublasxt = dmath::table5_cublasxt(row, gpus);
-      reports::Entry entry;
-      if (fits) {
-        entry = simulate_point(platform, placement, cli, options, gpus);
-        if (gpus == 1) one_gpu[row.size] = entry.real_time;
-      } else {
-        entry = timed_entry("gemm/cyclic/" + std::to_string(row.size), "simgrid", "static", "cyclic", gpus, 0);
-        entry.platform = platform.name;
-        entry.counters = {{"size", static_cast<double>(row.size)}};
-        entry.labels["note"] = "does not fit: " + bytes_text(per_gpu) + " per GPU over " + bytes_text(device_bytes);
-      }
-      const bool fitted_cell = efficiency.fitted_here && gpus == 1 && row.size == dmath::kTable5FitSize;
-      entry.name = "gemm-table5/" + std::to_string(row.size) + "/" + std::to_string(gpus);
-      entry.labels["study"] = "table5";
-      entry.labels["kind"] = "point";
-      entry.labels["size"] = std::to_string(row.size);
-      entry.labels["role"] = !fits ? "does not fit" : fitted_cell ? "fitted" : "predicted";
-      entry.labels["published_by"] = gpus == 1 ? "cuBLAS 7.5" : "dMath";
-      entry.labels["kept_blocks"] = !fits ? "-" : options.cache ? "yes" : "no";
-      if (row.size == 8192 || row.size == 16384 || row.size == 24576) entry.labels["figure"] = "yes";
-      entry.counters["gpus"] = gpus;
-      const double flops = dmath::GemmShape{row.size, row.size, row.size}.flops();
-      if (fits) {
-        entry.counters["predicted_seconds"] = entry.real_time;
-        entry.counters["predicted_gflops"] = flops / entry.real_time / 1e9;
-        if (one_gpu.count(row.size) != 0) entry.counters["predicted_speedup"] = one_gpu[row.size] / entry.real_time;
-      }
-      if (published) {
-        entry.counters["published_seconds"] = *published;
-        entry.counters["published_gflops"] = flops / *published / 1e9;
-        if (row.cublas_1) entry.counters["published_speedup"] = *row.cublas_1 / *published;
-        if (fits) entry.counters["diff_percent"] = 100.0 * (entry.real_time - *published) / *published;
-      }
-      if (cublasxt) entry.counters["cublasxt_seconds"] = *cublasxt;
-      const auto text = [](std::optional<double> value) { return value ? significant(*value, 4) : std::string("-"); };
-      std::snprintf(line, sizeof line, "%7lld %5d %12s %12s %8s %12s %10s %5s  %s\n", static_cast<long long>(row.size),
-                    gpus, fits ? significant(entry.real_time, 4).c_str() : "-", text(published).c_str(),
-                    fits && published ? (fixed(entry.counters.at("diff_percent"), 1) + "%").c_str() : "-",
-                    text(cublasxt).c_str(), entry.labels.at("role").c_str(), entry.labels.at("kept_blocks").c_str(),
-                    fits ? "" : entry.labels.at("note").c_str());
-      context.out << line;
-      results.benchmarks.push_back(std::move(entry));
-    }
+  const auto text = [](const reports::Entry& entry, const char* counter, int digits) {
+    const auto found = entry.counters.find(counter);
+    return found == entry.counters.end() ? std::string("-") : significant(found->second, digits);
+  };
+  for (const auto& entry : study.results.benchmarks) {
+    if (entry.labels.at("kind") != "point") continue;
+    const bool fits = entry.labels.at("role") != "does not fit";
+    const auto diff = entry.counters.find("diff_percent");
+    std::snprintf(line, sizeof line, "%7s %5.0f %12s %12s %8s %12s %10s %5s  %s\n", entry.labels.at("size").c_str(),
+                  entry.counters.at("gpus"), text(entry, "predicted_seconds", 4).c_str(),
+                  text(entry, "published_seconds", 4).c_str(),
+                  diff == entry.counters.end() ? "-" : (fixed(diff->second, 1) + "%").c_str(),
+                  text(entry, "cublasxt_seconds", 4).c_str(), entry.labels.at("role").c_str(),
+                  entry.labels.at("kept_blocks").c_str(), fits ? "" : entry.labels.at("note").c_str());
+    context.out << line;
   }
-  context.out << "FITTED " << efficiency.parameter << " = " << significant(efficiency.value, 4) << ", on "
-              << efficiency.fitted_on << "; every " << (efficiency.fitted_here ? "other " : "")
+  context.out << "FITTED " << study.efficiency_parameter << " = " << significant(study.efficiency, 4) << ", on "
+              << study.fitted_on << "; every " << (study.fitted_here ? "other " : "")
               << "cell is predicted. published: cuBLAS on 1 GPU, dMath on 2-32\n";
-  if (!cli.results.empty()) reports::write_results(cli.results, results);
+  if (!cli.results.empty()) {
+    auto results = new_results(context);
+    results.benchmarks = study.results.benchmarks;
+    reports::write_results(cli.results, results);
+  }
 }
 
 void bench_gemm(Context& context, GemmBenchCli cli) {
@@ -385,7 +254,9 @@ void bench_gemm(Context& context, GemmBenchCli cli) {
       const auto options = point_options(cli, size);
       if (executor.kind == ExecutorKind::kThreads)
         results.benchmarks.push_back(measure_on_threads(cli, options, ranks));
-      if (platform) results.benchmarks.push_back(simulate_point(*platform, placement, cli, options, ranks));
+      if (platform)
+        results.benchmarks.push_back(
+            simulate::simulate_gemm_point(*platform, placement, options, ranks, cli.timeout_s));
       context.err << "bench: gemm " << size << " on " << ranks << " ranks done" << std::endl;
     }
   }

@@ -19,6 +19,7 @@
 #include <memory>
 #include <sstream>
 
+#include "algorithms/dmath/gemm_entry.hpp"
 #include "algorithms/runner.hpp"
 #include "app/cli_units.hpp"
 #include "app/dsgd_mpi_sweeps.hpp"
@@ -84,10 +85,10 @@ void gemm(dsgd::app::GemmCli cli, const std::string& results_path, const dsgd::W
       const auto mine = dsgd::algorithms::dmath::run_gemm_bench(comm, options);
       const auto all = dsgd::algorithms::dmath::gather_gemm_results(comm, mine);
       if (comm.rank() != 0) continue;
-      const auto entry =
-          dsgd::app::gemm_entry(options, all, "mpi", "measured",
-                                dsgd::algorithms::dmath::make_blas_gemm(options.threads_per_rank)->description() +
-                                    ", " + mpi::mpi_library_version());
+      const auto entry = dsgd::algorithms::dmath::to_entry(
+          options, all, "mpi", "measured",
+          dsgd::algorithms::dmath::make_blas_gemm(options.threads_per_rank)->description() + ", " +
+              mpi::mpi_library_version());
       std::printf("gemm %s %lld on %d ranks: %.6g s, %.3f GFLOP/s\n", cli.algorithm.c_str(),
                   static_cast<long long>(size), comm.size(), entry.real_time, entry.counters.at("gflops"));
       std::fflush(stdout);

@@ -1,7 +1,6 @@
 #pragma once
 // What `dsgd bench gemm` and `dsgd-mpi gemm` share (app/bench_command.cpp, app/dsgd_mpi_main.cpp): the options of
-// the distributed GEMM benchmark (algorithms/dmath/gemm_bench.hpp), their forwarding to dsgd-mpi, and the results
-// entry of one measured or simulated point.
+// the distributed GEMM benchmark (algorithms/dmath/gemm_bench.hpp) and their forwarding to dsgd-mpi.
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -26,11 +25,5 @@ void add_gemm_options(CLI::App& command, GemmCli& cli);
 std::vector<std::string> gemm_arguments(const GemmCli& cli);
 // Reads cli.algorithm into cli.bench.algorithm (UnknownNameError) and checks sizes are given.
 void resolve_gemm_cli(GemmCli& cli);
-
-// The entry of one point: `ranks` results of `options` (slowest rank per round, median over rounds), measured or
-// simulated. `local_gemm` describes the ranks' local products.
-reports::Entry gemm_entry(const algorithms::dmath::GemmBenchOptions& options,
-                          const std::vector<algorithms::dmath::GemmRankResult>& ranks, const std::string& executor,
-                          const std::string& fidelity, const std::string& local_gemm);
 
 }  // namespace dsgd::app

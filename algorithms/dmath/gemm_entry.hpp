@@ -1,0 +1,18 @@
+#pragma once
+// The results entry of one point of seed 001's distributed GEMM benchmark (gemm_bench.hpp), measured or simulated,
+// built beside the benchmark that produced its numbers.
+
+#include <string>
+#include <vector>
+
+#include "algorithms/dmath/gemm_bench.hpp"
+#include "reports/results.hpp"
+
+namespace dsgd::algorithms::dmath {
+
+// The entry of one point: `ranks` results of `options` (slowest rank per round, median over rounds; seconds_min the
+// fastest round), with the error against the reference where measured. `local_gemm` describes the local products.
+reports::Entry to_entry(const GemmBenchOptions& options, const std::vector<GemmRankResult>& ranks,
+                        const std::string& executor, const std::string& fidelity, const std::string& local_gemm);
+
+}  // namespace dsgd::algorithms::dmath
