@@ -23,8 +23,8 @@ struct AccuracyCommand {
 reports::Entry point_entry(const AccuracyCommand& command, const simulate::AccuracyStudy& study,
                            const simulate::AccuracyPoint& point) {
   const auto& run = command.cli.run;
-  auto entry = timed_entry("accuracy/" + std::to_string(point.groups) + "groups", "simgrid", "message", run.algorithm,
-                           point.groups, point.reached ? point.seconds_to_target : 0);
+  auto entry = reports::timed_entry("accuracy/" + std::to_string(point.groups) + "groups", "simgrid", "message",
+                                    run.algorithm, point.groups, point.reached ? point.seconds_to_target : 0);
   entry.platform = study.platform;
   entry.model = run.model;
   entry.dataset = command.cli.dataset;

@@ -80,8 +80,8 @@ reports::Entry sgemm_baseline(const dmath::GemmBenchOptions& options, int thread
   const auto n = options.size;
   const double time = median(dmath::time_whole_sgemm(options, threads, options.rounds));
   const double flops = dmath::GemmShape{n, n, n}.flops();
-  auto entry = timed_entry("gemm/sgemm/" + std::to_string(n) + "/" + std::to_string(threads), "threads", "measured",
-                           "sgemm", 1, time);
+  auto entry = reports::timed_entry("gemm/sgemm/" + std::to_string(n) + "/" + std::to_string(threads), "threads",
+                                    "measured", "sgemm", 1, time);
   entry.iterations = options.rounds;
   entry.counters = {{"size", static_cast<double>(n)},
                     {"flops", flops},

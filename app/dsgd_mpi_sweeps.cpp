@@ -19,7 +19,8 @@ using mpi::MpiComm;
 // A measured entry of this executor: `seconds` of `iterations`, on every rank of `comm`.
 reports::Entry measured_entry(const MpiComm& comm, std::string name, std::string algorithm, std::int64_t iterations,
                               double seconds) {
-  reports::Entry entry = timed_entry(std::move(name), "mpi", "measured", std::move(algorithm), comm.size(), seconds);
+  reports::Entry entry =
+      reports::timed_entry(std::move(name), "mpi", "measured", std::move(algorithm), comm.size(), seconds);
   entry.iterations = iterations;
   return entry;
 }

@@ -88,8 +88,8 @@ void resolve_lasso_cli(LassoCli& cli, const std::string& scheduler, int workers,
 reports::Entry lasso_entry(const LassoCli& cli, const strads::LassoProblem& problem,
                            const strads::LassoRunResult& result, const std::string& executor, int workers) {
   const std::string scheduler(strads::to_string(cli.run.scheduler.kind));
-  auto entry = timed_entry("lasso/" + scheduler + "/" + problem.name + "/" + std::to_string(workers), executor,
-                           "measured", scheduler, workers, result.run.seconds);
+  auto entry = reports::timed_entry("lasso/" + scheduler + "/" + problem.name + "/" + std::to_string(workers), executor,
+                                    "measured", scheduler, workers, result.run.seconds);
   entry.dataset = problem.name;
   entry.iterations = result.run.rounds;
   const double objective = result.run.curve.empty() ? 0 : result.run.curve.back().objective;

@@ -227,19 +227,6 @@ reports::Results new_results(const std::string& command_line) {
   return results;
 }
 
-reports::Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
-                           int ranks, double seconds) {
-  reports::Entry entry;
-  entry.name = std::move(name);
-  entry.executor = std::move(executor);
-  entry.fidelity = std::move(fidelity);
-  entry.algorithm = std::move(algorithm);
-  entry.ranks = ranks;
-  entry.real_time = seconds;
-  entry.cpu_time = seconds;
-  return entry;
-}
-
 std::vector<std::string> run_arguments(const RunCli& cli) {
   const auto& run = cli.run;
   // Every real number with 9 significant digits: a float's value comes back unchanged.

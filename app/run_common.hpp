@@ -39,11 +39,6 @@ struct RunCli {
 // An empty results document of this process: provenance (with `command_line`), executable and CPU count.
 reports::Results new_results(const std::string& command_line);
 
-// A results entry of something an executor timed: `seconds` (its real and CPU time, in the executor's seconds) of
-// `algorithm` on `ranks` ranks, measured or simulated at `fidelity`.
-reports::Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
-                           int ranks, double seconds);
-
 // Registers --lr-scaling, --reference-batch, --warmup-iterations, --lars and --lars-trust (the large-batch rules,
 // docs/nn.md "Optimizer options") on `command`, bound to the given variables. `dsgd run`, `dsgd study`'s runs and
 // `dsgd train` share them.

@@ -19,6 +19,7 @@
 #include "reports/trace.hpp"
 #include "simulate/scaling_study.hpp"
 #include "simulate/scheme_study.hpp"
+#include "simulate/study_entries.hpp"
 #include "simulate/weak_scaling.hpp"
 
 namespace dsgd::app {
@@ -58,90 +59,17 @@ Breakdown mean_breakdown(const std::vector<Breakdown>& per_rank) {
   return mean;
 }
 
+// A results document of this command holding `entries`.
+reports::Results with_entries(Context& context, std::vector<reports::Entry> entries) {
+  auto results = new_results(context);
+  results.benchmarks = std::move(entries);
+  return results;
+}
+
 std::filesystem::path numbered(const std::string& path, int workers) {
   std::filesystem::path file(path);
   const std::string stem = file.stem().string() + "-" + std::to_string(workers);
   return file.parent_path() / (stem + file.extension().string());
-}
-
-// A results entry of one simulated run: `seconds_per_iteration` as its time.
-reports::Entry simulated_entry(std::string name, const std::string& platform, const std::string& algorithm,
-                               const std::string& model, const std::string& fidelity, int ranks,
-                               double seconds_per_iteration) {
-  reports::Entry entry = timed_entry(std::move(name), "simgrid", fidelity, algorithm, ranks, seconds_per_iteration);
-  entry.platform = platform;
-  entry.model = model;
-  return entry;
-}
-
-// A study's entry of `kind` ("point", "fitted", "calibration"): name, executor and the labels the manifest selects on.
-reports::Entry study_entry(reports::Entry entry, const std::string& study, const std::string& kind) {
-  entry.executor = "simgrid";
-  entry.labels["study"] = study;
-  entry.labels["kind"] = kind;
-  return entry;
-}
-
-reports::Entry named_entry(std::string name) {
-  reports::Entry entry;
-  entry.name = std::move(name);
-  return entry;
-}
-
-// The results of a scaling study: one entry per (case, point) with the prediction, the published value and their
-// difference, and one per fitted value, so the manifest can render both.
-reports::Results study_results(Context& context, const simulate::StudyOutcome& outcome) {
-  const auto& study = outcome.study;
-  const std::string_view unit = simulate::difference_unit(study.measure);
-  const std::string diff_counter = unit == "pp" ? "diff_pp" : unit == "percent" ? "diff_percent" : "diff";
-  auto results = new_results(context);
-  for (const auto& row : outcome.rows) {
-    auto entry =
-        study_entry(simulated_entry("study/" + study.name + "/" + row.case_label + "/" + row.size, outcome.platform,
-                                    row.algorithm, row.model, row.fidelity, row.ranks, row.seconds_per_iteration),
-                    study.name, "point");
-    entry.iterations = outcome.iterations;
-    entry.labels["case"] = row.case_label;
-    entry.labels["size"] = row.size;
-    entry.labels["role"] = std::string(simulate::to_string(row.value_by));
-    entry.labels["time_role"] = std::string(simulate::to_string(row.time_by));
-    entry.counters["workers"] = row.workers;
-    entry.counters["nodes"] = row.nodes;
-    entry.counters["seconds_per_iteration"] = row.seconds_per_iteration;
-    entry.counters["predicted"] = row.predicted;
-    if (row.published) entry.counters["published"] = *row.published;
-    if (const auto diff = simulate::difference(study, row)) entry.counters[diff_counter] = *diff;
-    if (row.predicted_seconds) entry.counters["predicted_seconds"] = *row.predicted_seconds;
-    if (row.published_seconds) entry.counters["published_seconds"] = *row.published_seconds;
-    if (row.predicted_seconds && row.published_seconds) {
-      entry.counters["seconds_diff_percent"] = 100 * (*row.predicted_seconds / *row.published_seconds - 1);
-    }
-    if (study.measure == algorithms::StudyMeasure::kCommRatio) {
-      for (std::size_t i = 0; i < row.shares.seconds.size(); ++i) {
-        entry.counters["share:" + std::string(kCategoryNames[i])] = row.shares.seconds[i];
-      }
-    }
-    for (const auto& fitted : outcome.fitted) {
-      const auto& cases = fitted.applies_to;
-      if (std::find(cases.begin(), cases.end(), row.case_label) != cases.end()) {
-        entry.counters["fitted_" + fitted.key] = fitted.value;
-      }
-    }
-    entry.counters["sweep_wall_s"] = outcome.sweep_wall_s;
-    results.benchmarks.push_back(std::move(entry));
-  }
-  for (const auto& fitted : outcome.fitted) {
-    auto entry = study_entry(named_entry("study/" + study.name + "/fitted/" + fitted.name), study.name, "fitted");
-    entry.platform = outcome.platform;
-    entry.labels["parameter"] = "FITTED " + fitted.name;
-    entry.labels["fitted_on"] = fitted.fitted_on;
-    entry.labels["applies_to"] = join(fitted.applies_to);
-    entry.counters["value"] = fitted.value;
-    entry.counters["fit_wall_s"] = outcome.fit_wall_s;
-    entry.counters["sweep_wall_s"] = outcome.sweep_wall_s;
-    results.benchmarks.push_back(std::move(entry));
-  }
-  return results;
 }
 
 void run_study(Context& context, const SimulateCommand& command) {
@@ -155,65 +83,8 @@ void run_study(Context& context, const SimulateCommand& command) {
   };
   const auto outcome = simulate::run_scaling_study(platform, study, options);
   context.out << simulate::format_study(outcome);
-  if (!command.results.empty()) reports::write_results(command.results, study_results(context, outcome));
-}
-
-// The scheme study (simulate/scheme_study.hpp): one entry per (platform, model, scheme, GPUs), one per calibration.
-reports::Results scheme_results(Context& context, const simulate::SchemeOutcome& outcome) {
-  auto results = new_results(context);
-  for (const auto& row : outcome.rows) {
-    const std::string name = "study/" + outcome.study + "/" + row.platform + "/" + row.model + "/" + row.scheme + "/" +
-                             std::to_string(row.workers);
-    auto entry = study_entry(simulated_entry(name, row.platform, row.algorithm, row.model, row.fidelity, row.ranks,
-                                             row.seconds_per_iteration),
-                             outcome.study, "point");
-    entry.iterations = outcome.iterations;
-    entry.labels["scheme"] = row.scheme;
-    entry.labels["cluster"] = row.platform + ", " + row.model;
-    entry.labels["role"] = std::string(simulate::to_string(row.efficiency_by));
-    entry.counters["workers"] = row.workers;
-    entry.counters["nodes"] = row.nodes;
-    entry.counters["seconds_per_iteration"] = row.seconds_per_iteration;
-    entry.counters["efficiency"] = row.efficiency;
-    entry.counters["speedup"] = row.efficiency * row.workers;
-    entry.counters["compute_s"] = row.compute_s;
-    entry.counters["communication_s"] = row.communication_s;
-    entry.counters["overlapped_s"] = row.overlapped_s;
-    entry.counters["sim_wall_s"] = row.wall_s;
-    entry.counters["bound_s"] = row.bound.seconds();
-    entry.counters["bound_compute_s"] = row.bound.compute_s;
-    entry.counters["bound_link_s"] = row.bound.link_s;
-    entry.counters["over_bound"] = row.seconds_per_iteration / row.bound.seconds();
-    entry.labels["busiest_link"] = row.bound.busiest;
-    entry.labels["bound"] = row.beyond_bound.empty() ? "within twice" : "more than twice";
-    if (!row.beyond_bound.empty()) entry.labels["beyond_bound"] = row.beyond_bound;
-    results.benchmarks.push_back(std::move(entry));
-  }
-  for (const auto& published : outcome.published) {
-    auto entry = study_entry(named_entry("study/" + outcome.study + "/published/" + published.scheme), outcome.study,
-                             "published");
-    entry.labels["scheme"] = published.scheme;
-    entry.labels["source"] = published.source;
-    entry.labels["role"] = "published";
-    entry.counters["workers"] = published.workers;
-    entry.counters["speedup"] = published.speedup;
-    entry.counters["efficiency"] = published.speedup / published.workers;
-    results.benchmarks.push_back(std::move(entry));
-  }
-  for (const auto& calibration : outcome.calibrations) {
-    auto entry = study_entry(named_entry("study/" + outcome.study + "/calibration/" + calibration.model), outcome.study,
-                             "calibration");
-    entry.model = calibration.model;
-    entry.labels["device"] = calibration.device;
-    entry.labels["source"] = calibration.source;
-    entry.counters["images_per_second"] = calibration.images_per_second;
-    entry.counters["conv_efficiency"] = calibration.conv_efficiency;
-    if (calibration.kernel_model_efficiency > 0) {
-      entry.counters["kernel_model_efficiency"] = calibration.kernel_model_efficiency;
-    }
-    results.benchmarks.push_back(std::move(entry));
-  }
-  return results;
+  if (!command.results.empty())
+    reports::write_results(command.results, with_entries(context, simulate::to_entries(outcome)));
 }
 
 void run_scheme_study(Context& context, const SimulateCommand& command) {
@@ -226,13 +97,14 @@ void run_scheme_study(Context& context, const SimulateCommand& command) {
   };
   const auto outcome = simulate::run_scheme_study(study, options);
   context.out << simulate::format_scheme_study(outcome);
-  if (!command.results.empty()) reports::write_results(command.results, scheme_results(context, outcome));
+  if (!command.results.empty())
+    reports::write_results(command.results, with_entries(context, simulate::to_entries(outcome)));
 }
 
 }  // namespace
 
 reports::Entry simulated_study_entry(std::string name, const std::string& study, const std::string& kind) {
-  return study_entry(named_entry(std::move(name)), study, kind);
+  return simulate::study_entry(std::move(name), study, kind);
 }
 
 // Refuses, by name, an option given to --study `name` that the study does not read: it runs on its own platforms,
@@ -374,7 +246,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
       context.err << "simulate: " << point.workers << " workers: compute priced by " << point.compute_pricing
                   << std::endl;
 
-      auto entry = simulated_entry(
+      auto entry = simulate::simulated_entry(
           "simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers), platform.name,
           options.algorithm, options.model, fidelity, point.ranks, point.seconds_per_iteration);
       entry.labels["compute_pricing"] = point.compute_pricing;

@@ -71,14 +71,9 @@ namespace {
 
 reports::Entry entry_of(const std::string& executor, const std::string& variant, int ranks, std::size_t floats,
                         double min_s, double median_s, double max_s, std::int64_t samples) {
-  reports::Entry entry;
-  entry.name = "allreduce/" + variant + "/" + std::to_string(floats);
-  entry.executor = executor;
-  entry.algorithm = variant;
-  entry.ranks = ranks;
+  reports::Entry entry = reports::timed_entry("allreduce/" + variant + "/" + std::to_string(floats), executor, "",
+                                              variant, ranks, median_s);
   entry.iterations = samples;
-  entry.real_time = median_s;
-  entry.cpu_time = median_s;
   const double bytes = static_cast<double>(floats) * sizeof(float);
   const double algbw = algorithm_bandwidth_Bps(bytes, median_s);
   entry.counters = {{"floats", static_cast<double>(floats)},

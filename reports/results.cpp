@@ -156,6 +156,19 @@ Entry entry_from_json(const JsonView& view) {
 
 }  // namespace
 
+Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
+                  std::int64_t ranks, double seconds) {
+  Entry entry;
+  entry.name = std::move(name);
+  entry.executor = std::move(executor);
+  entry.fidelity = std::move(fidelity);
+  entry.algorithm = std::move(algorithm);
+  entry.ranks = ranks;
+  entry.real_time = seconds;
+  entry.cpu_time = seconds;
+  return entry;
+}
+
 Provenance current_provenance(const std::string& command) {
   std::array<char, 256> host{};
   if (::gethostname(host.data(), host.size() - 1) != 0) host[0] = '\0';

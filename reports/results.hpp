@@ -75,6 +75,11 @@ struct Results {
   bool interrupted = false;
 };
 
+// A results entry of something an executor timed: `seconds` (its real and CPU time, in the executor's seconds) of
+// `algorithm` on `ranks` ranks, measured or simulated at `fidelity`.
+Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
+                  std::int64_t ranks, double seconds);
+
 // Provenance for a file written now by this build: version and commit from the build, host and date now.
 Provenance current_provenance(const std::string& command);
 

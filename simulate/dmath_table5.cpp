@@ -42,13 +42,7 @@ namespace {
 
 // An entry of the study that is not a simulated point: the fitted value, a cell that does not fit.
 reports::Entry study_entry(std::string name, const std::string& fidelity, int gpus) {
-  reports::Entry entry;
-  entry.name = std::move(name);
-  entry.executor = "simgrid";
-  entry.fidelity = fidelity;
-  entry.algorithm = "cyclic";
-  entry.ranks = gpus;
-  return entry;
+  return reports::timed_entry(std::move(name), "simgrid", fidelity, "cyclic", gpus, 0);
 }
 
 // Table V's set-up: cyclic with kept blocks, one product per point (the simulation has no noise), GPUs filling one

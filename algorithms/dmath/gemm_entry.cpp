@@ -22,14 +22,8 @@ reports::Entry to_entry(const GemmBenchOptions& options, const std::vector<GemmR
   const auto products = slowest(&GemmRankResult::product_s);
   const double seconds = median(products);
   const std::string algorithm(to_string(options.algorithm));
-  reports::Entry entry;
-  entry.name = "gemm/" + algorithm + "/" + std::to_string(options.size);
-  entry.executor = executor;
-  entry.fidelity = fidelity;
-  entry.algorithm = algorithm;
-  entry.ranks = static_cast<std::int64_t>(ranks.size());
-  entry.real_time = seconds;
-  entry.cpu_time = seconds;
+  reports::Entry entry = reports::timed_entry("gemm/" + algorithm + "/" + std::to_string(options.size), executor,
+                                              fidelity, algorithm, static_cast<std::int64_t>(ranks.size()), seconds);
   entry.iterations = static_cast<std::int64_t>(products.size());
   entry.seed = options.seed;
   const double flops = GemmShape{options.size, options.size, options.size}.flops();
