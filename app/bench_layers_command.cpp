@@ -15,6 +15,7 @@
 #include "core/stats.hpp"
 #include "measure/cpu_kernel_model.hpp"
 #include "measure/layer_profile.hpp"
+#include "measure/suspect.hpp"
 #include "simulate/kernel_model_check.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 
@@ -126,7 +127,7 @@ void bench_layers(Context& context, const LayersCli& cli) {
   simulate::fit_kernel_model(platform, measured.profile, point);
   const auto rows = simulate::check_kernel_model(platform, measured.profile, point);
   const auto summary = simulate::summarize(rows);
-  const bool busy = measured.others_cores > 0.25;
+  const std::string busy = measure::busy_machine_warning(measured.others_cores);
 
   const std::string machine = kernel_model_text(platform);
   context.out << "kernel model: " << machine << " (on " << point.key.model << " " << point.key.layer << " "
@@ -169,7 +170,7 @@ void bench_layers(Context& context, const LayersCli& cli) {
                     {"efficiency", platform.nodes.cpu.kernels->efficiency},
                     {"others_cores", measured.others_cores}};
   total.labels = {
-      {"kind", "summary"}, {"kernel_model", machine}, {"fitted_on", cli.fit}, {"busy", busy ? "yes" : "no"}};
+      {"kind", "summary"}, {"kernel_model", machine}, {"fitted_on", cli.fit}, {"busy", busy.empty() ? "no" : "yes"}};
   results.benchmarks.push_back(total);
   if (!cli.results.empty()) reports::write_results(cli.results, results);
 
@@ -179,10 +180,7 @@ void bench_layers(Context& context, const LayersCli& cli) {
                 summary.within_15, summary.rows, 100 * summary.median_abs_error, 100 * summary.mean_error,
                 summary.worst ? 100 * summary.worst->error() : 0.0);
   context.out << line;
-  if (busy) {
-    context.out << "warning: other programs kept " << fixed(measured.others_cores, 2)
-                << " cores busy while the layers were timed: the measurements are slow\n";
-  }
+  if (!busy.empty()) context.out << busy << '\n';
 }
 
 }  // namespace

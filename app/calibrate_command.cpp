@@ -15,6 +15,7 @@
 #include "measure/calibrate_run.hpp"
 #include "measure/layer_profile.hpp"
 #include "measure/mpi/launch.hpp"
+#include "measure/suspect.hpp"
 #include "platforms/torch_trace.hpp"
 
 namespace dsgd::app {
@@ -53,9 +54,8 @@ void write_layer_profile(Context& context, const CalibrateOptions& options, cons
     profile = std::move(read.profile);
   } else {
     const auto measured = measure::measure_layer_profile(layers, where, context.err);
-    if (measured.others_cores > 0.25) {
-      context.err << "calibrate: warning: other programs kept " << fixed(measured.others_cores, 2)
-                  << " cores busy while the layers were timed; the profile says so" << std::endl;
+    if (const auto busy = measure::busy_machine_warning(measured.others_cores); !busy.empty()) {
+      context.err << "calibrate: " << busy << " (the profile says so)" << std::endl;
     }
     profile = measured.profile;
   }

@@ -112,28 +112,24 @@ void allreduce_command(MpiComm& comm, const AllreduceCli& cli, const std::string
   std::printf("%12s", "bytes");
   for (const auto& variant : variants) std::printf(" %19s", variant.c_str());
   std::printf("%s\n", has_mpi ? "   best ours / MPI" : "");
+  // to_entries lists the variants of one size together, in sweep order.
+  const auto at = [&](std::size_t s, std::size_t v) -> reports::Entry& { return entries[s * variants.size() + v]; };
   for (std::size_t s = 0; s < sweep.sizes.size(); ++s) {
-    // to_entries lists the variants of one size together, in sweep order.
-    const auto first = entries.begin() + static_cast<std::ptrdiff_t>(s * variants.size());
+    const double mpi_busbw = has_mpi ? at(s, mpi_index).counters.at("busbw_Bps") : 0;
     double best_ours = 0;
-    std::printf("%12.0f", first->counters.at("bytes"));
+    std::printf("%12.0f", at(s, 0).counters.at("bytes"));
     for (std::size_t v = 0; v < variants.size(); ++v) {
-      auto& entry = first[static_cast<std::ptrdiff_t>(v)];
+      auto& entry = at(s, v);
       const bool is_mpi = v == mpi_index;
       if (is_mpi) entry.algorithm = "MPI_Allreduce";
       const double busbw = entry.counters.at("busbw_Bps");
       if (!is_mpi) best_ours = std::max(best_ours, busbw);
-      if (has_mpi && !is_mpi) {
-        entry.counters["vs_mpi"] = busbw / first[static_cast<std::ptrdiff_t>(mpi_index)].counters.at("busbw_Bps");
-      }
+      if (has_mpi && !is_mpi) entry.counters["vs_mpi"] = busbw / mpi_busbw;
       entry.labels["implementation"] =
           is_mpi ? "MPI_Allreduce, " + mpi_version : "dsgd core/collectives.hpp over MpiComm (" + mpi_version + ")";
       std::printf(" %19s", fixed(busbw / 1e9, 3).c_str());
     }
-    if (has_mpi) {
-      std::printf(" %17s",
-                  fixed(best_ours / first[static_cast<std::ptrdiff_t>(mpi_index)].counters.at("busbw_Bps"), 3).c_str());
-    }
+    if (has_mpi) std::printf(" %17s", fixed(best_ours / mpi_busbw, 3).c_str());
     std::printf("\n");
   }
   results.benchmarks = std::move(entries);

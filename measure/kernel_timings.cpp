@@ -7,13 +7,11 @@
 #include "core/format.hpp"
 #include "measure/background_load.hpp"
 #include "measure/calibration.hpp"
+#include "measure/suspect.hpp"
 
 namespace dsgd::measure {
 
 namespace {
-
-// Other programs' load (cores kept busy) above which the kernel timings are taken again.
-constexpr double kBusyCores = 0.25;
 
 KernelCalibration time_copies(KernelBenchOptions bench, int copies, bool turns, int retries, std::ostream& err,
                               std::ostream* out) {

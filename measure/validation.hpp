@@ -14,6 +14,7 @@
 
 #include "measure/kernel_calibration.hpp"
 #include "measure/kernel_timings.hpp"
+#include "measure/suspect.hpp"
 #include "platforms/platform.hpp"
 
 namespace dsgd::measure {
@@ -27,8 +28,8 @@ double steady_seconds_per_iteration(std::span<const std::pair<double, double>> b
 
 // When a run counts as disturbed, and how often it is measured again.
 struct RunPolicy {
-  int retries = 2;            // measurements again of a disturbed run
-  double busy_cores = 0.25;   // disturbed: other programs kept more cores than this busy on average
+  int retries = 2;                 // measurements again of a disturbed run
+  double busy_cores = kBusyCores;  // disturbed: other programs kept more cores than this busy on average
   double max_drift = 0.05;    // disturbed: the forward/backward's time moved by more than this fraction over the run
   bool file_kernels = false;  // time no kernels around the run: it is predicted with the platform file's
 };
