@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "algorithms/algorithm.hpp"
 #include "app/cli_units.hpp"
@@ -454,9 +455,13 @@ TEST_F(AppBench, AnAllreduceMeasuredBesideABusyProgramIsFlagged) {
     ::execl("/bin/sh", "sh", "-c", "while :; do :; done", static_cast<char*>(nullptr));
     ::_exit(127);
   }
+  // /proc/stat counts in 10 ms ticks: the loop runs before the measurement starts, and the measurement lasts some
+  // 0.4-1 s (400 rounds of 4 MB), so the busy core shows above the tick's noise. 30 rounds of 1 MB (about 5 ms)
+  // once read below the threshold in a default-suite run.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const auto file = dir_ / "busy.json";
-  const auto outcome = dsgd({"bench", "allreduce", "--executor", "threads", "--ranks", "2", "--sizes", "262144",
-                             "--algorithms", "ring", "--rounds", "30", "--results", file.string()});
+  const auto outcome = dsgd({"bench", "allreduce", "--executor", "threads", "--ranks", "2", "--sizes", "1048576",
+                             "--algorithms", "ring", "--rounds", "400", "--results", file.string()});
   ::kill(busy, SIGKILL);
   ::waitpid(busy, nullptr, 0);
   ASSERT_EQ(outcome.code, 0) << outcome.err;
