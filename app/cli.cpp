@@ -96,16 +96,6 @@ std::string usage_message(const CLI::App& app, const CLI::ParseError& error) {
 
 reports::Results new_results(const Context& context) { return new_results(context.command_line); }
 
-reports::Entry catalog_entry(const std::string& name, const std::string& kind, const std::string& description) {
-  reports::Entry entry;
-  entry.name = name;
-  entry.executor = "catalog";
-  entry.fidelity = "static";
-  entry.labels["kind"] = kind;
-  entry.labels["description"] = description;
-  return entry;
-}
-
 void print_manifest_table(std::ostream& out, std::string_view experiment_id, std::string_view table_id,
                           const reports::Results& results) {
   const auto manifest = reports::default_manifest();

@@ -57,8 +57,7 @@ void register_lasso_command(CLI::App& app, Context& context);
 // context's command line).
 reports::Results new_results(const Context& context);
 
-// A results entry for a description (a model, a platform, a link): executor "catalog", fidelity "static".
-reports::Entry catalog_entry(const std::string& name, const std::string& kind, const std::string& description);
+using reports::catalog_entry;
 
 // Prints table `table_id` of experiment `experiment_id` of the embedded default manifest, filled from `results`,
 // as fixed-width text: commands print exactly what the report shows.

@@ -156,6 +156,16 @@ Entry entry_from_json(const JsonView& view) {
 
 }  // namespace
 
+Entry catalog_entry(std::string name, const std::string& kind, const std::string& description) {
+  Entry entry;
+  entry.name = std::move(name);
+  entry.executor = "catalog";
+  entry.fidelity = "static";
+  entry.labels["kind"] = kind;
+  entry.labels["description"] = description;
+  return entry;
+}
+
 Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
                   std::int64_t ranks, double seconds) {
   Entry entry;

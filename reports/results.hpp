@@ -80,6 +80,9 @@ struct Results {
 Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
                   std::int64_t ranks, double seconds);
 
+// A results entry of a catalog item (a platform, a link, a model) of `kind`: executor "catalog", fidelity "static".
+Entry catalog_entry(std::string name, const std::string& kind, const std::string& description);
+
 // Provenance for a file written now by this build: version and commit from the build, host and date now.
 Provenance current_provenance(const std::string& command);
 
