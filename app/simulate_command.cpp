@@ -50,15 +50,6 @@ int workers_for_cores(const platforms::Platform& platform, int ranks_per_node, i
   return static_cast<int>(static_cast<long long>(cores) * per_node / node_cores);
 }
 
-Breakdown mean_breakdown(const std::vector<Breakdown>& per_rank) {
-  Breakdown mean;
-  for (const auto& rank : per_rank) {
-    for (std::size_t i = 0; i < mean.seconds.size(); ++i)
-      mean.seconds[i] += rank.seconds[i] / static_cast<double>(per_rank.size());
-  }
-  return mean;
-}
-
 // A results document of this command holding `entries`.
 reports::Results with_entries(Context& context, std::vector<reports::Entry> entries) {
   auto results = new_results(context);
@@ -246,29 +237,7 @@ void register_simulate_command(CLI::App& app, Context& context) {
       context.err << "simulate: " << point.workers << " workers: compute priced by " << point.compute_pricing
                   << std::endl;
 
-      auto entry = simulate::simulated_entry(
-          "simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers), platform.name,
-          options.algorithm, options.model, fidelity, point.ranks, point.seconds_per_iteration);
-      entry.labels["compute_pricing"] = point.compute_pricing;
-      entry.counters["workers"] = point.workers;
-      entry.counters["nodes"] = point.nodes;
-      entry.counters["seconds_per_iteration"] = point.seconds_per_iteration;
-      entry.counters["efficiency"] = point.efficiency;
-      entry.counters["wall_s"] = point.wall_s;
-      entry.counters["exposed_comm_s"] = point.exposed_comm_s_per_iteration;
-      entry.counters["overlapped_comm_s"] = point.overlapped_comm_s_per_iteration;
-      entry.counters["bytes_sent_per_iteration"] = point.bytes_sent_per_iteration;
-      if (point.master_bytes_sent_per_iteration >= 0) {
-        entry.counters["master_bytes_sent_per_iteration"] = point.master_bytes_sent_per_iteration;
-      }
-      if (options.hyper.compression != Compression::kNone) {
-        entry.labels["compression"] = std::string(to_string(options.hyper.compression));
-        if (options.hyper.compression == Compression::kTopK) entry.counters["topk_ratio"] = options.hyper.topk_ratio;
-      }
-      for (std::size_t i = 0; i < mean.seconds.size(); ++i) {
-        entry.breakdown_s[std::string(kCategoryNames[i])] = mean.seconds[i];
-      }
-      results.benchmarks.push_back(std::move(entry));
+      results.benchmarks.push_back(simulate::to_entry(point, options, platform.name));
       if (!command->per_rank_csv.empty()) {
         reports::write_rank_breakdown_csv(numbered(command->per_rank_csv, point.workers), point.per_rank);
       }

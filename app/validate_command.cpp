@@ -15,10 +15,10 @@
 #include "app/commands.hpp"
 #include "app/executors.hpp"
 #include "app/run_common.hpp"
-#include "app/validate_runs.hpp"
 #include "core/format.hpp"
-#include "measure/validation.hpp"
+#include "measure/validation_entry.hpp"
 #include "platforms/catalog.hpp"
+#include "simulate/weak_scaling.hpp"
 
 namespace dsgd::app {
 
@@ -62,6 +62,20 @@ std::string threads_platform_path(const ValidateOptions& options) {
                      "beside it: give --threads-platform (dsgd calibrate writes both)");
   }
   return path.substr(0, path.size() - 5) + "-threads.json";
+}
+
+// The prediction of a run of `run`'s options on `platform`: the same run, size-only, at message fidelity, in its
+// rounds.
+simulate::ScalingPoint predict(const platforms::Platform& platform, const algorithms::RunOptions& run) {
+  simulate::ScalingOptions scaling;
+  scaling.algorithm = run.algorithm;
+  scaling.model = run.model;
+  scaling.hyper = run.hyper;
+  scaling.workers = {run.workers};
+  scaling.iterations = run.budget.iterations;
+  scaling.round_iterations = run.budget.eval_every;
+  scaling.fidelity = simulate::Fidelity::kMessage;
+  return simulate::simulate_weak_scaling(platform, scaling).front();
 }
 
 struct Row {
@@ -144,6 +158,8 @@ void validate(Context& context, const ValidateOptions& options) {
       job.wall_timeout_s = 10 * options.timeout_s;
       job.command = "validate";
       job.wall_timeout_option = "10 x --timeout";
+      const measure::RowShape shape{options.repetitions, options.warmup, cli.run.budget.iterations,
+                                    options.policy.file_kernels};
       reports::Entry entry;
       std::string prediction;
       for (int repetition = 0; repetition < options.repetitions; ++repetition) {
@@ -151,46 +167,32 @@ void validate(Context& context, const ValidateOptions& options) {
         const auto measured = measure::measure_run(
             [&] {
               attempts.push_back(executor.train(job, context));
-              return steady_seconds_per_iteration(attempts.back());
+              return measure::steady_seconds_per_iteration(attempts.back());
             },
             bench, options.policy, context.err);
-        auto& run = attempts[static_cast<std::size_t>(measured.attempt)];
         row.note.clear();
         const auto platform = measure::run_platform(threads ? threads_platform : mpi_platform, measured, where,
                                                     row.ranks, cores, &row.note);
         const auto point = predict(platform, cli.run);
         row.runs.add(measured, point.seconds_per_iteration);
+        const std::size_t worker = info.has_master ? 1 : 0;
+        measure::add_repetition(entry, repetition, std::move(attempts[static_cast<std::size_t>(measured.attempt)]),
+                                measured, point.seconds_per_iteration,
+                                worker < point.per_rank.size() ? &point.per_rank[worker] : nullptr, shape);
         if (repetition == 0) {
-          entry = std::move(run);
           entry.platform = platform.name;
           prediction = "simgrid, " + std::string(simulate::to_string(point.fidelity)) + " fidelity, " + platform.name +
                        (measured.kernels ? ", kernels timed before and after each run, noise of the file"
                                          : ", kernels of the file") +
                        "; the median of " + std::to_string(options.repetitions) +
                        " runs by error, the breakdowns over all of them" + (row.note.empty() ? "" : "; " + row.note);
-        } else {
-          add_repetition(entry, run);
         }
-        const std::string each = "repetition" + std::to_string(repetition) + "_";
-        entry.counters[each + "measured_s_per_iteration"] = measured.seconds_per_iteration;
-        entry.counters[each + "predicted_s_per_iteration"] = point.seconds_per_iteration;
-        if (measured.kernels) entry.counters[each + "kernel_drift"] = measured.drift;
-        add_predicted(entry, point, info.has_master, cli.run.budget.iterations, 1.0 / options.repetitions);
       }
       context.out << (rows.empty() ? header : "") << row_text(row) << std::flush;
 
       entry.name =
           "validate/" + name + "/" + cli.run.model + "/" + std::to_string(cli.run.workers) + "workers/" + row.executor;
-      entry.counters["runs"] = options.repetitions;
-      entry.counters["measured_s_per_iteration"] = row.runs.measured();
-      entry.counters["predicted_s_per_iteration"] = row.runs.predicted();
-      entry.counters["error"] = row.runs.error();
-      entry.counters["measured_spread"] = row.runs.spread();
-      entry.counters["warmup_iterations"] = static_cast<double>(options.warmup);
-      entry.counters["others_busy_cores"] = row.runs.others_cores;
-      if (!options.policy.file_kernels) entry.counters["kernel_drift"] = row.runs.drift;
-      entry.labels["prediction"] = prediction;
-      add_measured(entry, options.iterations * options.repetitions);
+      measure::finish_row(entry, row.runs, shape, prediction);
       results.benchmarks.push_back(std::move(entry));
       rows.push_back(std::move(row));
     }

@@ -8,6 +8,16 @@ namespace dsgd {
 
 double Breakdown::total() const { return std::accumulate(seconds.begin(), seconds.end(), 0.0); }
 
+Breakdown mean_breakdown(std::span<const Breakdown> per_rank) {
+  Breakdown mean;
+  for (const auto& rank : per_rank) {
+    for (std::size_t i = 0; i < mean.seconds.size(); ++i) {
+      mean.seconds[i] += rank.seconds[i] / static_cast<double>(per_rank.size());
+    }
+  }
+  return mean;
+}
+
 Table3Shares table3_shares(std::span<const Breakdown> per_rank, bool has_master) {
   const std::size_t worker = has_master ? 1 : 0;
   if (worker >= per_rank.size()) throw InternalError("table3_shares: a run without a worker's breakdown");

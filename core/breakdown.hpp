@@ -55,6 +55,9 @@ struct Breakdown {
   double total() const;
 };
 
+// The mean over ranks of each category's seconds (all zero for no ranks).
+Breakdown mean_breakdown(std::span<const Breakdown> per_rank);
+
 // One span of a rank's timeline: `duration_s` seconds charged to `category`, starting `start_s` after the run began
 // (the Chrome trace of reports/trace.hpp is written from these).
 struct TimelineSpan {

@@ -30,6 +30,35 @@ reports::Entry simulated_entry(std::string name, const std::string& platform, co
   return entry;
 }
 
+reports::Entry to_entry(const ScalingPoint& point, const ScalingOptions& options, const std::string& platform) {
+  auto entry =
+      simulated_entry("simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers),
+                      platform, options.algorithm, options.model, std::string(to_string(point.fidelity)), point.ranks,
+                      point.seconds_per_iteration);
+  entry.labels["compute_pricing"] = point.compute_pricing;
+  entry.counters = {{"workers", point.workers},
+                    {"nodes", point.nodes},
+                    {"seconds_per_iteration", point.seconds_per_iteration},
+                    {"efficiency", point.efficiency},
+                    {"wall_s", point.wall_s},
+                    {"exposed_comm_s", point.exposed_comm_s_per_iteration},
+                    {"overlapped_comm_s", point.overlapped_comm_s_per_iteration},
+                    {"bytes_sent_per_iteration", point.bytes_sent_per_iteration}};
+  if (point.master_bytes_sent_per_iteration >= 0) {
+    entry.counters["master_bytes_sent_per_iteration"] = point.master_bytes_sent_per_iteration;
+  }
+  const auto compression = options.hyper.compression;
+  if (compression != Compression::kNone) {
+    entry.labels["compression"] = std::string(to_string(compression));
+    if (compression == Compression::kTopK) entry.counters["topk_ratio"] = options.hyper.topk_ratio;
+  }
+  const Breakdown mean = mean_breakdown(point.per_rank);
+  for (std::size_t i = 0; i < mean.seconds.size(); ++i) {
+    entry.breakdown_s[std::string(kCategoryNames[i])] = mean.seconds[i];
+  }
+  return entry;
+}
+
 reports::Entry study_entry(std::string name, const std::string& study, const std::string& kind) {
   reports::Entry entry;
   entry.name = std::move(name);

@@ -9,6 +9,7 @@
 #include "reports/results.hpp"
 #include "simulate/scaling_study.hpp"
 #include "simulate/scheme_study.hpp"
+#include "simulate/weak_scaling.hpp"
 
 namespace dsgd::simulate {
 
@@ -20,6 +21,10 @@ reports::Entry simulated_entry(std::string name, const std::string& platform, co
 // An entry of a study named `name`, of `kind` ("point", "fitted", "calibration", "published"): executor simgrid and
 // the labels study and kind.
 reports::Entry study_entry(std::string name, const std::string& study, const std::string& kind);
+
+// One point of a weak-scaling simulation of `options` on `platform` (its mean rank's breakdown; compression options
+// where the run compressed).
+reports::Entry to_entry(const ScalingPoint& point, const ScalingOptions& options, const std::string& platform);
 
 // A published scaling study's entries (scaling_study.hpp), and a scheme study's (scheme_study.hpp).
 std::vector<reports::Entry> to_entries(const StudyOutcome& outcome);

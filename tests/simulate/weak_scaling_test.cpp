@@ -10,6 +10,7 @@
 #include "platforms/catalog.hpp"
 #include "platforms/loader.hpp"
 #include "simulate/kernel_cost.hpp"
+#include "simulate/study_entries.hpp"
 #include "tests/support/error_message.hpp"
 
 namespace dsgd::simulate {
@@ -61,6 +62,22 @@ TEST(WeakScaling, KnlPointsRecordTheirSizesAndLevel) {
   EXPECT_GT(points[1].efficiency, 0.0);  // LeNet at peak computes for microseconds: the network dominates
   EXPECT_LE(points[1].efficiency, 1.0);  // a second node only adds communication
   EXPECT_EQ(points[1].fidelity, Fidelity::kMessage);
+}
+
+// A point's results entry holds its numbers and the mean rank's breakdown.
+TEST(WeakScaling, APointsEntryHoldsItsNumbersAndTheMeanRanksBreakdown) {
+  const auto platform = platforms::catalog_platform("cori-knl");
+  const auto options = knl_options({8});
+  const auto point = simulate_weak_scaling(platform, options).front();
+  const auto entry = to_entry(point, options, platform.name);
+  EXPECT_EQ(entry.platform, "cori-knl");
+  EXPECT_EQ(entry.fidelity, "message");
+  EXPECT_DOUBLE_EQ(entry.counters.at("nodes"), 2);
+  EXPECT_DOUBLE_EQ(entry.counters.at("seconds_per_iteration"), point.seconds_per_iteration);
+  EXPECT_EQ(entry.counters.count("topk_ratio"), 0U) << "no compression";
+  double compute_s = 0;
+  for (const auto& rank : point.per_rank) compute_s += rank[Category::kForwardBackward] / 8;
+  EXPECT_DOUBLE_EQ(entry.breakdown_s.at(std::string(to_string(Category::kForwardBackward))), compute_s);
 }
 
 TEST(WeakScaling, KernelEfficiencySlowsComputeByItsFraction) {
