@@ -8,12 +8,6 @@
 
 namespace dsgd::algorithms {
 
-void set_breakdown(reports::Entry& entry, const Breakdown& breakdown) {
-  for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
-    if (breakdown.seconds[i] > 0) entry.breakdown_s[std::string(kCategoryNames[i])] = breakdown.seconds[i];
-  }
-}
-
 void add_staleness(reports::Entry& entry, const CountHistogram& staleness) {
   if (staleness.empty()) return;
   entry.counters["staleness_mean"] = staleness.mean();
@@ -94,7 +88,7 @@ reports::Entry to_entry(const RunOptions& run, const RunResult& result, const Ru
   // sharded server's ranks are 0..servers-1.
   const std::size_t servers = result.info.has_master ? static_cast<std::size_t>(run.hyper.servers) : 0;
   const std::size_t worker = servers;
-  if (worker < result.per_rank.size()) set_breakdown(entry, result.per_rank[worker]);
+  if (worker < result.per_rank.size()) reports::set_breakdown(entry, result.per_rank[worker]);
   if (worker < result.first_round_per_rank.size()) {
     const Breakdown& first = result.first_round_per_rank[worker];
     for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {

@@ -22,8 +22,6 @@ struct RunEntryContext {
 
 reports::Entry to_entry(const RunOptions& run, const RunResult& result, const RunEntryContext& context);
 
-// entry.breakdown_s from `breakdown`: the categories that took any time.
-void set_breakdown(reports::Entry& entry, const Breakdown& breakdown);
 // Staleness counters (staleness_mean, _p99, _max, pushes) and the curve "staleness_histogram" (pushes against
 // staleness in updates), where the run had a parameter server.
 void add_staleness(reports::Entry& entry, const CountHistogram& staleness);

@@ -144,13 +144,7 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
   }
   throw_if_interrupted(job, context, numeric.result);
   auto entry = run_entry(job.cli, numeric.result, "simgrid");
-  entry.name += "/" + platform.name;
-  entry.fidelity = "message";
-  entry.platform = platform.name;
-  entry.labels["clock"] = "simulated";
-  entry.counters["nodes"] = numeric.nodes;
-  entry.counters["wall_s"] = numeric.wall_s;
-  entry.counters["memory_estimate_bytes"] = numeric.memory.total_bytes;
+  simulate::add_simulation(entry, numeric, platform.name);
   return entry;
 }
 

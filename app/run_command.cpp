@@ -3,12 +3,9 @@
 // (--executor simgrid --platform P: real gradients, simulated time; simulate/numeric.hpp). `dsgd algorithms`
 // lists the algorithms.
 
-#include <algorithm>
-#include <map>
-
 #include "algorithms/algorithm.hpp"
 #include "algorithms/run_checkpoint.hpp"
-#include "algorithms/studies.hpp"
+#include "algorithms/study_runner.hpp"
 #include "app/commands.hpp"
 #include "app/executors.hpp"
 #include "app/mpi_worker.hpp"
@@ -140,117 +137,42 @@ algorithms::RunOptions overridden(const StudyCommand& command, algorithms::RunOp
   return options;
 }
 
-// The rate with the best final test accuracy among the sweep's entries of one run (a diverged one never wins).
-float best_rate(const std::vector<reports::Entry>& sweep) {
-  float best = 0;
-  double best_accuracy = -1;
-  for (const auto& entry : sweep) {
-    const auto accuracy = entry.counters.find("test_accuracy");
-    if (entry.labels.at("stop_reason") == "diverged" || accuracy == entry.counters.end()) continue;
-    if (accuracy->second > best_accuracy) {
-      best_accuracy = accuracy->second;
-      best = std::stof(entry.labels.at("lr"));
-    }
-  }
-  return best;
-}
-
 void run_study(Context& context, StudyCommand& command) {
   const auto& chosen = algorithms::find_study(command.name);
   const Executor& executor = find_executor(command.run.executor, training_executor_names());
-  std::vector<std::string> platforms = command.platforms;
-  if (platforms.empty()) platforms.emplace_back();
   if (command.workers.empty()) throw InputError("study: --workers lists none");
+  algorithms::StudyPlan plan;
+  plan.workers = command.workers;
+  if (!command.platforms.empty()) plan.platforms = command.platforms;
+  plan.lr_sweep = command.lr_sweep;
+  plan.overridden = [&command](algorithms::RunOptions options) { return overridden(command, std::move(options)); };
   const auto data = executor.needs_data_here ? load_run_data(command.run.job.cli) : algorithms::RunData{};
   // Budgets in epochs need the training set's size; ranks in other processes load the data themselves.
   command.settings.train_images =
       static_cast<std::int64_t>(data.train ? data.train->size() : load_run_data(command.run.job.cli).train->size());
   auto results = new_results(context);
-  // One training of `options` at one configuration, labelled.
-  const auto train_one = [&](const algorithms::StudyRun& run, const algorithms::RunOptions& options,
-                             const std::string& platform, const std::string& phase) {
+  const auto train_one = [&](const algorithms::RunOptions& options, const std::string& platform,
+                             const std::string& label, const std::string& phase) {
     TrainingJob one = command.run.job;
     one.cli.run = options;
     one.platform = platform;
     algorithms::check_run_options(one.cli.run);
-    context.err << "study " << chosen.name << ": " << run.label << ", " << options.workers << " workers"
+    context.err << "study " << chosen.name << ": " << label << ", " << options.workers << " workers"
                 << (platform.empty() ? "" : " on " + platform) << ", lr " << significant(options.hyper.learning_rate, 6)
                 << (phase.empty() ? "" : " (" + phase + ")") << std::endl;
     auto entry = train(executor, one, &data, context);
     if (entry.labels.count("stop_reason") > 0 && entry.labels.at("stop_reason") == "interrupted") {
       results.benchmarks.push_back(entry);
       stop_if_interrupted(context, results, command.run.job.cli.results,
-                          "study " + chosen.name + " in run " + run.label + " after " +
-                              std::to_string(entry.iterations) + " iterations per worker");
+                          "study " + chosen.name + " in run " + label + " after " + std::to_string(entry.iterations) +
+                              " iterations per worker");
     }
-    entry.labels["study"] = chosen.name;
-    entry.labels["run"] = run.label;
-    for (const auto& [key, value] : run.labels) entry.labels[key] = value;
-    entry.labels["workers"] = std::to_string(options.workers);
-    entry.labels["lr"] = significant(options.hyper.learning_rate, 6);
-    if (!phase.empty()) entry.labels["phase"] = phase;
     context.out << run_summary(one.cli, entry);
     return entry;
   };
-  // The sweep, at the first configuration: every rate for every run; each run's best rate is then used everywhere.
-  std::map<std::string, float> best;
-  std::map<std::string, reports::Entry> best_entry;
-  if (!command.lr_sweep.empty()) {
-    command.settings.workers = command.workers.front();
-    for (const auto& run : chosen.runs(command.settings)) {
-      std::vector<reports::Entry> sweep;
-      for (const float rate : command.lr_sweep) {
-        auto options = overridden(command, run.options);
-        options.hyper.learning_rate = rate;
-        sweep.push_back(train_one(run, options, platforms.front(), "sweep"));
-      }
-      best[run.label] = best_rate(sweep);
-      for (auto& entry : sweep) {
-        if (best[run.label] > 0 && entry.labels.at("lr") == significant(best[run.label], 6))
-          best_entry[run.label] = entry;
-        results.benchmarks.push_back(std::move(entry));
-      }
-    }
-  }
-  for (const auto& platform : platforms) {
-    for (const int workers : command.workers) {
-      command.settings.workers = workers;
-      for (const auto& run : chosen.runs(command.settings)) {
-        auto options = overridden(command, run.options);
-        const bool swept = best.count(run.label) > 0;
-        if (swept && best[run.label] == 0) {
-          context.err << "study " << chosen.name << ": " << run.label << " diverged at every rate of the sweep"
-                      << std::endl;
-        }
-        if (swept && best[run.label] > 0) options.hyper.learning_rate = best[run.label];
-        const std::string phase = swept ? "chosen" : "";
-        // The first configuration's best rate has run in the sweep already.
-        if (swept && platform == platforms.front() && workers == command.workers.front() &&
-            best_entry.count(run.label) > 0) {
-          auto entry = best_entry[run.label];
-          entry.labels["phase"] = phase;
-          results.benchmarks.push_back(std::move(entry));
-          continue;
-        }
-        auto entry = train_one(run, options, platform, phase);
-        // A rate that works at the first configuration may diverge at another (more workers, staler gradients):
-        // the next lower rates of the sweep are tried there in turn, the diverged runs kept in the results.
-        std::vector<float> lower;
-        for (const float rate : command.lr_sweep) {
-          if (rate < options.hyper.learning_rate) lower.push_back(rate);
-        }
-        std::sort(lower.rbegin(), lower.rend());
-        for (const float rate : lower) {
-          if (entry.labels.at("stop_reason") != "diverged") break;
-          entry.labels["phase"] = "diverged";
-          results.benchmarks.push_back(std::move(entry));
-          options.hyper.learning_rate = rate;
-          entry = train_one(run, options, platform, phase);
-        }
-        results.benchmarks.push_back(std::move(entry));
-      }
-    }
-  }
+  algorithms::run_study(
+      chosen, command.settings, plan, train_one,
+      [&results](reports::Entry entry) { results.benchmarks.push_back(std::move(entry)); }, context.err);
   if (!command.run.job.cli.results.empty()) reports::write_results(command.run.job.cli.results, results);
 }
 

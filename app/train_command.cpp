@@ -1,10 +1,8 @@
 // `dsgd train`: one worker, one back end, real data (issue 4). With no arguments: LeNet on Debian's
 // Fashion-MNIST, momentum SGD, on the CPU, until 89% test accuracy (or 10 minutes).
-#include <cinttypes>
 #include <cstdio>
 
 #include "algorithms/memory_estimate.hpp"
-#include "algorithms/run_entry.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
 #include "core/atomic_file.hpp"
@@ -15,59 +13,6 @@
 #include "measure/training.hpp"
 
 namespace dsgd::app {
-
-namespace {
-
-reports::Entry train_entry(const measure::TrainOptions& options, const measure::TrainResult& result) {
-  reports::Entry entry;
-  entry.name = "train/" + options.model + "/" + options.dataset + "/" + options.backend;
-  entry.executor = "threads";
-  entry.fidelity = "measured";
-  entry.algorithm = options.sgd.momentum > 0 ? "momentum_sgd" : "sgd";
-  entry.algorithm_options = {{"learning_rate", options.sgd.learning_rate},
-                             {"momentum", options.sgd.momentum},
-                             {"weight_decay", options.sgd.weight_decay},
-                             {"batch", options.batch},
-                             {"global_batch", options.batch},
-                             {"lr_scaling", std::string(nn::lr_scaling_name(options.lr_scaling))},
-                             {"reference_batch", options.reference_batch},
-                             {"scaled_learning_rate", measure::scaled_learning_rate(options)},
-                             {"warmup_iterations", options.sgd.warmup_iterations},
-                             {"lars", options.sgd.lars},
-                             {"lars_trust", options.sgd.lars_trust}};
-  entry.model = options.model;
-  entry.dataset = options.dataset;
-  entry.ranks = 1;
-  entry.seed = options.seed;
-  entry.iterations = result.iterations;
-  entry.real_time = result.train_seconds;
-  entry.cpu_time = result.train_seconds;
-  entry.labels["backend"] = result.backend_description;
-  entry.labels["stop_reason"] = result.stop_reason;
-  char hash[32];
-  std::snprintf(hash, sizeof hash, "%016" PRIx64, result.parameters_hash);
-  entry.labels["parameters_fnv1a"] = hash;
-  const auto& last = result.curve.back();
-  entry.counters["test_accuracy"] = last.test_accuracy;
-  entry.counters["test_loss"] = last.test_loss;
-  entry.counters["train_loss"] = last.train_loss;
-  entry.counters["images_per_second"] = result.images_per_second;
-  entry.counters["test_images"] = static_cast<double>(result.test_images);
-  if (result.time_to_target_s >= 0) entry.counters["time_to_target_s"] = result.time_to_target_s;
-  algorithms::set_breakdown(entry, result.breakdown);
-  reports::Curve by_time{"test_accuracy", "time_s", "accuracy", {}};
-  reports::Curve by_iteration{"test_accuracy_by_iteration", "iteration", "accuracy", {}};
-  reports::Curve loss{"train_loss", "iteration", "loss", {}};
-  for (const auto& point : result.curve) {
-    by_time.points.emplace_back(point.train_seconds, point.test_accuracy);
-    by_iteration.points.emplace_back(static_cast<double>(point.iteration), point.test_accuracy);
-    if (point.iteration > 0) loss.points.emplace_back(static_cast<double>(point.iteration), point.train_loss);
-  }
-  entry.curves = {by_time, by_iteration, loss};
-  return entry;
-}
-
-}  // namespace
 
 void register_train_command(CLI::App& app, Context& context) {
   auto options = std::make_shared<measure::TrainOptions>();
@@ -119,7 +64,7 @@ void register_train_command(CLI::App& app, Context& context) {
       context.err << line << std::flush;
     });
     auto results = new_results(context);
-    results.benchmarks.push_back(train_entry(*options, result));
+    results.benchmarks.push_back(measure::to_entry(*options, result));
     if (!results_path->empty()) reports::write_results(*results_path, results);
     const auto& last = result.curve.back();
     // Names, paths and the libraries' own descriptions have no bound on their length: built, not formatted into a

@@ -11,6 +11,7 @@
 #include "core/checkpoint.hpp"
 #include "core/comm.hpp"
 #include "core/nn/sgd.hpp"
+#include "reports/results.hpp"
 
 namespace dsgd::measure {
 
@@ -72,5 +73,9 @@ std::optional<std::int64_t> check_resume(const TrainOptions& options);
 // batch < 1, unknown model/dataset/back end names list the valid ones), UnavailableError when the data or back end
 // is missing here.
 TrainResult train(const TrainOptions& options, const std::function<void(const EvalPoint&)>& progress = {});
+
+// The run's results entry (docs/results-schema.md): its options, the last evaluation, the parameters' hash, the
+// breakdown and the curves of test accuracy (by time and iteration) and training loss (measure/training_entry.cpp).
+reports::Entry to_entry(const TrainOptions& options, const TrainResult& result);
 
 }  // namespace dsgd::measure

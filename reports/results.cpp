@@ -156,6 +156,12 @@ Entry entry_from_json(const JsonView& view) {
 
 }  // namespace
 
+void set_breakdown(Entry& entry, const Breakdown& breakdown) {
+  for (std::size_t i = 0; i < kCategoryNames.size(); ++i) {
+    if (breakdown.seconds[i] > 0) entry.breakdown_s[std::string(kCategoryNames[i])] = breakdown.seconds[i];
+  }
+}
+
 Entry catalog_entry(std::string name, const std::string& kind, const std::string& description) {
   Entry entry;
   entry.name = std::move(name);

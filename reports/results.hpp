@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/breakdown.hpp"
 #include "core/json.hpp"
 
 namespace dsgd::reports {
@@ -82,6 +83,9 @@ Entry timed_entry(std::string name, std::string executor, std::string fidelity, 
 
 // A results entry of a catalog item (a platform, a link, a model) of `kind`: executor "catalog", fidelity "static".
 Entry catalog_entry(std::string name, const std::string& kind, const std::string& description);
+
+// entry.breakdown_s from `breakdown`: the categories that took any time.
+void set_breakdown(Entry& entry, const Breakdown& breakdown);
 
 // Provenance for a file written now by this build: version and commit from the build, host and date now.
 Provenance current_provenance(const std::string& command);

@@ -146,4 +146,14 @@ NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOp
   return out;
 }
 
+void add_simulation(reports::Entry& entry, const NumericRun& run, const std::string& platform) {
+  entry.name += "/" + platform;
+  entry.fidelity = "message";
+  entry.platform = platform;
+  entry.labels["clock"] = "simulated";
+  entry.counters["nodes"] = run.nodes;
+  entry.counters["wall_s"] = run.wall_s;
+  entry.counters["memory_estimate_bytes"] = run.memory.total_bytes;
+}
+
 }  // namespace dsgd::simulate

@@ -19,6 +19,7 @@
 #include "algorithms/memory_estimate.hpp"
 #include "algorithms/runner.hpp"
 #include "platforms/platform.hpp"
+#include "reports/results.hpp"
 #include "simulate/simgrid/executor.hpp"
 
 namespace dsgd::simulate {
@@ -54,5 +55,9 @@ struct NumericRun {
 // worker's loss diverged, TimeoutError past wall_timeout_s).
 NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOptions& options,
                             const algorithms::RunData& data);
+
+// The simulation's part of a numeric run's results entry (the rest is algorithms::to_entry of run.result): named
+// and placed on `platform`, message fidelity, a simulated clock, the nodes, the wall time and the memory estimate.
+void add_simulation(reports::Entry& entry, const NumericRun& run, const std::string& platform);
 
 }  // namespace dsgd::simulate

@@ -72,3 +72,31 @@ TEST(MeasureTraining, BadOptionsAreInputErrors) {
 
 }  // namespace
 }  // namespace dsgd::measure
+
+namespace dsgd::measure {
+namespace {
+
+// The entry holds the last evaluation, the hash in hex, the breakdown and the curves (no loss before iteration 1).
+TEST(MeasureTraining, TheEntryHoldsTheLastEvaluationAndTheCurves) {
+  TrainOptions options;
+  TrainResult result;
+  result.curve = {{0, 0, 0.1, 2.3, 0}, {100, 4.0, 0.8, 0.6, 0.7}};
+  result.iterations = 100;
+  result.train_seconds = 4.0;
+  result.time_to_target_s = -1;
+  result.breakdown.add(Category::kForwardBackward, 3.5);
+  result.stop_reason = "iterations";
+  result.parameters_hash = 0xabcdef;
+  const auto entry = to_entry(options, result);
+  EXPECT_DOUBLE_EQ(entry.counters.at("test_accuracy"), 0.8);
+  EXPECT_DOUBLE_EQ(entry.counters.at("train_loss"), 0.7);
+  EXPECT_EQ(entry.counters.count("time_to_target_s"), 0U) << "the target was not reached";
+  EXPECT_EQ(entry.labels.at("parameters_fnv1a"), "0000000000abcdef");
+  EXPECT_DOUBLE_EQ(entry.breakdown_s.at("for/backward"), 3.5);
+  ASSERT_EQ(entry.curves.size(), 3U);
+  EXPECT_EQ(entry.curves[1].points.back(), std::make_pair(100.0, 0.8));
+  EXPECT_EQ(entry.curves[2].points.size(), 1U);
+}
+
+}  // namespace
+}  // namespace dsgd::measure
