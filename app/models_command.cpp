@@ -5,39 +5,12 @@
 #include "app/commands.hpp"
 #include "core/format.hpp"
 #include "core/model_zoo.hpp"
+#include "reports/model_entry.hpp"
 #include "reports/table.hpp"
 
 namespace dsgd::app {
 
 namespace {
-
-std::string shape_text(const Shape& shape) {
-  return std::to_string(shape.channels) + "×" + std::to_string(shape.height) + "×" + std::to_string(shape.width);
-}
-
-reports::Entry model_entry(const ModelSpec& model) {
-  reports::Entry entry = catalog_entry(model.name, "model", model.description);
-  entry.model = model.name;
-  entry.labels["input"] = shape_text(model.input);
-  entry.labels["published_source"] = model.published.source;
-  const auto parameters = static_cast<double>(model.parameters());
-  entry.counters["layers"] = static_cast<double>(model.layers.size());
-  entry.counters["parameters"] = parameters;
-  entry.counters["bytes_fp32"] = 4 * parameters;
-  entry.counters["bytes_fp16"] = 2 * parameters;
-  entry.counters["forward_flops"] = model.forward_flops();
-  entry.counters["activation_bytes"] = static_cast<double>(model.activation_bytes());
-  entry.counters["flops_per_parameter"] = model.flops_per_parameter();
-  if (model.published.parameters > 0) {
-    const auto published = static_cast<double>(model.published.parameters);
-    entry.counters["published_parameters"] = published;
-    entry.counters["parameters_diff_percent"] = 100.0 * (parameters - published) / published;
-  }
-  if (model.published.forward_multiply_adds) {
-    entry.counters["published_forward_multiply_adds"] = *model.published.forward_multiply_adds;
-  }
-  return entry;
-}
 
 void print_layers(std::ostream& out, const ModelSpec& model) {
   reports::Table table;
@@ -59,7 +32,7 @@ void print_layers(std::ostream& out, const ModelSpec& model) {
       if (layer.pad_w != layer.pad_h) geometry += "×" + std::to_string(layer.pad_w);
       if (layer.groups > 1) geometry += " g" + std::to_string(layer.groups);
     }
-    table.add_row({layer.name, std::string(to_string(layer.kind)), shape_text(layer.input), shape_text(layer.output),
+    table.add_row({layer.name, std::string(to_string(layer.kind)), to_string(layer.input), to_string(layer.output),
                    geometry, std::to_string(layer.parameters), fixed(layer.forward_flops * 1e-6, 2),
                    fixed(static_cast<double>(layer.activation_bytes) / 1e3, 1)});
   }
@@ -87,7 +60,8 @@ void register_models_command(CLI::App& app, Context& context) {
   models->callback([&context, models, results_path, with_sources] {
     if (models->got_subcommand("show")) return;
     auto results = new_results(context);
-    for (const auto& model_name : model_names()) results.benchmarks.push_back(model_entry(build_model(model_name)));
+    for (const auto& model_name : model_names())
+      results.benchmarks.push_back(reports::to_entry(build_model(model_name)));
     if (!results_path->empty()) reports::write_results(*results_path, results);
     print_manifest_table(context.out, "models", "totals", results);
     if (*with_sources) {

@@ -19,6 +19,10 @@ constexpr EnumNames<11> kLayerKindNames = {
 
 std::string_view to_string(LayerKind kind) { return name_of(kind, kLayerKindNames, "unknown"); }
 
+std::string to_string(const Shape& shape) {
+  return std::to_string(shape.channels) + "×" + std::to_string(shape.height) + "×" + std::to_string(shape.width);
+}
+
 std::int64_t ModelSpec::parameters() const {
   std::int64_t total = 0;
   for (const LayerSpec& layer : layers) total += layer.parameters;

@@ -25,6 +25,9 @@ struct Shape {
   bool operator==(const Shape&) const = default;
 };
 
+// "C×H×W", e.g. "3×224×224".
+std::string to_string(const Shape& shape);
+
 enum class LayerKind {
   kConvolution,
   kMaxPool,

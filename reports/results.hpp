@@ -81,7 +81,8 @@ struct Results {
 Entry timed_entry(std::string name, std::string executor, std::string fidelity, std::string algorithm,
                   std::int64_t ranks, double seconds);
 
-// A results entry of a catalog item (a platform, a link, a model) of `kind`: executor "catalog", fidelity "static".
+// A results entry for a description (a model, a platform, a link): executor "catalog", fidelity "static", the labels
+// kind and description.
 Entry catalog_entry(std::string name, const std::string& kind, const std::string& description);
 
 // entry.breakdown_s from `breakdown`: the categories that took any time.

@@ -38,6 +38,11 @@ TEST(CoreModelZoo, UnknownNameThrowsListingValidNames) {
   EXPECT_NE(message.find("inception_v3"), std::string::npos) << message;
 }
 
+TEST(CoreModelZoo, ShapesPrintAsChannelsByHeightByWidth) {
+  EXPECT_EQ(to_string(Shape{3, 224, 224}), "3×224×224");
+  EXPECT_EQ(to_string(Shape{10, 1, 1}), "10×1×1");
+}
+
 TEST(CoreModelZoo, LayerKindsHaveNames) {
   EXPECT_EQ(to_string(LayerKind::kConvolution), "convolution");
   EXPECT_EQ(to_string(LayerKind::kEltwiseAdd), "eltwise_add");
