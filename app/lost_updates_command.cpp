@@ -7,6 +7,7 @@
 
 #include "app/commands.hpp"
 #include "core/format.hpp"
+#include "measure/lost_update_entry.hpp"
 #include "measure/lost_updates.hpp"
 #include "reports/table.hpp"
 
@@ -22,32 +23,6 @@ struct LostUpdatesOptions {
   std::string variant = "spread";
   std::string results;
 };
-
-reports::Entry lost_update_entry(const measure::LostUpdateRow& row) {
-  const std::string variant(measure::to_string(row.variant));
-  reports::Entry entry;
-  entry.name = "lost_updates/" + variant + "/" + std::to_string(row.threads) + "/" + std::to_string(row.floats);
-  entry.executor = "threads";
-  entry.fidelity = "measured";
-  entry.ranks = row.threads;  // the threads (the schema keeps `threads` for Google Benchmark's own field)
-  entry.iterations = static_cast<std::int64_t>(row.lost.size());
-  entry.real_time = row.median_seconds();
-  entry.cpu_time = row.parallelism() * entry.real_time;  // all threads' CPU seconds in a median run
-  entry.labels["variant"] = variant;
-  entry.counters["floats"] = static_cast<double>(row.floats);
-  entry.counters["additions_per_element"] = static_cast<double>(row.additions_per_element);
-  entry.counters["additions"] = static_cast<double>(row.additions);
-  entry.counters["repeats"] = static_cast<double>(row.lost.size());
-  entry.counters["lost"] = static_cast<double>(row.lost_total());
-  const auto [fewest, most] = std::minmax_element(row.lost.begin(), row.lost.end());
-  entry.counters["lost_min"] = static_cast<double>(*fewest);  // per run
-  entry.counters["lost_max"] = static_cast<double>(*most);
-  entry.counters["lost_percent"] = row.lost_percent();
-  entry.counters["seconds"] = row.median_seconds();
-  entry.counters["additions_per_s"] = row.additions_per_second();
-  entry.counters["parallelism"] = row.parallelism();
-  return entry;
-}
 
 void print_rows(std::ostream& out, const std::string& variant, int repeats,
                 const std::vector<measure::LostUpdateRow>& rows) {
@@ -88,7 +63,7 @@ void lost_updates(Context& context, const LostUpdatesOptions& options) {
   });
 
   auto results = new_results(context);
-  for (const auto& row : rows) results.benchmarks.push_back(lost_update_entry(row));
+  for (const auto& row : rows) results.benchmarks.push_back(measure::to_entry(row));
   if (!options.results.empty()) reports::write_results(options.results, results);
   print_rows(context.out, options.variant, options.repeats, rows);
 }
