@@ -8,6 +8,7 @@
 #include "app/run_common.hpp"
 #include "core/format.hpp"
 #include "platforms/catalog.hpp"
+#include "simulate/accuracy_entries.hpp"
 #include "simulate/accuracy_study.hpp"
 
 namespace dsgd::app {
@@ -19,69 +20,6 @@ struct AccuracyCommand {
   std::string platform = "cori-knl";
   simulate::AccuracyStudyOptions study;
 };
-
-reports::Entry point_entry(const AccuracyCommand& command, const simulate::AccuracyStudy& study,
-                           const simulate::AccuracyPoint& point) {
-  const auto& run = command.cli.run;
-  auto entry = reports::timed_entry("accuracy/" + std::to_string(point.groups) + "groups", "simgrid", "message",
-                                    run.algorithm, point.groups, point.reached ? point.seconds_to_target : 0);
-  entry.platform = study.platform;
-  entry.model = run.model;
-  entry.dataset = command.cli.dataset;
-  entry.seed = run.hyper.seed;
-  entry.labels["kind"] = "point";
-  entry.labels["groups"] = std::to_string(point.groups) + (point.groups == 1 ? " group" : " groups");
-  entry.labels["reached"] = point.reached ? "yes" : "no";
-  entry.labels["numeric_by"] = "predicted (numeric simulation)";
-  entry.labels["model_by"] = point.in_fit ? "FITTED (in the fit)" : "predicted (model extrapolated)";
-  entry.counters["groups"] = point.groups;
-  entry.counters["cores_per_group"] = point.cores_per_group;
-  entry.counters["global_batch"] = static_cast<double>(point.groups) * run.hyper.batch;
-  entry.counters["final_accuracy"] = point.final_accuracy;
-  entry.counters["seconds_per_iteration"] = point.seconds_per_iteration;
-  entry.counters["wall_s"] = point.wall_s;
-  if (point.reached) {
-    entry.counters["iterations_to_target"] = point.iterations_to_target;
-    entry.counters["seconds_to_target"] = point.seconds_to_target;
-    const auto& first = study.points.front();
-    if (first.reached && first.groups == 1)
-      entry.counters["speedup"] = first.seconds_to_target / point.seconds_to_target;
-  }
-  if (point.published_seconds) {
-    entry.counters["published_seconds"] = *point.published_seconds;
-    for (const auto& other : study.points) {
-      if (other.groups == 1 && other.published_seconds) {
-        entry.counters["published_speedup"] = *other.published_seconds / *point.published_seconds;
-      }
-    }
-  }
-  if (point.predicted) {
-    entry.counters["model_iterations"] = point.predicted->updates;
-    entry.counters["model_seconds"] = point.predicted_seconds;
-    entry.counters["size_only_seconds_per_iteration"] = point.size_only_seconds_per_iteration;
-    if (point.reached) {
-      entry.counters["model_error_percent"] = 100 * (point.predicted->updates / point.iterations_to_target - 1);
-      entry.counters["model_seconds_error_percent"] = 100 * (point.predicted_seconds / point.seconds_to_target - 1);
-    }
-  }
-  reports::Curve accuracy{"test_accuracy", "time_s", "accuracy", {}};
-  for (const auto& p : point.curve) accuracy.points.emplace_back(p.seconds, p.test_accuracy);
-  entry.curves.push_back(std::move(accuracy));
-  return entry;
-}
-
-reports::Entry fitted_entry(const simulate::AccuracyStudy& study, const std::string& name, double value,
-                            const std::string& fitted_on) {
-  reports::Entry entry;
-  entry.name = "accuracy/fitted/" + name;
-  entry.executor = "simgrid";
-  entry.platform = study.platform;
-  entry.labels["kind"] = "fitted";
-  entry.labels["parameter"] = "FITTED " + name;
-  entry.labels["fitted_on"] = fitted_on;
-  entry.counters["value"] = value;
-  return entry;
-}
 
 void run_accuracy(Context& context, AccuracyCommand& command) {
   auto& study = command.study;
@@ -97,10 +35,12 @@ void run_accuracy(Context& context, AccuracyCommand& command) {
   const auto outcome = simulate::run_accuracy_study(platform, study, data);
 
   auto results = new_results(context);
+  results.benchmarks = simulate::to_entries(outcome, study, command.cli.dataset);
   context.out << format("%-7s %-6s %9s %10s %10s %8s %11s %11s %8s  %s\n", "groups", "batch", "reached", "iterations",
                         "sim s", "speedup", "model iter", "model s", "error", "model row");
-  for (const auto& point : outcome.points) {
-    auto entry = point_entry(command, outcome, point);
+  for (std::size_t i = 0; i < outcome.points.size(); ++i) {
+    const auto& point = outcome.points[i];
+    const auto& entry = results.benchmarks[i];
     const auto counter = [&](const char* key) {
       const auto found = entry.counters.find(key);
       return found == entry.counters.end() ? std::string("-") : significant(found->second, 4);
@@ -110,13 +50,9 @@ void run_accuracy(Context& context, AccuracyCommand& command) {
         point.reached ? "yes" : "no", counter("iterations_to_target").c_str(), counter("seconds_to_target").c_str(),
         counter("speedup").c_str(), counter("model_iterations").c_str(), counter("model_seconds").c_str(),
         counter("model_error_percent").c_str(), entry.labels.at("model_by").c_str());
-    results.benchmarks.push_back(std::move(entry));
   }
   if (outcome.model) {
     context.out << simulate::describe(*outcome.model) << "\n";
-    const std::string on = "groups up to " + std::to_string(study.fit_up_to);
-    results.benchmarks.push_back(fitted_entry(outcome, "S_min", outcome.model->s_min_updates, on));
-    results.benchmarks.push_back(fitted_entry(outcome, "B_noise", outcome.model->b_noise_examples, on));
   } else {
     context.out << "no model: fewer than two fitted group counts reached the target\n";
   }
