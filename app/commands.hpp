@@ -41,9 +41,6 @@ void register_run_command(CLI::App& app, Context& context);
 void register_algorithms_command(CLI::App& app, Context& context);
 void register_study_command(CLI::App& app, Context& context);
 void register_simulate_command(CLI::App& app, Context& context);
-// A `dsgd simulate --study` results entry named `name`: executor simgrid, and the labels the report's manifest selects
-// a study's rows by (`study`, `kind`: "point", "fitted", "calibration", ...).
-reports::Entry simulated_study_entry(std::string name, const std::string& study, const std::string& kind);
 // `dsgd simulate --study NAME` for a device study (algorithms::DeviceStudy; app/device_study_command.cpp): its
 // table to context.out, its results to `results` unless empty.
 void run_device_study(Context& context, const std::string& study, const std::string& results);
@@ -56,8 +53,6 @@ void register_lasso_command(CLI::App& app, Context& context);
 // An empty results document with this run's provenance, executable and CPU count (run_common.hpp's, with the
 // context's command line).
 reports::Results new_results(const Context& context);
-
-using reports::catalog_entry;
 
 // Prints table `table_id` of experiment `experiment_id` of the embedded default manifest, filled from `results`,
 // as fixed-width text: commands print exactly what the report shows.

@@ -94,10 +94,6 @@ void run_scheme_study(Context& context, const SimulateCommand& command) {
 
 }  // namespace
 
-reports::Entry simulated_study_entry(std::string name, const std::string& study, const std::string& kind) {
-  return simulate::study_entry(std::move(name), study, kind);
-}
-
 // Refuses, by name, an option given to --study `name` that the study does not read: it runs on its own platforms,
 // models and sizes.
 void refuse_unused_options(const CLI::App& command, const std::string& name) {
