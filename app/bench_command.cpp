@@ -18,8 +18,7 @@
 #include "measure/suspect.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
-#include "simulate/collective_costs.hpp"
-#include "simulate/simgrid/executor.hpp"
+#include "simulate/allreduce_sweep.hpp"
 
 namespace dsgd::app {
 
@@ -72,46 +71,15 @@ void bench_simgrid(const BenchOptions& options, const std::vector<AllreduceAlgor
         "written by `dsgd calibrate`)");
   }
   const auto platform = platforms::load_platform(options.platform);
-  WorldOptions world;
-  world.size = options.ranks;
-  world.payload = false;
-  world.timeout_s = options.timeout_s;
-  simulate::SimulationOptions simulation;
-  simulation.fidelity = simulate::fidelity_from_string(options.fidelity);
-  // By default one rank per node, so every message crosses the network the closed form describes; reductions run
-  // at the rank's unit (a device of a GPU node) as the simulation computes them. With several ranks per node the
-  // two-level forms price the ring and the hierarchical allreduces; the others have none ("-").
-  simulation.placement.ranks_per_node = options.ranks_per_node > 0 ? options.ranks_per_node : 1;
-  auto model = simulate::alpha_beta_gamma(platform);
-  const auto site = simulate::place_ranks(platform, options.ranks, simulation.placement).front();
-  model.flops = site.peak_flops * site.efficiency.of("elementwise");
-  const auto closed_form = [&](AllreduceAlgorithm algorithm, std::size_t floats) -> std::optional<double> {
-    if (simulation.placement.ranks_per_node == 1)
-      return simulate::allreduce_time(model, algorithm, options.ranks, floats);
-    try {
-      const auto levels = simulate::two_level_model(platform, options.ranks, simulation.placement,
-                                                    static_cast<double>(floats) * sizeof(float));
-      return simulate::two_level_allreduce_time(levels, algorithm, floats);
-    } catch (const InputError&) {
-      return std::nullopt;  // no closed form for this algorithm or placement
-    }
-  };
-  for (const std::size_t floats : options.sizes) {
-    for (const auto algorithm : algorithms) {
-      const auto simulated = simulate::simgrid::run(
-          platform, world,
-          [&](Comm& comm) {
-            allreduce(comm, {nullptr, floats}, algorithm);
-          },
-          simulation);
-      auto entry = measure::allreduce_entry("simgrid", std::string(to_string(algorithm)), options.ranks, floats,
-                                            simulated.time_s, std::string(simulate::to_string(simulated.fidelity)));
-      entry.platform = platform.name;
-      if (const auto expected = closed_form(algorithm, floats)) entry.counters["closed_form_s"] = *expected;
-      entry.counters["wall_s"] = simulated.wall_s;
-      results.benchmarks.push_back(entry);
-    }
-    context.err << "bench: simgrid, " << floats << " floats done" << std::endl;
+  simulate::SimulatedSweepOptions sweep;
+  sweep.ranks = options.ranks;
+  sweep.sizes = options.sizes;
+  sweep.algorithms = algorithms;
+  if (options.ranks_per_node > 0) sweep.ranks_per_node = options.ranks_per_node;
+  sweep.fidelity = simulate::fidelity_from_string(options.fidelity);
+  sweep.timeout_s = options.timeout_s;
+  for (auto& entry : simulate::simulate_allreduce_sweep(platform, sweep, &context.err)) {
+    results.benchmarks.push_back(std::move(entry));
   }
 }
 
@@ -174,7 +142,7 @@ void bench_allreduce(Context& context, BenchOptions options) {
                                ? ""
                                : measure::busy_machine_warning(measure::CpuClock::now().others_cores_since(start));
   if (!busy.empty()) {
-    for (auto& entry : results.benchmarks) entry.labels["suspect"] = busy;
+    measure::mark_suspect(results.benchmarks, busy);
   }
   if (!options.results.empty()) reports::write_results(options.results, results);
 

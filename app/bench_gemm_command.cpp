@@ -75,23 +75,6 @@ std::vector<reports::Entry> measure_under_mpirun(const GemmBenchCli& cli, int ra
   return run_worker(launch, context).results.benchmarks;
 }
 
-// OpenBLAS sgemm of the whole product on `threads` threads of this process: the one-node reference.
-reports::Entry sgemm_baseline(const dmath::GemmBenchOptions& options, int threads) {
-  const auto n = options.size;
-  const double time = median(dmath::time_whole_sgemm(options, threads, options.rounds));
-  const double flops = dmath::GemmShape{n, n, n}.flops();
-  auto entry = reports::timed_entry("gemm/sgemm/" + std::to_string(n) + "/" + std::to_string(threads), "threads",
-                                    "measured", "sgemm", 1, time);
-  entry.iterations = options.rounds;
-  entry.counters = {{"size", static_cast<double>(n)},
-                    {"flops", flops},
-                    {"seconds", time},
-                    {"gflops", flops / time / 1e9},
-                    {"threads_per_rank", static_cast<double>(threads)}};
-  entry.labels["local_gemm"] = dmath::make_blas_gemm(threads)->description();
-  return entry;
-}
-
 // Refuses, before anything runs, a point whose world (all ranks on this machine) or baseline will not fit.
 void check_points(const GemmBenchCli& cli, bool measured) {
   for (const int ranks : cli.ranks) {
@@ -264,7 +247,8 @@ void bench_gemm(Context& context, GemmBenchCli cli) {
     std::set<int> threads = {1};
     threads.insert(cli.ranks.begin(), cli.ranks.end());
     for (const auto size : cli.gemm.sizes) {
-      for (const int count : threads) results.benchmarks.push_back(sgemm_baseline(point_options(cli, size), count));
+      for (const int count : threads)
+        results.benchmarks.push_back(dmath::sgemm_baseline(point_options(cli, size), count));
     }
   }
   if (!cli.results.empty()) reports::write_results(cli.results, results);

@@ -16,7 +16,7 @@
 #include "measure/background_load.hpp"
 #include "measure/calibration.hpp"
 #include "measure/kernel_calibration.hpp"
-#include "measure/stream.hpp"
+#include "measure/roofline.hpp"
 #include "measure/suspect.hpp"
 
 namespace dsgd::app {
@@ -31,18 +31,6 @@ struct RooflineCli {
   std::string results;
 };
 
-reports::Entry point_entry(const std::string& series, const std::string& kind, double intensity, double flops_per_s,
-                           const std::string& what) {
-  reports::Entry entry;
-  entry.name = "roofline/" + series + "/" + significant(intensity, 4);
-  entry.executor = "threads";
-  entry.fidelity = kind == "kernel" ? "measured" : "derived";
-  entry.algorithm = series;
-  entry.labels = {{"series", series}, {"kind", kind}, {"what", what}, {"plotted", kind == "machine" ? "no" : "yes"}};
-  entry.counters = {{"intensity_flop_per_byte", intensity}, {"gflops", flops_per_s / 1e9}};
-  return entry;
-}
-
 // OpenBLAS sgemm of n x n on every core: the best of at least `repetitions` and 0.2 s of products (the OpenMP
 // threads of earlier work spin for a while after it and slow the first small ones), 2 n^3 FLOPs over the 3 n^2
 // floats at least moved.
@@ -52,20 +40,6 @@ std::pair<double, double> sgemm_point(std::int64_t n, int threads, int repetitio
   const auto seconds = algorithms::dmath::time_whole_sgemm(options, threads, repetitions, 0.2);
   const double flops = 2.0 * static_cast<double>(n * n * n);
   return {flops / (12.0 * static_cast<double>(n * n)), flops / *std::min_element(seconds.begin(), seconds.end())};
-}
-
-// Bytes a training step of `layers` at least moves per image-batch: each layer's parameters read in the forward pass,
-// read again and their gradients written in the backward pass (3 x 4 bytes each), and its output written forward,
-// read back and its gradient written backward (3 x 4 bytes per element per image). Caches only lower the traffic
-// of what fits; this is the compulsory part the intensities are computed with.
-double step_bytes(const ModelSpec& model, int batch, bool inner_product_only) {
-  double bytes = 0;
-  for (const auto& layer : model.layers) {
-    if (inner_product_only && layer.kind != LayerKind::kInnerProduct) continue;
-    bytes += 12.0 * static_cast<double>(layer.parameters) +
-             12.0 * static_cast<double>(batch) * static_cast<double>(layer.output.elements());
-  }
-  return bytes;
 }
 
 void bench_roofline(Context& context, const RooflineCli& cli) {
@@ -86,8 +60,9 @@ void bench_roofline(Context& context, const RooflineCli& cli) {
   std::vector<reports::Entry> points;
   for (const auto n : cli.sgemm_sizes) {
     const auto [intensity, rate] = sgemm_point(n, cores, cli.repetitions);
-    points.push_back(point_entry("OpenBLAS sgemm", "kernel", intensity, rate,
-                                 "sgemm " + std::to_string(n) + " on " + std::to_string(cores) + " threads"));
+    points.push_back(
+        measure::roofline_point("OpenBLAS sgemm", "kernel", intensity, rate,
+                                "sgemm " + std::to_string(n) + " on " + std::to_string(cores) + " threads"));
   }
   context.err << "bench: sgemm done" << std::endl;
 
@@ -103,69 +78,37 @@ void bench_roofline(Context& context, const RooflineCli& cli) {
   for (const auto& kernel : timed.kernels) {
     double bytes = 0;
     std::string what = kernel.what;
-    if (kernel.kernel_class == "conv") bytes = step_bytes(model, cli.batch, false);
-    if (kernel.kernel_class == "gemm") bytes = step_bytes(model, cli.batch, true);
+    if (kernel.kernel_class == "conv") bytes = measure::step_bytes(model, cli.batch, false);
+    if (kernel.kernel_class == "gemm") bytes = measure::step_bytes(model, cli.batch, true);
     // Trainer::sgd_step: weights, gradients and velocity read, weights and velocity written.
     if (kernel.kernel_class == "elementwise") bytes = 5.0 * sizeof(float) * static_cast<double>(model.parameters());
     if (bytes <= 0) continue;  // "copy" moves bytes: no FLOPs to place
-    points.push_back(point_entry(cli.model + " " + kernel.kernel_class, "kernel", kernel.work / bytes,
-                                 kernel.rate() * timed.concurrent, what + ", x " + std::to_string(cores) + " copies"));
+    points.push_back(measure::roofline_point(cli.model + " " + kernel.kernel_class, "kernel", kernel.work / bytes,
+                                             kernel.rate() * timed.concurrent,
+                                             what + ", x " + std::to_string(cores) + " copies"));
   }
-  points.push_back(point_entry(
+  points.push_back(measure::roofline_point(
       "STREAM triad", "kernel", 2.0 / 12.0, stream.bytes_per_s * 2.0 / 12.0,
       "a = b + s c, " + std::to_string(stream.elements) + " floats, " + std::to_string(stream.threads) + " threads"));
 
-  // The roof: the memory slope from the smallest intensity to the ridge, then the peak to the largest. The peak is
-  // the nominal clock's unless a kernel ran faster (the cores boost): then that kernel's rate, as `dsgd calibrate`
-  // raises its clock.
-  double low = 1e30;
-  double high = 0;
-  const reports::Entry* fastest = nullptr;
-  for (const auto& point : points) {
-    low = std::min(low, point.counters.at("intensity_flop_per_byte"));
-    high = std::max(high, point.counters.at("intensity_flop_per_byte"));
-    if (fastest == nullptr || point.counters.at("gflops") > fastest->counters.at("gflops")) fastest = &point;
-  }
-  const double peak = std::max(nominal_peak, fastest->counters.at("gflops") * 1e9);
-  std::string source = std::to_string(cores) + " cores x " + significant(core.sp_flops_per_cycle, 3) +
-                       " FLOP/cycle x " + significant(cpu.clock_Hz / 1e9, 4) +
-                       " GHz nominal = " + fixed(nominal_peak / 1e9, 1) + " GFLOP/s (" + core.per_cycle_source + ")";
-  if (peak > nominal_peak) {
-    source += "; raised to " + fixed(peak / 1e9, 1) + " GFLOP/s, the rate " + fastest->labels.at("what") +
-              " reached: the cores boost";
-  }
-  source += "; memory: STREAM triad on " + std::to_string(stream.threads) + " threads";
-  low /= 2;
-  high *= 2;
-  const double ridge = peak / stream.bytes_per_s;
-  const std::string roof =
-      "roof: " + fixed(peak / 1e9, 0) + " GFLOP/s peak, " + fixed(stream.bytes_per_s / 1e9, 1) + " GB/s";
-  for (const double x : {low, std::min(ridge, high), high}) {
-    results.benchmarks.push_back(point_entry(roof, "roof", x, std::min(peak, stream.bytes_per_s * x), source));
-  }
-  // A kernel above the roof means the roof is wrong: STREAM measured while others used the memory, most likely.
+  // The peak is the nominal clock's unless a kernel ran faster (the cores boost): then that kernel's rate, as `dsgd
+  // calibrate` raises its clock.
+  measure::RooflineMachine machine{cores, nominal_peak,
+                                   std::to_string(cores) + " cores x " + significant(core.sp_flops_per_cycle, 3) +
+                                       " FLOP/cycle x " + significant(cpu.clock_Hz / 1e9, 4) + " GHz nominal = " +
+                                       fixed(nominal_peak / 1e9, 1) + " GFLOP/s (" + core.per_cycle_source + ")",
+                                   stream, stream_one};
+  auto roof = measure::roofline(machine, std::move(points));
+  const double peak = roof.peak_flops;
+  const double ridge = roof.ridge_flop_per_byte;
+  const std::string& source = roof.source;
   std::vector<std::string> warnings;
   if (const auto busy = measure::busy_machine_warning(measure::CpuClock::now().others_cores_since(start));
       !busy.empty()) {
     warnings.push_back(busy);
   }
-  for (auto& point : points) {
-    const double x = point.counters.at("intensity_flop_per_byte");
-    const std::string above =
-        measure::above_bound_warning(point.labels.at("series"), point.counters.at("gflops") * 1e9,
-                                     std::min(peak, stream.bytes_per_s * x), "the roofline", "FLOP/s");
-    if (!above.empty()) {
-      point.labels["suspect"] = above;
-      warnings.push_back(above);
-    }
-    results.benchmarks.push_back(std::move(point));
-  }
-  auto summary = point_entry("machine", "machine", ridge, peak, source);
-  summary.counters["stream_Bps"] = stream.bytes_per_s;
-  summary.counters["stream_one_thread_Bps"] = stream_one.bytes_per_s;
-  summary.counters["cores"] = cores;
-  summary.counters["ridge_flop_per_byte"] = ridge;
-  results.benchmarks.push_back(summary);
+  warnings.insert(warnings.end(), roof.warnings.begin(), roof.warnings.end());
+  results.benchmarks = std::move(roof.entries);
   if (!cli.results.empty()) reports::write_results(cli.results, results);
 
   char line[160];

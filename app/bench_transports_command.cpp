@@ -14,7 +14,7 @@
 #include "core/format.hpp"
 #include "measure/mpi/launch.hpp"
 #include "measure/threads_pingpong.hpp"
-#include "measure/transports.hpp"
+#include "measure/transport_entries.hpp"
 #include "platforms/catalog.hpp"
 
 namespace dsgd::app {
@@ -31,90 +31,6 @@ struct TransportsCli {
   measure::mpi::MpiLaunchOptions launcher;
 };
 
-// Seed 001 Tables I (latency, us) and II (bandwidth, MB/s), by transport, at the sizes both give (0 B has no
-// bandwidth and is left out).
-struct PublishedTransport {
-  const char* name;
-  std::vector<std::pair<double, double>> latency_us;  // (bytes, us)
-  std::vector<std::pair<double, double>> bandwidth_MBps;
-};
-
-const std::vector<PublishedTransport>& seed001_tables() {
-  static const std::vector<PublishedTransport> tables = {
-      {"seed 001: shared memory, host",
-       {{1, 1.11}, {128, 1.28}, {512, 1.54}, {16384, 6.95}, {524288, 138.61}, {2097152, 501.10}, {4194304, 971.19}},
-       {{1, 1.76},
-        {128, 213.95},
-        {512, 679.82},
-        {16384, 5269.01},
-        {524288, 4540.58},
-        {2097152, 4901.57},
-        {4194304, 5064.01}}},
-      {"seed 001: shared memory, GPU",
-       {{1, 31.70}, {128, 26.25}, {512, 26.20}, {16384, 30.97}, {524288, 163.39}, {2097152, 515.71}, {4194304, 936.43}},
-       {{1, 0.06},
-        {128, 9.41},
-        {512, 37.60},
-        {16384, 107.76},
-        {524288, 4081.20},
-        {2097152, 5148.11},
-        {4194304, 5266.48}}},
-      {"seed 001: intra-node IB-EDR GDR",
-       {{1, 6.13}, {128, 5.83}, {512, 12.00}, {16384, 16.95}, {524288, 218.72}, {2097152, 458.22}, {4194304, 765.36}},
-       {{1, 0.58},
-        {128, 69.99},
-        {512, 226.62},
-        {16384, 3558.15},
-        {524288, 5298.05},
-        {2097152, 7543.43},
-        {4194304, 7758.30}}},
-      {"seed 001: inter-node IB-EDR GDR",
-       {{1, 5.98}, {128, 5.77}, {512, 11.58}, {16384, 16.74}, {524288, 157.12}, {2097152, 425.37}, {4194304, 741.60}},
-       {{1, 0.68},
-        {128, 87.41},
-        {512, 268.72},
-        {16384, 3922.10},
-        {524288, 6110.80},
-        {2097152, 8105.62},
-        {4194304, 8657.90}}},
-      {"seed 001: CUDA P2P",
-       {{1, 19.41}, {128, 15.51}, {512, 15.33}, {16384, 17.50}, {524288, 80.91}, {2097152, 279.04}, {4194304, 541.65}},
-       {{1, 0.13},
-        {128, 16.41},
-        {512, 67.28},
-        {16384, 2336.16},
-        {524288, 8984.97},
-        {2097152, 9604.57},
-        {4194304, 9720.82}}},
-  };
-  return tables;
-}
-
-bool seed_size(double bytes) {
-  static const std::set<double> sizes = {1, 128, 512, 16384, 524288, 2097152, 4194304};
-  return sizes.contains(bytes);
-}
-
-// One row: `transport` moved `bytes` one way in `one_way_s` (latency from the ping-pong's or copy's own time,
-// bandwidth bytes over it), as seed 001's tables put them.
-reports::Entry transport_entry(const std::string& transport, const std::string& executor, const std::string& fidelity,
-                               double bytes, double one_way_s, const std::string& description) {
-  reports::Entry entry;
-  entry.name = "transport/" + transport + "/" + fixed(bytes, 0);
-  entry.executor = executor;
-  entry.fidelity = fidelity;
-  entry.algorithm = transport;
-  entry.real_time = one_way_s;
-  entry.cpu_time = one_way_s;
-  entry.labels = {
-      {"transport", transport}, {"description", description}, {"seed_size", seed_size(bytes) ? "yes" : "no"}};
-  entry.counters = {{"bytes", bytes},
-                    {"one_way_s", one_way_s},
-                    {"latency_us", one_way_s * 1e6},
-                    {"bandwidth_MBps", one_way_s > 0 ? bytes / one_way_s / 1e6 : 0}};
-  return entry;
-}
-
 void bench_transports(Context& context, const TransportsCli& cli) {
   if (!(cli.max_bytes >= 1)) throw InputError("bench transports: --max-bytes must be at least 1");
   if (cli.mpi) measure::mpi::check_launch(cli.launcher, 2);
@@ -127,11 +43,7 @@ void bench_transports(Context& context, const TransportsCli& cli) {
   for (const auto& transport : measure::local_transports()) {
     for (const std::size_t bytes : sizes) {
       const auto point = measure::time_transport(transport, bytes);
-      auto entry = transport_entry(transport.name, "threads", "measured", static_cast<double>(bytes), point.one_way_s,
-                                   transport.description);
-      entry.iterations = point.samples;
-      entry.counters["min_s"] = point.min_s;
-      results.benchmarks.push_back(std::move(entry));
+      results.benchmarks.push_back(measure::to_entry(transport, point));
     }
     context.err << "bench: " << transport.name << " done" << std::endl;
   }
@@ -142,10 +54,10 @@ void bench_transports(Context& context, const TransportsCli& cli) {
     options.rounds = 5;
     for (const auto& point : measure::threads_pingpong(options)) {
       if (!wanted.contains(point.bytes)) continue;
-      results.benchmarks.push_back(transport_entry("threads", "threads", "measured", point.bytes,
-                                                   point.round_trip_s / 2,
-                                                   "dsgd's threads executor: a message between two threads (half "
-                                                   "the median round trip)"));
+      results.benchmarks.push_back(
+          measure::transport_entry("threads", "threads", "measured", point.bytes, point.round_trip_s / 2,
+                                   "dsgd's threads executor: a message between two threads (half "
+                                   "the median round trip)"));
     }
     context.err << "bench: threads ping-pong done" << std::endl;
   }
@@ -168,29 +80,21 @@ void bench_transports(Context& context, const TransportsCli& cli) {
     for (const auto& measured : run_worker(launch, context).results.benchmarks) {
       const double bytes = measured.counters.at("bytes");
       if (!wanted.contains(bytes)) continue;
-      results.benchmarks.push_back(
-          transport_entry("mpi", "mpi", "measured", bytes, measured.counters.at("one_way_s"),
-                          "MPI between 2 ranks: " + measured.labels.at("transport") + " (half the median round trip)"));
+      results.benchmarks.push_back(measure::transport_entry(
+          "mpi", "mpi", "measured", bytes, measured.counters.at("one_way_s"),
+          "MPI between 2 ranks: " + measured.labels.at("transport") + " (half the median round trip)"));
     }
   }
   for (const auto& platform : platforms) {
     const auto& link = platform.network.link;
     for (const std::size_t bytes : sizes) {
       const auto n = static_cast<double>(bytes);
-      results.benchmarks.push_back(transport_entry("predicted: " + platform.name, "analytic", "analytic", n,
-                                                   link.message_s(n),
-                                                   "alpha-beta of platform " + platform.name + "'s link " + link.name));
+      results.benchmarks.push_back(
+          measure::transport_entry("predicted: " + platform.name, "analytic", "analytic", n, link.message_s(n),
+                                   "alpha-beta of platform " + platform.name + "'s link " + link.name));
     }
   }
-  for (const auto& table : seed001_tables()) {
-    for (std::size_t i = 0; i < table.latency_us.size(); ++i) {
-      const auto [bytes, latency_us] = table.latency_us[i];
-      auto entry = transport_entry(table.name, "published", "published", bytes, latency_us * 1e-6,
-                                   "seed 001 Tables I (latency) and II (bandwidth)");
-      entry.counters["bandwidth_MBps"] = table.bandwidth_MBps[i].second;  // the seed's own, measured apart
-      results.benchmarks.push_back(std::move(entry));
-    }
-  }
+  for (auto& entry : measure::seed001_transport_entries()) results.benchmarks.push_back(std::move(entry));
   if (!cli.results.empty()) reports::write_results(cli.results, results);
 
   // One column per transport: latency (us) and bandwidth (MB/s) at each size.

@@ -21,6 +21,7 @@
 
 #include "algorithms/dmath/gemm_entry.hpp"
 #include "algorithms/runner.hpp"
+#include "algorithms/strads/lasso_entry.hpp"
 #include "app/cli_units.hpp"
 #include "app/dsgd_mpi_sweeps.hpp"
 #include "app/error_outcome.hpp"
@@ -113,7 +114,7 @@ void lasso(dsgd::app::LassoCli cli, const std::string& scheduler, int workers, c
     const auto result = dsgd::algorithms::strads::run_lasso(comm, problem, cli.run);
     if (comm.rank() != 0 || results_path.empty()) return;
     auto results = dsgd::app::new_results(command);
-    results.benchmarks.push_back(dsgd::app::lasso_entry(cli, problem, result, "mpi", workers));
+    results.benchmarks.push_back(dsgd::algorithms::strads::to_entry(cli.run, problem, result, "mpi", workers));
     dsgd::reports::write_results(results_path, results);
   });
 }

@@ -85,45 +85,4 @@ void resolve_lasso_cli(LassoCli& cli, const std::string& scheduler, int workers,
   strads::make_scheduler(problem, cli.run.scheduler);  // its own refusals (--coordinates, --candidates, --tau)
 }
 
-reports::Entry lasso_entry(const LassoCli& cli, const strads::LassoProblem& problem,
-                           const strads::LassoRunResult& result, const std::string& executor, int workers) {
-  const std::string scheduler(strads::to_string(cli.run.scheduler.kind));
-  auto entry = reports::timed_entry("lasso/" + scheduler + "/" + problem.name + "/" + std::to_string(workers), executor,
-                                    "measured", scheduler, workers, result.run.seconds);
-  entry.dataset = problem.name;
-  entry.iterations = result.run.rounds;
-  const double objective = result.run.curve.empty() ? 0 : result.run.curve.back().objective;
-  std::size_t nonzeros = 0;
-  for (const double b : result.beta) nonzeros += b != 0 ? 1 : 0;
-  std::vector<std::uint64_t> counts = result.updates;
-  std::sort(counts.begin(), counts.end());
-  entry.counters = {
-      {"objective", objective},
-      {"lambda", cli.run.lambda},
-      {"lambda_max", strads::lambda_max(problem)},
-      {"rows", static_cast<double>(problem.rows)},
-      {"features", static_cast<double>(problem.features)},
-      {"coordinates_per_round", static_cast<double>(cli.run.scheduler.coordinates)},
-      {"updates", static_cast<double>(result.run.updates)},
-      {"nonzeros", static_cast<double>(nonzeros)},
-      {"rounds_per_s", result.run.seconds > 0 ? static_cast<double>(result.run.rounds) / result.run.seconds : 0}};
-  if (!counts.empty()) {
-    // How unevenly the scheduler spread its updates (STRADS's prioritised scheduling spends them where beta moves).
-    entry.counters["updates_per_coordinate_min"] = static_cast<double>(counts.front());
-    entry.counters["updates_per_coordinate_median"] = static_cast<double>(counts[counts.size() / 2]);
-    entry.counters["updates_per_coordinate_max"] = static_cast<double>(counts.back());
-  }
-  entry.labels["stop_reason"] = result.run.stop_reason;
-  entry.labels["scheduler"] = scheduler;
-  entry.labels["problem"] = problem.name;
-  reports::Curve by_time{"objective", "time_s", "objective", {}};
-  reports::Curve by_round{"objective_by_round", "round", "objective", {}};
-  for (const auto& point : result.run.curve) {
-    by_time.points.emplace_back(point.seconds, point.objective);
-    by_round.points.emplace_back(static_cast<double>(point.rounds), point.objective);
-  }
-  entry.curves = {by_time, by_round};
-  return entry;
-}
-
 }  // namespace dsgd::app

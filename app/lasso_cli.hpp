@@ -1,13 +1,12 @@
 #pragma once
 // What `dsgd lasso` and `dsgd-mpi lasso` share (app/lasso_command.cpp, app/dsgd_mpi_main.cpp): the options of a
-// STRADS Lasso run (algorithms/strads/), their forwarding to dsgd-mpi, and the results entry of one run.
+// STRADS Lasso run (algorithms/strads/) and their forwarding to dsgd-mpi.
 
 #include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
 
 #include "algorithms/strads/lasso.hpp"
-#include "reports/results.hpp"
 
 namespace dsgd::app {
 
@@ -28,9 +27,5 @@ std::vector<std::string> lasso_arguments(const LassoCli& cli, const std::string&
 // Throws UnknownNameError for a scheduler name, InputError for a lambda below 0.
 void resolve_lasso_cli(LassoCli& cli, const std::string& scheduler, int workers,
                        const algorithms::strads::LassoProblem& problem);
-
-// The entry of one run: its curve (objective against time and rounds), the final objective, updates and stop.
-reports::Entry lasso_entry(const LassoCli& cli, const algorithms::strads::LassoProblem& problem,
-                           const algorithms::strads::LassoRunResult& result, const std::string& executor, int workers);
 
 }  // namespace dsgd::app

@@ -9,7 +9,7 @@
 #include <memory>
 #include <sstream>
 
-#include "algorithms/strads/lasso.hpp"
+#include "algorithms/strads/lasso_entry.hpp"
 #include "app/commands.hpp"
 #include "app/executors.hpp"
 #include "app/lasso_cli.hpp"
@@ -19,7 +19,7 @@
 #include "measure/mpi/launch.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
-#include "simulate/simgrid/executor.hpp"
+#include "simulate/study_entries.hpp"
 
 namespace dsgd::app {
 
@@ -50,7 +50,7 @@ reports::Entry run_on_threads(const LassoCli& cli, const strads::LassoProblem& p
     auto result = strads::run_lasso(comm, problem, cli.run);
     if (comm.rank() == 0) kept = std::move(result);
   });
-  return lasso_entry(cli, problem, kept, "threads", workers);
+  return strads::to_entry(cli.run, problem, kept, "threads", workers);
 }
 
 reports::Entry run_under_mpirun(const LassoCommandCli& cli, const std::string& scheduler, Context& context) {
@@ -85,7 +85,7 @@ reports::Entry run_in_simgrid(const LassoCommandCli& cli, const LassoCli& one, c
   strads::LassoRunResult kept;
   simulation.collect = [&] {
     auto results = new_results(context);
-    results.benchmarks.push_back(lasso_entry(one, problem, kept, "simgrid", cli.workers));
+    results.benchmarks.push_back(strads::to_entry(one.run, problem, kept, "simgrid", cli.workers));
     return reports::to_json(results).dump();
   };
   const auto simulated = simulate::simgrid::run(
@@ -97,20 +97,8 @@ reports::Entry run_in_simgrid(const LassoCommandCli& cli, const LassoCli& one, c
       simulation);
   auto entry =
       reports::results_from_json(parse_json(simulated.collected, "the simulation"), "the simulation").benchmarks.at(0);
-  entry.fidelity = std::string(simulate::to_string(simulated.fidelity));
-  entry.platform = platform.name;
-  entry.counters["wall_s"] = simulated.wall_s;
+  simulate::add_simulation(entry, simulated, platform.name);
   return entry;
-}
-
-// The first point of `entry`'s curve at or below `objective`: its time and round, or -1 if none.
-std::pair<double, double> first_at_or_below(const reports::Entry& entry, double objective) {
-  const auto& by_time = entry.curves.at(0).points;
-  const auto& by_round = entry.curves.at(1).points;
-  for (std::size_t k = 0; k < by_time.size(); ++k) {
-    if (by_time[k].second <= objective) return {by_time[k].first, by_round[k].first};
-  }
-  return {-1, -1};
 }
 
 void lasso(Context& context, LassoCommandCli cli) {
@@ -153,49 +141,15 @@ void lasso(Context& context, LassoCommandCli cli) {
     context.out << line << std::flush;
     results.benchmarks.push_back(std::move(entry));
   }
-  // Time to the best objective of the runs, within the gap (the speed-up the STRADS paper compares).
-  double best = results.benchmarks.front().counters.at("objective");
-  for (const auto& entry : results.benchmarks) best = std::min(best, entry.counters.at("objective"));
-  const double target = best * (1 + cli.gap);
-  for (auto& entry : results.benchmarks) {
-    const auto [seconds, rounds] = first_at_or_below(entry, target);
-    entry.counters["best_objective_of_runs"] = best;
-    entry.counters["gap"] = cli.gap;
-    // Suboptimality against time, for a log axis (points at the best itself have no logarithm and are left out).
-    reports::Curve relative{"relative_gap", "time_s", "(F - best) / best", {}};
-    reports::Curve relative_by_round{"relative_gap_by_round", "round", "(F - best) / best", {}};
-    const auto& by_time = entry.curves.at(0).points;
-    const auto& by_round = entry.curves.at(1).points;
-    for (std::size_t k = 0; k < by_time.size(); ++k) {
-      const double objective = by_time[k].second;
-      if (!(objective > best) || !std::isfinite(objective)) continue;
-      relative.points.emplace_back(by_time[k].first, objective / best - 1);
-      relative_by_round.points.emplace_back(by_round[k].first, objective / best - 1);
-    }
-    entry.curves.push_back(relative);
-    entry.curves.push_back(relative_by_round);
-    if (seconds >= 0) {
-      entry.counters["time_to_gap_s"] = seconds;
-      entry.counters["rounds_to_gap"] = rounds;
-    }
+  strads::compare_runs(results.benchmarks, cli.gap);
+  const double best = results.benchmarks.front().counters.at("best_objective_of_runs");
+  for (const auto& entry : results.benchmarks) {
+    const auto seconds = entry.counters.find("time_to_gap_s");
     context.out << "  " << entry.algorithm << ": within " << cli.gap << " of the best objective (" << best << ") "
-                << (seconds >= 0 ? "after " + std::to_string(seconds) + " s, " + std::to_string(rounds) + " rounds"
-                                 : std::string("never"))
+                << (seconds != entry.counters.end() ? "after " + std::to_string(seconds->second) + " s, " +
+                                                          std::to_string(entry.counters.at("rounds_to_gap")) + " rounds"
+                                                    : std::string("never"))
                 << "\n";
-  }
-  // The speed-up the STRADS paper reports, to a given objective: the one a baseline ended with. Its own time to it
-  // over each run's (runs that never reach it get none).
-  for (const char* baseline : {"serial", "shotgun"}) {
-    const auto found = std::find_if(results.benchmarks.begin(), results.benchmarks.end(),
-                                    [&](const auto& entry) { return entry.algorithm == baseline; });
-    if (found == results.benchmarks.end()) continue;
-    const double objective = found->counters.at("objective");
-    const double baseline_s = first_at_or_below(*found, objective).first;
-    if (!std::isfinite(objective) || baseline_s <= 0) continue;
-    for (auto& entry : results.benchmarks) {
-      const double seconds = first_at_or_below(entry, objective).first;
-      if (seconds > 0) entry.counters[std::string("speedup_over_") + baseline] = baseline_s / seconds;
-    }
   }
   if (!cli.results.empty()) reports::write_results(cli.results, results);
 }

@@ -63,53 +63,19 @@ AllreduceSweep allreduce_sweep(Comm& comm, const AllreduceSweepOptions& options,
   return sweep;
 }
 
-double algorithm_bandwidth_Bps(double bytes, double seconds) { return seconds > 0 ? bytes / seconds : 0; }
-
-double allreduce_bus_factor(int ranks) { return ranks > 0 ? 2.0 * (ranks - 1) / ranks : 0; }
-
-namespace {
-
-reports::Entry entry_of(const std::string& executor, const std::string& variant, int ranks, std::size_t floats,
-                        double min_s, double median_s, double max_s, std::int64_t samples) {
-  reports::Entry entry = reports::timed_entry("allreduce/" + variant + "/" + std::to_string(floats), executor, "",
-                                              variant, ranks, median_s);
-  entry.iterations = samples;
-  const double bytes = static_cast<double>(floats) * sizeof(float);
-  const double algbw = algorithm_bandwidth_Bps(bytes, median_s);
-  entry.counters = {{"floats", static_cast<double>(floats)},
-                    {"bytes", bytes},
-                    {"seconds", median_s},
-                    {"seconds_min", min_s},
-                    {"seconds_median", median_s},
-                    {"seconds_max", max_s},
-                    {"algbw_Bps", algbw},
-                    {"busbw_Bps", algbw * allreduce_bus_factor(ranks)}};
-  return entry;
-}
-
-}  // namespace
-
 std::vector<reports::Entry> to_entries(const AllreduceSweep& sweep, const std::string& executor) {
   std::vector<reports::Entry> entries;
   for (std::size_t s = 0; s < sweep.sizes.size(); ++s) {
     for (std::size_t v = 0; v < sweep.variants.size(); ++v) {
       const auto& samples = sweep.seconds[s][v];
-      auto entry =
-          entry_of(executor, sweep.variants[v], sweep.ranks, sweep.sizes[s],
-                   *std::min_element(samples.begin(), samples.end()), median(samples),
-                   *std::max_element(samples.begin(), samples.end()), static_cast<std::int64_t>(samples.size()));
-      entry.fidelity = "measured";
-      entries.push_back(std::move(entry));
+      const reports::AllreduceTimes times{*std::min_element(samples.begin(), samples.end()), median(samples),
+                                          *std::max_element(samples.begin(), samples.end()),
+                                          static_cast<std::int64_t>(samples.size())};
+      entries.push_back(
+          reports::allreduce_entry(executor, "measured", sweep.variants[v], sweep.ranks, sweep.sizes[s], times));
     }
   }
   return entries;
-}
-
-reports::Entry allreduce_entry(const std::string& executor, const std::string& variant, int ranks, std::size_t floats,
-                               double seconds, const std::string& fidelity) {
-  auto entry = entry_of(executor, variant, ranks, floats, seconds, seconds, seconds, 1);
-  entry.fidelity = fidelity;
-  return entry;
 }
 
 }  // namespace dsgd::measure

@@ -4,7 +4,7 @@
 // rounds after it are timed. Variants alternate within a round, starting at a different one each round, so a drift
 // of the machine's speed affects them alike. Every sample starts together (the barrier rule: a one-float
 // recursive-doubling allreduce, which every Comm has) and is the slowest rank's time, as a collective is done when
-// its last rank is. Bandwidths are nccl-tests' (docs/commands.md, `dsgd bench allreduce`).
+// its last rank is. Bandwidths are nccl-tests' (reports/allreduce_entry.hpp).
 
 #include <cstddef>
 #include <functional>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/collectives.hpp"
-#include "reports/results.hpp"
+#include "reports/allreduce_entry.hpp"
 
 namespace dsgd::measure {
 
@@ -38,18 +38,7 @@ struct AllreduceSweep {
 AllreduceSweep allreduce_sweep(Comm& comm, const AllreduceSweepOptions& options,
                                const RunVariant& run = run_collective);
 
-// nccl-tests' definitions: algbw = bytes / time; busbw = algbw x 2 (P - 1) / P for an allreduce, the rate each
-// rank's link carries, comparable across rank counts.
-double algorithm_bandwidth_Bps(double bytes, double seconds);
-double allreduce_bus_factor(int ranks);
-
-// One results entry per size and variant: real_time the median sample; counters floats, bytes, seconds_min,
-// seconds_median, seconds_max, algbw_Bps and busbw_Bps (of the median). Name "allreduce/VARIANT/FLOATS".
+// One results entry per size and variant (reports/allreduce_entry.hpp), of every timed round.
 std::vector<reports::Entry> to_entries(const AllreduceSweep& sweep, const std::string& executor);
-
-// An allreduce's results entry from one time (a simulation's, or a median): the fields and counters to_entries
-// gives, with the time as its min, median and max.
-reports::Entry allreduce_entry(const std::string& executor, const std::string& variant, int ranks, std::size_t floats,
-                               double seconds, const std::string& fidelity = "measured");
 
 }  // namespace dsgd::measure

@@ -19,4 +19,9 @@ std::string above_bound_warning(const std::string& what, double measured, double
          "), which it cannot pass: the bound was measured low (a busy machine) or the measurement is wrong";
 }
 
+void mark_suspect(std::vector<reports::Entry>& entries, const std::string& why) {
+  if (why.empty()) return;
+  for (auto& entry : entries) entry.labels["suspect"] = why;
+}
+
 }  // namespace dsgd::measure

@@ -4,6 +4,9 @@
 // these as "warning: ..." lines beside their tables and keep them in their results (label "suspect").
 
 #include <string>
+#include <vector>
+
+#include "reports/results.hpp"
 
 namespace dsgd::measure {
 
@@ -18,5 +21,8 @@ std::string busy_machine_warning(double others_cores);
 // bound's own measurement error).
 std::string above_bound_warning(const std::string& what, double measured, double bound, const std::string& bound_name,
                                 const std::string& unit);
+
+// Labels every entry "suspect" with `why` (one of the warnings above); nothing where `why` is empty.
+void mark_suspect(std::vector<reports::Entry>& entries, const std::string& why);
 
 }  // namespace dsgd::measure

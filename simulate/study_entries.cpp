@@ -30,6 +30,12 @@ reports::Entry simulated_entry(std::string name, const std::string& platform, co
   return entry;
 }
 
+void add_simulation(reports::Entry& entry, const SimulationResult& run, const std::string& platform) {
+  entry.fidelity = std::string(to_string(run.fidelity));
+  entry.platform = platform;
+  entry.counters["wall_s"] = run.wall_s;
+}
+
 reports::Entry to_entry(const ScalingPoint& point, const ScalingOptions& options, const std::string& platform) {
   auto entry =
       simulated_entry("simulate/" + options.algorithm + "/" + options.model + "/" + std::to_string(point.workers),

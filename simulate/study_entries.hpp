@@ -9,6 +9,7 @@
 #include "reports/results.hpp"
 #include "simulate/scaling_study.hpp"
 #include "simulate/scheme_study.hpp"
+#include "simulate/simgrid/executor.hpp"
 #include "simulate/weak_scaling.hpp"
 
 namespace dsgd::simulate {
@@ -17,6 +18,9 @@ namespace dsgd::simulate {
 reports::Entry simulated_entry(std::string name, const std::string& platform, const std::string& algorithm,
                                const std::string& model, const std::string& fidelity, int ranks,
                                double seconds_per_iteration);
+
+// What a simulation adds to the entry of what it ran: the level that ran, `platform`, the simulation's wall time.
+void add_simulation(reports::Entry& entry, const SimulationResult& run, const std::string& platform);
 
 // An entry of a study named `name`, of `kind` ("point", "fitted", "calibration", "published"): executor simgrid and
 // the labels study and kind.

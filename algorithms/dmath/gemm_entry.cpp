@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "algorithms/dmath/distributed_gemm.hpp"
 #include "core/error.hpp"
 #include "core/stats.hpp"
 
@@ -64,6 +65,22 @@ reports::Entry to_entry(const GemmBenchOptions& options, const std::vector<GemmR
                                  {"panel_width", options.gemm.panel_width},
                                  {"fp16_transfer", options.gemm.half_transfer}};
   entry.labels["local_gemm"] = local_gemm;
+  return entry;
+}
+
+reports::Entry sgemm_baseline(const GemmBenchOptions& options, int threads) {
+  const auto n = options.size;
+  const double time = median(time_whole_sgemm(options, threads, options.rounds));
+  const double flops = GemmShape{n, n, n}.flops();
+  auto entry = reports::timed_entry("gemm/sgemm/" + std::to_string(n) + "/" + std::to_string(threads), "threads",
+                                    "measured", "sgemm", 1, time);
+  entry.iterations = options.rounds;
+  entry.counters = {{"size", static_cast<double>(n)},
+                    {"flops", flops},
+                    {"seconds", time},
+                    {"gflops", flops / time / 1e9},
+                    {"threads_per_rank", static_cast<double>(threads)}};
+  entry.labels["local_gemm"] = make_blas_gemm(threads)->description();
   return entry;
 }
 

@@ -15,4 +15,8 @@ namespace dsgd::algorithms::dmath {
 reports::Entry to_entry(const GemmBenchOptions& options, const std::vector<GemmRankResult>& ranks,
                         const std::string& executor, const std::string& fidelity, const std::string& local_gemm);
 
+// OpenBLAS sgemm of the whole product of `options.size` on `threads` threads of this process, the one-node
+// reference: timed options.rounds times, the median as its time, GFLOP/s and the library that ran.
+reports::Entry sgemm_baseline(const GemmBenchOptions& options, int threads);
+
 }  // namespace dsgd::algorithms::dmath

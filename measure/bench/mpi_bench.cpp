@@ -111,7 +111,7 @@ void register_allreduce(MpiComm& comm, std::size_t max_floats) {
             }
             state.counters["bytes"] = bytes;
             state.counters["algbw_Bps"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
-            state.counters["busbw_Bps"] = benchmark::Counter(bytes * dsgd::measure::allreduce_bus_factor(n),
+            state.counters["busbw_Bps"] = benchmark::Counter(bytes * dsgd::reports::allreduce_bus_factor(n),
                                                              benchmark::Counter::kIsIterationInvariantRate);
             state.SetLabel(label);
           })
