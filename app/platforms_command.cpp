@@ -47,9 +47,9 @@ void register_platforms_command(CLI::App& app, Context& context) {
       throw InputError(out.string() + ": already exists; `platforms new` writes a new file");
     }
     check_output_file(out);
-    const std::string name = new_options->name.empty() ? out.stem().string() : new_options->name;
-    write_file_atomically(out, platforms::starting_point(new_options->from, name));
-    context.out << out.string() << ": platform '" << name << "' from the catalog's '" << new_options->from
+    const std::string chosen = new_options->name.empty() ? out.stem().string() : new_options->name;
+    write_file_atomically(out, platforms::starting_point(new_options->from, chosen));
+    context.out << out.string() << ": platform '" << chosen << "' from the catalog's '" << new_options->from
                 << "'; edit it, then `dsgd platforms show " << out.string() << "`\n";
   });
 
