@@ -90,8 +90,8 @@ reports::Entry train_on_mpi(const TrainingJob& job, Context& context) {
   for (const auto& argument : run_arguments(job.cli)) launch.program.push_back(argument);
   launch.timeout_s = job.wall_timeout_s;
   launch.timeout_option = job.wall_timeout_option;
+  launch.echo = job.progress;  // rank 0's progress lines, as they come
   const auto outcome = run_worker(launch, context);
-  if (job.progress) context.err << outcome.output;  // rank 0's progress lines
   if (outcome.results.benchmarks.size() != 1) throw InternalError(job.command + ": dsgd-mpi wrote no run result");
   return outcome.results.benchmarks.front();
 }

@@ -64,8 +64,10 @@ WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context) {
   program.insert(program.end(), {"--results", results.string()});
   const auto command = measure::mpi::mpirun_command(launch.ranks, program, launch.launcher);
   context.err << launch.command << ": running " << joined(command) << std::endl;
+  OutputSink echo;
+  if (launch.echo) echo = [&context](std::string_view piece) { context.err << piece << std::flush; };
   const auto run =
-      run_process(command, std::chrono::seconds(static_cast<long>(launch.timeout_s)), {}, context.interrupt);
+      run_process(command, std::chrono::seconds(static_cast<long>(launch.timeout_s)), {}, context.interrupt, echo);
   if (run.interrupted_by != 0) {
     const auto ranks = std::count(run.stopped_processes.begin(), run.stopped_processes.end(), "dsgd-mpi");
     throw InterruptedError(run.interrupted_by,

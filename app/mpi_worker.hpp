@@ -21,6 +21,7 @@ struct WorkerLaunch {
   double timeout_s = 600;                    // for the whole mpirun
   std::string timeout_option = "--timeout";  // what sets timeout_s, for messages: "--wall-timeout", ...
   measure::mpi::MpiLaunchOptions launcher;   // mpirun here (default), mpirun --hostfile, or srun
+  bool echo = false;  // what mpirun prints goes to context.err as it comes (a run's progress lines), not at the end
 };
 
 // Registers --launcher, --hostfile and --launcher-args on `command`, bound to `options` (README "Across nodes").

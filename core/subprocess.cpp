@@ -35,7 +35,7 @@ std::filesystem::path find_in_path(const std::string& program) {
 
 // Appends what is readable on `fd` now (non-blocking) to `output`, keeping its last kMaxOutputBytes. False once
 // the pipe is closed.
-bool drain(int fd, std::string& output, int wait_ms) {
+bool drain(int fd, std::string& output, int wait_ms, const OutputSink& on_output) {
   pollfd ready{fd, POLLIN, 0};
   const int polled = ::poll(&ready, 1, wait_ms);
   if (polled < 0 && errno != EINTR) return false;
@@ -45,6 +45,7 @@ bool drain(int fd, std::string& output, int wait_ms) {
   if (n < 0) return errno == EINTR || errno == EAGAIN;
   if (n == 0) return false;
   output.append(buffer, static_cast<std::size_t>(n));
+  if (on_output) on_output(std::string_view(buffer, static_cast<std::size_t>(n)));
   if (output.size() > kMaxOutputBytes) output.erase(0, output.size() - kMaxOutputBytes);
   return true;
 }
@@ -60,7 +61,7 @@ void signal_session(pid_t leader, int signal) {
 // `grace`, SIGKILL. Reaps the child into `status`, keeps reading its output from `fd` (open: not yet closed) so it
 // cannot block on a full pipe, and returns the names of the other processes that were running.
 std::vector<std::string> stop_session(pid_t pid, int first, std::chrono::milliseconds grace, int fd, bool& open,
-                                      std::string& output, int& status) {
+                                      std::string& output, int& status, const OutputSink& on_output) {
   std::vector<std::string> stopped;
   for (const auto& process : session_processes(pid)) {
     if (process.pid != pid) stopped.push_back(process.name);
@@ -78,7 +79,7 @@ std::vector<std::string> stop_session(pid_t pid, int first, std::chrono::millise
       reap(WNOHANG);
       if (reaped && session_processes(pid).empty()) return true;
       if (open) {
-        open = drain(fd, output, 20);
+        open = drain(fd, output, 20, on_output);
       } else {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
       }
@@ -127,7 +128,8 @@ bool program_exists(const std::string& program) {
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::seconds timeout,
-                          const std::filesystem::path& working_dir, const Interrupt* interrupt) {
+                          const std::filesystem::path& working_dir, const Interrupt* interrupt,
+                          const OutputSink& on_output) {
   DSGD_ENFORCE(!argv.empty(), "run_process needs a program");
   const auto program = find_in_path(argv[0]);
   if (program.empty() || ::access(program.c_str(), X_OK) != 0) {
@@ -173,16 +175,17 @@ ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::sec
   while (open || !reaped) {
     if (interrupt != nullptr && interrupt->requested()) {
       result.interrupted_by = interrupt->signal();
-      result.stopped_processes = stop_session(pid, SIGTERM, kStopGrace, out_pipe[0], open, result.output, status);
+      result.stopped_processes =
+          stop_session(pid, SIGTERM, kStopGrace, out_pipe[0], open, result.output, status, on_output);
       break;
     }
     if (std::chrono::steady_clock::now() >= deadline) {
       result.timed_out = true;
-      result.stopped_processes = stop_session(pid, SIGKILL, {}, out_pipe[0], open, result.output, status);
+      result.stopped_processes = stop_session(pid, SIGKILL, {}, out_pipe[0], open, result.output, status, on_output);
       break;
     }
     if (open) {
-      open = drain(out_pipe[0], result.output, 100);
+      open = drain(out_pipe[0], result.output, 100, on_output);
     } else {
       pid_t done = 0;
       while ((done = ::waitpid(pid, &status, WNOHANG)) < 0 && errno == EINTR) {

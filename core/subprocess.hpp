@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/interrupt.hpp"
@@ -21,14 +23,19 @@ struct ProcessResult {
   std::vector<std::string> stopped_processes;
 };
 
+// What the program prints, as it comes (each piece as read, lines may be split), beside ProcessResult::output.
+using OutputSink = std::function<void(std::string_view piece)>;
+
 // Runs argv[0] (looked up in PATH) with the given arguments in `working_dir` (empty: the current one), standard
 // input from /dev/null, in a session (and process group) of its own: a signal meant for dsgd alone does not reach
 // it, and all it starts can be found and stopped. Past `timeout` it and every process of its session are killed
 // (SIGKILL). When `interrupt` (watched meanwhile) is requested, they get SIGTERM, then SIGKILL after kStopGrace;
 // the result says so (interrupted_by). Should dsgd die first, the program gets SIGTERM (PR_SET_PDEATHSIG). Throws
-// UnavailableError if the program cannot be started (e.g. not installed), naming it.
+// UnavailableError if the program cannot be started (e.g. not installed), naming it. `on_output`, where set, gets
+// the output as it comes.
 ProcessResult run_process(const std::vector<std::string>& argv, std::chrono::seconds timeout,
-                          const std::filesystem::path& working_dir = {}, const Interrupt* interrupt = nullptr);
+                          const std::filesystem::path& working_dir = {}, const Interrupt* interrupt = nullptr,
+                          const OutputSink& on_output = {});
 
 // How long an interrupted program and its processes have between SIGTERM and SIGKILL.
 inline constexpr std::chrono::seconds kStopGrace{5};

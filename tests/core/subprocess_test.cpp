@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -22,6 +23,24 @@ TEST(CoreSubprocess, CapturesOutputAndExitCode) {
   EXPECT_FALSE(result.timed_out);
   EXPECT_NE(result.output.find("out"), std::string::npos);
   EXPECT_NE(result.output.find("err"), std::string::npos);
+}
+
+// The program waits for a file that only the sink creates, once it has seen the first line: without output as it
+// comes, the run would time out.
+TEST(CoreSubprocess, TheSinkGetsTheOutputWhileTheProgramRuns) {
+  const auto flag = std::filesystem::temp_directory_path() / ("dsgd-sink-test-" + std::to_string(::getpid()));
+  std::filesystem::remove(flag);
+  std::string seen;
+  const auto result =
+      run_process({"sh", "-c", "echo first; while [ ! -e '" + flag.string() + "' ]; do sleep 0.05; done; echo second"},
+                  std::chrono::seconds(30), {}, nullptr, [&](std::string_view piece) {
+                    seen += piece;
+                    if (seen.find("first") != std::string::npos) std::ofstream(flag).put('x');
+                  });
+  std::filesystem::remove(flag);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_EQ(seen, "first\nsecond\n");
+  EXPECT_EQ(result.output, seen);
 }
 
 TEST(CoreSubprocess, KillsAProgramThatOutlivesItsTimeLimit) {
