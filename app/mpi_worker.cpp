@@ -82,7 +82,7 @@ WorkerOutcome run_worker(const WorkerLaunch& launch, Context& context) {
     throw Error(launch.command + ": " + launch.what + " failed (mpirun exit code " + std::to_string(run.exit_code) +
                 "): " + failure_summary(run.output));
   }
-  return {reports::read_results(results), run.output, results};
+  return {reports::read_results(results), results};
 }
 
 }  // namespace dsgd::app

@@ -29,7 +29,6 @@ void add_launch_options(CLI::App& command, measure::mpi::MpiLaunchOptions& optio
 
 struct WorkerOutcome {
   reports::Results results;
-  std::string output;                  // what mpirun printed (dsgd-mpi's progress lines)
   std::filesystem::path results_path;  // where they were read from (gone afterwards if temporary)
 };
 

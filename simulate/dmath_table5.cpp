@@ -11,6 +11,7 @@
 #include "platforms/catalog.hpp"
 #include "simulate/scaling_study.hpp"
 #include "simulate/simgrid/executor.hpp"
+#include "simulate/study_entries.hpp"
 
 namespace dsgd::simulate {
 
@@ -33,8 +34,7 @@ reports::Entry simulate_gemm_point(const platforms::Platform& platform, const Pl
   auto entry = dmath::to_entry(options, dmath::decode_gemm_results(simulated.collected), "simgrid",
                                std::string(to_string(simulated.fidelity)),
                                "predicted: kernel class 'gemm' of platform " + platform.name);
-  entry.platform = platform.name;
-  entry.counters["wall_s"] = simulated.wall_s;
+  add_simulation(entry, simulated, platform.name);
   return entry;
 }
 
