@@ -53,7 +53,7 @@ std::int64_t TransformerSpec::parameters() const {
 namespace {
 
 // Megatron-LM SC'21 Table 1 (Narayanan et al. 2021): sizes from the paper, heads from its artifact
-// (NVIDIA/Megatron-LM examples/sc21/run_table_1.sh); sequence 2048, vocabulary 51,200, ffn 4h.
+// (the run_table_1.sh of NVIDIA/Megatron-LM's SC'21 artifact); sequence 2048, vocabulary 51,200, ffn 4h.
 TransformerSpec megatron_gpt(std::string name, std::string size, std::int64_t hidden, std::int64_t layers,
                              std::int64_t heads, double published) {
   TransformerSpec spec;
@@ -69,7 +69,7 @@ TransformerSpec megatron_gpt(std::string name, std::string size, std::int64_t hi
   spec.sequence = 2048;
   spec.published_parameters = static_cast<std::int64_t>(published);
   spec.published_source = "Narayanan et al. 2021 (Megatron-LM SC'21) Table 1: " + size +
-                          " parameters; heads from NVIDIA/Megatron-LM examples/sc21/run_table_1.sh";
+                          " parameters; heads from the run_table_1.sh of NVIDIA/Megatron-LM's SC'21 artifact";
   return spec;
 }
 
