@@ -236,14 +236,21 @@ void check_layer_kind(const JsonView& member, const std::string& kind) {
 }
 
 KernelModel parse_kernel_model(const JsonView& view) {
-  view.allow_only({"parallel_units", "tile", "tile_k_overhead", "fixed_s", "sync_s_per_unit", "cache", "winograd_3x3",
-                   "streaming", "gemm_library", "efficiency", "sources"});
+  view.allow_only({"parallel_units", "tile", "tiles", "tile_k_overhead", "fixed_s", "sync_s_per_unit", "cache",
+                   "winograd_3x3", "streaming", "gemm_library", "efficiency", "sources"});
   KernelModel model;
   model.parallel_units = positive_int(view.at("parallel_units"));
   const JsonView tile = view.at("tile");
   if (tile.size() != 2) tile.fail("expected [m, n]: the output tile one unit computes at a time");
   model.tile_m = positive_int(tile.at(std::size_t{0}));
   model.tile_n = positive_int(tile.at(std::size_t{1}));
+  if (const auto tiles = view.find("tiles")) {
+    for (std::size_t i = 0; i < tiles->size(); ++i) {
+      const JsonView other = tiles->at(i);
+      if (other.size() != 2) other.fail("expected [m, n]: an output tile the library can also choose");
+      model.tiles.push_back({positive_int(other.at(std::size_t{0})), positive_int(other.at(std::size_t{1}))});
+    }
+  }
   if (const auto overhead = view.find("tile_k_overhead")) model.tile_k_overhead = overhead->nonnegative();
   if (const auto fixed = view.find("fixed_s")) model.fixed_s = fixed->nonnegative();
   if (const auto sync = view.find("sync_s_per_unit")) model.sync_s_per_unit = sync->nonnegative();
@@ -1024,6 +1031,7 @@ Json kernel_model_json(const KernelModel& model) {
   Json out = {{"parallel_units", model.parallel_units},
               {"tile", {model.tile_m, model.tile_n}},
               {"efficiency", model.efficiency}};
+  if (!model.tiles.empty()) out["tiles"] = model.tiles;
   // The optional costs as the file had them: absent ones stay absent (a number needs a source).
   for (const auto& [key, value] :
        {std::pair{"tile_k_overhead", model.tile_k_overhead}, std::pair{"fixed_s", model.fixed_s},

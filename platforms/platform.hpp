@@ -7,6 +7,7 @@
 // precision FLOP/s (`peak_flops`). Every number read from a file carries its source in the `sources` map of the
 // object that holds it (field name -> citation); the loader rejects a number without one.
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -102,6 +103,9 @@ struct KernelModel {
   int parallel_units = 0;   // a GPU's SMs; a CPU's cores (per node)
   std::int64_t tile_m = 0;  // the output block one unit computes at a time
   std::int64_t tile_n = 0;
+  // More [m, n] output tiles the library can choose from per GEMM (cuBLAS's and CUTLASS's thread-block shapes);
+  // empty: `tile` alone.
+  std::vector<std::array<std::int64_t, 2>> tiles;
   double tile_k_overhead = 0;   // a tile's fixed cost in steps of k
   double fixed_s = 0;           // per kernel: launch or dispatch
   double sync_s_per_unit = 0;   // per kernel and unit taking part: a fork-join across a CPU's threads

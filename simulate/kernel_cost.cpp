@@ -15,8 +15,10 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 constexpr double kFloatBytes = 4;  // the kernels' tensors are fp32
 
 void check_machine(const KernelMachine& machine) {
+  const bool tiles_positive = std::all_of(machine.tiles.begin(), machine.tiles.end(),
+                                          [](const auto& tile) { return tile[0] >= 1 && tile[1] >= 1; });
   if (!(machine.peak_flops > 0) || machine.parallel_units < 1 || machine.tile_m < 1 || machine.tile_n < 1 ||
-      !(machine.efficiency > 0) || machine.tile_k_overhead < 0 || machine.kernel_fixed_s < 0 ||
+      !tiles_positive || !(machine.efficiency > 0) || machine.tile_k_overhead < 0 || machine.kernel_fixed_s < 0 ||
       machine.sync_s_per_unit < 0) {
     throw InputError("kernel cost: a machine needs a positive peak (" + significant(machine.peak_flops) + "), units (" +
                      std::to_string(machine.parallel_units) + "), tile (" + std::to_string(machine.tile_m) + " x " +
@@ -57,19 +59,19 @@ struct Tiling {
   double split_bytes = 0;
 };
 
-Tiling tiling_of(const KernelMachine& machine, const GemmShape& gemm) {
-  if (gemm.m < 1 || gemm.n < 1 || gemm.k < 1 || gemm.count < 1) return {};  // no work: nothing to lose
-  const std::int64_t tiles_m = ceil_div(gemm.m, machine.tile_m);
-  const std::int64_t tiles_n = ceil_div(gemm.n, machine.tile_n);
+// `gemm` on tiles of tile_m x tile_n.
+Tiling tiling_on(const KernelMachine& machine, const GemmShape& gemm, std::int64_t tile_m, std::int64_t tile_n) {
+  const std::int64_t tiles_m = ceil_div(gemm.m, tile_m);
+  const std::int64_t tiles_n = ceil_div(gemm.n, tile_n);
   const std::int64_t output_tiles = tiles_m * tiles_n * gemm.count;
   const std::int64_t splits = std::max<std::int64_t>(
-      1, std::min(machine.parallel_units / std::max<std::int64_t>(output_tiles, 1), gemm.k / machine.tile_m));
+      1, std::min(machine.parallel_units / std::max<std::int64_t>(output_tiles, 1), gemm.k / tile_m));
   Tiling tiling;
   tiling.tiles = static_cast<double>(output_tiles * splits);
   const double units = machine.parallel_units;
   const double busy_units = tiling.tiles / (std::ceil(tiling.tiles / units) * units);  // the last wave's idle units
-  const double useful_area = static_cast<double>(gemm.m) / static_cast<double>(tiles_m * machine.tile_m) *
-                             static_cast<double>(gemm.n) / static_cast<double>(tiles_n * machine.tile_n);
+  const double useful_area = static_cast<double>(gemm.m) / static_cast<double>(tiles_m * tile_m) *
+                             static_cast<double>(gemm.n) / static_cast<double>(tiles_n * tile_n);
   const double k = static_cast<double>(gemm.k) / static_cast<double>(splits);
   tiling.efficiency = busy_units * useful_area * k / (k + machine.tile_k_overhead);
   if (splits > 1) {
@@ -77,6 +79,21 @@ Tiling tiling_of(const KernelMachine& machine, const GemmShape& gemm) {
         2 * kFloatBytes * static_cast<double>(splits) * static_cast<double>(gemm.m * gemm.n * gemm.count);
   }
   return tiling;
+}
+
+// `gemm` on the library's tile that leaves the most of the units, as cuBLAS and CUTLASS pick a thread-block shape
+// per GEMM; of equals, the one that splits the reduction less, then `tile` or the first listed.
+Tiling tiling_of(const KernelMachine& machine, const GemmShape& gemm) {
+  if (gemm.m < 1 || gemm.n < 1 || gemm.k < 1 || gemm.count < 1) return {};  // no work: nothing to lose
+  Tiling best = tiling_on(machine, gemm, machine.tile_m, machine.tile_n);
+  for (const auto& [tile_m, tile_n] : machine.tiles) {
+    const Tiling other = tiling_on(machine, gemm, tile_m, tile_n);
+    if (other.efficiency > best.efficiency ||
+        (other.efficiency == best.efficiency && other.split_bytes < best.split_bytes)) {
+      best = other;
+    }
+  }
+  return best;
 }
 
 }  // namespace

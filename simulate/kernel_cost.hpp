@@ -14,9 +14,11 @@
 // The shape efficiency of a GEMM (a convolution as implicit GEMM, an inner product) is what its tiles leave of the
 // device's parallel units: the output is cut into tiles of tile_m x tile_n, each unit computes one tile at a time,
 // so the last wave of tiles leaves units idle, a partial tile computes padding, and a short k cannot fill a tile's
-// pipeline (tile_k_overhead steps of fixed cost per tile). A streaming kernel (ReLU, pooling, an update) has none:
-// its bytes bound it. `efficiency` is the rest, one number per device, measured or FITTED (and then printed so).
+// pipeline (tile_k_overhead steps of fixed cost per tile). A library with several tiles runs each GEMM on the one
+// that leaves the most. A streaming kernel (ReLU, pooling, an update) has none: its bytes bound it. `efficiency` is
+// the rest, one number per device, measured or FITTED (and then printed so).
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -41,10 +43,13 @@ struct MemoryTier {
 };
 
 struct KernelMachine {
-  double peak_flops = 0;          // of the rank's unit (a device, or a group of cores)
-  int parallel_units = 1;         // a GPU's SMs, or the cores of a CPU rank
-  std::int64_t tile_m = 1;        // the output block one unit computes at a time: a GPU GEMM's thread-block tile,
-  std::int64_t tile_n = 1;        // 1 x 1 on a CPU whose libraries compute the edges on what is there
+  double peak_flops = 0;    // of the rank's unit (a device, or a group of cores)
+  int parallel_units = 1;   // a GPU's SMs, or the cores of a CPU rank
+  std::int64_t tile_m = 1;  // the output block one unit computes at a time: a GPU GEMM's thread-block tile,
+  std::int64_t tile_n = 1;  // 1 x 1 on a CPU whose libraries compute the edges on what is there
+  // More [m, n] tiles the library can choose from: a GEMM runs on whichever of these and tile_m x tile_n leaves the
+  // most of the units (cuBLAS's and CUTLASS's choice of thread-block shape per GEMM); empty: the one tile.
+  std::vector<std::array<std::int64_t, 2>> tiles;
   double tile_k_overhead = 0;     // a tile's fixed cost (prologue, epilogue) in steps of k
   double kernel_fixed_s = 0;      // per kernel
   double sync_s_per_unit = 0;     // per kernel and unit taking part (a barrier across a many-core CPU's threads)

@@ -437,6 +437,7 @@ std::optional<KernelMachine> kernel_machine(const std::optional<platforms::Kerne
   machine.parallel_units = std::max(1, static_cast<int>(std::lround(model->parallel_units * share)));
   machine.tile_m = model->tile_m;
   machine.tile_n = model->tile_n;
+  machine.tiles = model->tiles;
   machine.tile_k_overhead = model->tile_k_overhead;
   machine.kernel_fixed_s = model->fixed_s;
   machine.sync_s_per_unit = model->sync_s_per_unit;

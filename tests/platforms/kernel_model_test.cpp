@@ -3,7 +3,9 @@
 // JSON path and what was expected.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "platforms/catalog.hpp"
@@ -24,6 +26,7 @@ Json with_device_kernels(const Json& kernels) {
 Json p100_kernels() {
   return {{"parallel_units", 56},
           {"tile", {128, 64}},
+          {"tiles", {{64, 64}, {128, 128}}},
           {"tile_k_overhead", 8},
           {"fixed_s", 5e-6},
           {"cache",
@@ -37,6 +40,7 @@ Json p100_kernels() {
            {{"parallel_units", "test"},
             {"winograd_3x3", "test"},
             {"tile", "test"},
+            {"tiles", "test"},
             {"tile_k_overhead", "test"},
             {"fixed_s", "test"},
             {"efficiency", "test"}}}};
@@ -49,6 +53,7 @@ TEST(PlatformsKernelModel, LoadsAndRoundTrips) {
   EXPECT_EQ(model.parallel_units, 56);
   EXPECT_EQ(model.tile_m, 128);
   EXPECT_EQ(model.tile_n, 64);
+  EXPECT_EQ(model.tiles, (std::vector<std::array<std::int64_t, 2>>{{64, 64}, {128, 128}}));
   EXPECT_DOUBLE_EQ(model.tile_k_overhead, 8);
   EXPECT_DOUBLE_EQ(model.fixed_s, 5e-6);
   EXPECT_DOUBLE_EQ(model.sync_s_per_unit, 0) << "absent: none";
@@ -59,6 +64,11 @@ TEST(PlatformsKernelModel, LoadsAndRoundTrips) {
   const Json written = to_json(platform);
   EXPECT_EQ(to_json(parse_platform(written, "p100.json")), written);
   EXPECT_FALSE(written["nodes"]["devices"][0]["kernels"].contains("sync_s_per_unit")) << "absent stays absent";
+  Json one_tile = p100_kernels();
+  one_tile.erase("tiles");
+  one_tile["sources"].erase("tiles");
+  const Json one_tile_written = to_json(parse_platform(with_device_kernels(one_tile), "p100.json"));
+  EXPECT_FALSE(one_tile_written["nodes"]["devices"][0]["kernels"].contains("tiles")) << "absent stays absent";
   EXPECT_FALSE(catalog_platform("p100-roce-25g").nodes.devices.at(0).kernels) << "optional";
 }
 
@@ -89,6 +99,17 @@ TEST(PlatformsKernelModel, MalformedKernelsAreRefusedByPath) {
   EXPECT_EQ(refused(kernels),
             "p100.json: /nodes/devices/0/kernels/winograd_3x3/1: expected an output tile of at most 6 (F(6x6, 3x3)), "
             "got 7");
+  kernels = p100_kernels();
+  kernels["tiles"] = {{64, 64}, {128}};
+  EXPECT_EQ(refused(kernels),
+            "p100.json: /nodes/devices/0/kernels/tiles/1: expected [m, n]: an output tile the library can also "
+            "choose");
+  kernels["tiles"] = {{64, 64}, {128, 0}};
+  EXPECT_TRUE(refused(kernels).starts_with("p100.json: /nodes/devices/0/kernels/tiles/1/1: expected a positive"));
+  kernels = p100_kernels();
+  kernels["sources"].erase("tiles");
+  EXPECT_TRUE(refused(kernels).starts_with("p100.json: /nodes/devices/0/kernels/tiles: number without a source"))
+      << "one source for the field";
   kernels = p100_kernels();
   kernels["threads"] = 4;
   EXPECT_NE(refused(kernels).find("threads"), std::string::npos);

@@ -225,6 +225,43 @@ TEST(SimulateKernelCost, ASmallOutputOverALongReductionIsSplitAmongTheIdleUnits)
   EXPECT_DOUBLE_EQ(gemm_shape_efficiency(machine, {2, 2, 5}), 0.5);
 }
 
+// A library with several tiles runs each GEMM on the one that leaves the most of the units, and splits its
+// reduction as that tile allows.
+TEST(SimulateKernelCost, ALibraryWithSeveralTilesTakesTheBestForEachGemm) {
+  // An A100-like device: 108 SMs, CUTLASS's 128 x 256 default tile. n = 96 (a head dimension) fills 96 of a tile's
+  // 256 columns; 8192 rows make 64 tiles, one wave on 64 of the 108 units, k = 1024 too short to split further.
+  KernelMachine gpu;
+  gpu.peak_flops = 312e12;
+  gpu.parallel_units = 108;
+  gpu.tile_m = 128;
+  gpu.tile_n = 256;
+  const GemmShape head{8192, 96, 1024};
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(gpu, head), 64.0 / 108 * 96 / 256) << "without tiles: the one tile";
+  gpu.tiles = {{256, 128}, {128, 128}, {256, 64}, {64, 256}, {128, 64}, {64, 128}, {64, 64}};
+  // Expectation: 256 x 128 makes 32 tiles, each reduction split 3 ways (108 / 32) into 96 tiles, one wave of 96
+  // units, 96 of a tile's 128 columns. The runner-up, 64 x 64: 256 tiles in 3 waves of 108, 96 of 128 columns.
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(gpu, head), 96.0 / 108 * 96 / 128);
+  EXPECT_GT(96.0 / 108 * 96 / 128, 256.0 / 324 * 96 / 128);
+  // 27 x 4 default tiles: one whole wave, all useful; no other tile does better.
+  EXPECT_DOUBLE_EQ(gemm_shape_efficiency(gpu, {3456, 1024, 4096}), 1);
+
+  // The split follows the chosen tile: a 2 x 2 output over k = 6 on 4 units. On 4 x 4 tiles one tile, too deep to
+  // split (6 / 4 = 1), a quarter of it useful on one unit of four: 1/16. On 2 x 2 three splits of 2: 3/4.
+  KernelMachine machine = small_machine();
+  machine.tile_m = 4;
+  machine.tile_n = 4;
+  machine.tiers = {{"hbm", 1e12, 1e9, MemoryTier::Scope::kIteration}};
+  LayerKernel weights_gradient = gemm_kernel({2, 2, 6});
+  weights_gradient.bytes = 1000;
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, weights_gradient, 0).shape_efficiency, 1.0 / 16);
+  EXPECT_DOUBLE_EQ(kernel_cost(machine, weights_gradient, 0).memory_s, 1000 / 1e9) << "no split, no partials";
+  machine.tiles = {{2, 2}};
+  const KernelCost split = kernel_cost(machine, weights_gradient, 0);
+  EXPECT_DOUBLE_EQ(split.shape_efficiency, 0.75);
+  // Three partial 2 x 2 outputs written and summed: 2 x 4 B x 3 x 4 more bytes.
+  EXPECT_DOUBLE_EQ(split.memory_s, (1000 + 2 * 4 * 3 * 4) / 1e9);
+}
+
 // A 3x3 convolution of stride 1 with 64 channels in and out on a 56 x 56 grid, batch 8 (ResNet-50's layer1
 // 3x3), forward.
 LayerKernel conv3x3_forward() {
@@ -288,6 +325,12 @@ TEST(SimulateKernelCost, AMachineWithoutPeakUnitsOrTileIsAnInputError) {
   EXPECT_TRUE(dsgd::testing::input_error([&] {
                 kernel_cost(machine, gemm_kernel({1, 1, 1}), 0);
               }).starts_with("kernel cost: a machine needs a positive peak"));
+  machine = small_machine();
+  machine.tiles = {{2, 0}};
+  EXPECT_TRUE(dsgd::testing::input_error([&] {
+                kernel_cost(machine, gemm_kernel({1, 1, 1}), 0);
+              }).starts_with("kernel cost: a machine needs a positive peak"))
+      << "every tile positive";
   machine = small_machine();
   machine.tiers = {{"hbm", 0, 1e12}};
   EXPECT_EQ(dsgd::testing::input_error([&] {

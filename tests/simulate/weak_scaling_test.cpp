@@ -104,6 +104,7 @@ TEST(WeakScaling, ADeviceThatDescribesItsKernelsPricesEachByShape) {
       .parallel_units = 56,
       .tile_m = 128,
       .tile_n = 64,
+      .tiles = {},
       .tile_k_overhead = 8,
       .kernel_fixed_s = 5e-6,
       .tiers = {{platform.nodes.devices[0].memory.name, platform.nodes.devices[0].memory.size_bytes.value_or(1e300),
