@@ -3,12 +3,15 @@
 // was expected. The catalog's DGX entries carry the topologies of their vendor documents.
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "core/error.hpp"
@@ -63,7 +66,7 @@ TEST(PlatformsGpuNode, RoundTripKeepsEveryField) {
     const Platform second = parse_platform(written, name);
     EXPECT_EQ(to_json(second), written) << name;
   }
-  for (const auto* name : {"dgx1-ib", "dgx-a100-ib", "p100-roce-25g"}) {
+  for (const auto* name : {"dgx1-ib", "dgx-a100-ib", "p100-roce-25g", "selene", "dgx-h100"}) {
     const Platform first = catalog_platform(name);
     EXPECT_EQ(to_json(parse_platform(to_json(first), name)), to_json(first)) << name;
   }
@@ -105,6 +108,49 @@ TEST(PlatformsGpuNode, Dgx1IsAHybridCubeMeshOfFourLinksPerGpu) {
   const Platform roce = catalog_platform("p100-roce-25g");
   EXPECT_EQ(roce.nodes.count * roce.nodes.devices_per_node(), 512);
   EXPECT_FALSE(roce.nodes.nics.has_value());
+}
+
+// Selene as Megatron-LM SC'21 describes it (sec. 5): 560 DGX A100 of 8 A100 80GB, 8 HDR NICs each, a three-level
+// fat tree; the device at its FP16 tensor peak, with CUTLASS's SM80 tiles.
+TEST(PlatformsGpuNode, SeleneIs560DgxA100OnAThreeLevelFatTree) {
+  const Platform selene = catalog_platform("selene");
+  EXPECT_EQ(selene.nodes.count, 560);
+  EXPECT_EQ(selene.nodes.count * selene.nodes.devices_per_node(), 4480);
+  ASSERT_EQ(selene.nodes.devices.size(), 1U);
+  const DeviceGroup& a100 = selene.nodes.devices[0];
+  EXPECT_EQ(a100.count, 8);
+  EXPECT_DOUBLE_EQ(a100.peak_flops, 312e12);
+  EXPECT_EQ(a100.memory.size_bytes, 80.0 * (1 << 30)) << "80 GiB";
+  EXPECT_DOUBLE_EQ(a100.memory.bandwidth_Bps, 2039e9);
+  ASSERT_TRUE(selene.nodes.nvswitch.has_value());
+  EXPECT_DOUBLE_EQ(selene.nodes.nvswitch->bandwidth_Bps, 300e9);
+  ASSERT_TRUE(selene.nodes.nics.has_value());
+  EXPECT_EQ(selene.nodes.nics->count, 8);
+  EXPECT_DOUBLE_EQ(selene.network.link.bandwidth_Bps, 25e9) << "HDR 200 Gb/s";
+  const auto* tree = std::get_if<FatTreeTopology>(&selene.network.topology.shape);
+  ASSERT_NE(tree, nullptr);
+  EXPECT_EQ(tree->down.size(), 3U);
+  EXPECT_EQ(tree->down[0] * tree->down[1] * tree->down[2], 560) << "exactly the nodes";
+  EXPECT_EQ(tree->up[1], tree->down[0]) << "non-blocking leaves";
+  EXPECT_EQ(tree->up[2], tree->down[1]) << "non-blocking spines";
+  ASSERT_TRUE(a100.kernels.has_value());
+  const KernelModel& kernels = *a100.kernels;
+  EXPECT_EQ(kernels.parallel_units, 108);
+  EXPECT_EQ(kernels.tile_m, 128);
+  EXPECT_EQ(kernels.tile_n, 256);
+  EXPECT_EQ(kernels.tiles, (std::vector<std::array<std::int64_t, 2>>{
+                               {256, 128}, {128, 128}, {256, 64}, {64, 256}, {128, 64}, {64, 128}, {64, 64}}));
+  EXPECT_DOUBLE_EQ(kernels.tile_k_overhead, 213);
+  EXPECT_TRUE(kernels.sources.at("efficiency").starts_with("FITTED")) << "a fitted number says so";
+
+  const Platform h100 = catalog_platform("dgx-h100");
+  EXPECT_EQ(h100.nodes.count * h100.nodes.devices_per_node(), 1024);
+  EXPECT_DOUBLE_EQ(h100.nodes.devices.at(0).peak_flops, 989.4e12);
+  ASSERT_TRUE(h100.nodes.devices[0].kernels.has_value());
+  EXPECT_EQ(h100.nodes.devices[0].kernels->parallel_units, 132);
+  EXPECT_EQ(h100.nodes.devices[0].kernels->tiles, kernels.tiles);
+  EXPECT_DOUBLE_EQ(h100.nodes.nvswitch->bandwidth_Bps, 450e9);
+  EXPECT_DOUBLE_EQ(h100.network.link.bandwidth_Bps, 50e9) << "NDR 400 Gb/s";
 }
 
 // One edit of a fixture -- the value at a JSON path set, or erased where no value is given -- and what the

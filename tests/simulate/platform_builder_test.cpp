@@ -11,6 +11,7 @@
 #include <string>
 
 #include "platforms/catalog.hpp"
+#include "simulate/kernel_cost.hpp"
 #include "simulate/simgrid/executor.hpp"
 #include "tests/support/simulated_message.hpp"
 
@@ -253,6 +254,29 @@ TEST(PlatformBuilder, StarCatalogPlatformRuns) {
       options);
   const auto& link = m40.network.link;
   EXPECT_NEAR(result.time_s, link.latency_s + (1 << 20) / link.bandwidth_Bps, 1e-12);
+}
+
+// Selene's A100 as a rank that owns it runs kernels: 108 SMs, CUTLASS's default 128 x 256 tile and the other SM80
+// tiles to choose from, its HBM as the one tier.
+TEST(PlatformBuilder, SelenesDeviceRunsKernelsOnItsSmsAndCutlassTiles) {
+  const auto selene = platforms::catalog_platform("selene");
+  const auto& a100 = selene.nodes.devices.at(0);
+  const auto machine = kernel_machine(a100.kernels, a100.peak_flops, 1, {a100.memory});
+  ASSERT_TRUE(machine.has_value());
+  EXPECT_DOUBLE_EQ(machine->peak_flops, 312e12);
+  EXPECT_EQ(machine->parallel_units, 108);
+  EXPECT_EQ(machine->tile_m, 128);
+  EXPECT_EQ(machine->tile_n, 256);
+  EXPECT_EQ(machine->tiles, a100.kernels->tiles);
+  EXPECT_EQ(machine->tiles.size(), 7U);
+  EXPECT_DOUBLE_EQ(machine->tile_k_overhead, 213);
+  EXPECT_DOUBLE_EQ(machine->kernel_fixed_s, 5e-6);
+  ASSERT_EQ(machine->tiers.size(), 1U);
+  EXPECT_DOUBLE_EQ(machine->tiers[0].bandwidth_Bps, 2039e9);
+  // A GEMM of n = 96 (a head dimension) takes a 128-wide tile, not the default's 256 columns.
+  KernelMachine one_tile = *machine;
+  one_tile.tiles.clear();
+  EXPECT_GT(gemm_shape_efficiency(*machine, {8192, 96, 1024}), 1.5 * gemm_shape_efficiency(one_tile, {8192, 96, 1024}));
 }
 
 TEST(PlatformBuilder, FlatPlatformChecksItsArguments) {
