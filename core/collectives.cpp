@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/group_comm.hpp"
+
 namespace dsgd {
 
 namespace {
@@ -256,43 +258,6 @@ void reduce_messages(Comm& comm, Floats buffer, int root, const CollectiveOption
   }
 }
 
-// Some of the world's ranks seen as a world of their own: rank i of the group is world rank members[i]. The
-// hierarchical allreduces run the flat algorithms inside a node and among nodes through it.
-class GroupComm final : public Comm {
- public:
-  GroupComm(Comm& world, const std::vector<int>& members, int index)
-      : world_(world), members_(members), index_(index) {}
-
-  int rank() const override { return index_; }
-  int size() const override { return static_cast<int>(members_.size()); }
-  double now_s() const override { return world_.now_s(); }
-  std::string_view executor() const override { return world_.executor(); }
-  bool has_payload() const override { return world_.has_payload(); }
-  int node_of(int rank) const override { return world_.node_of(member(rank)); }
-  // Peers are named (collectives never receive from kAnySource); statuses name world ranks.
-  RequestPtr isend(int destination, Tag tag, const void* data, std::size_t bytes, Category category) override {
-    return world_.isend(member(destination), tag, data, bytes, category);
-  }
-  RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override {
-    return world_.irecv(member(source), tag, data, bytes, category);
-  }
-  void compute(const ComputeStep& step) override { world_.compute(step); }
-  std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
-                                              std::span<const float> initial) override {
-    return world_.shared_vector(name, count, initial);
-  }
-
- private:
-  int member(int rank) const {
-    check_peer(rank, /*any_allowed=*/false, "group peer");
-    return members_[static_cast<std::size_t>(rank)];
-  }
-
-  Comm& world_;
-  const std::vector<int>& members_;
-  int index_;
-};
-
 // The world's nodes (Comm::node_of) in the order of their lowest rank, each node's ranks ascending.
 struct NodeLayout {
   std::vector<std::vector<int>> nodes;
@@ -325,15 +290,17 @@ std::vector<int> lane(const NodeLayout& layout, int local) {
   return ranks;
 }
 
+// The hierarchical allreduces run the flat algorithms inside a node and among nodes through groups
+// (core/group_comm.hpp) with the caller's tags: no pair of ranks is in two of one call's groups.
 void allreduce_hierarchical(Comm& comm, Floats buffer, const CollectiveOptions& options) {
   const NodeLayout layout = node_layout(comm);
   const auto& mine = layout.nodes[static_cast<std::size_t>(layout.node)];
-  GroupComm node(comm, mine, layout.local);
+  GroupComm node(comm, mine);
   // Sum the node's buffers into its leader, allreduce among the leaders, hand the result down the node's tree.
   reduce_messages(node, buffer, 0, options);
   if (layout.local == 0 && layout.nodes.size() > 1) {
     const std::vector<int> leaders = lane(layout, 0);
-    GroupComm across(comm, leaders, layout.node);
+    GroupComm across(comm, leaders);
     allreduce_ring(across, buffer, options);
   }
   broadcast_messages(node, buffer, 0, options);
@@ -360,12 +327,12 @@ void allreduce_hierarchical_2d(Comm& comm, Floats buffer, const CollectiveOption
     }
   }
   const std::vector<int> first(mine.begin(), mine.begin() + static_cast<std::ptrdiff_t>(lanes));
-  GroupComm node(comm, first, layout.local);
+  GroupComm node(comm, first);
   // Reduce-scatter inside the node, allreduce this rank's shard with its lane on every node, allgather.
   ring_reduce_scatter(node, buffer, options);
   if (layout.nodes.size() > 1) {
     const std::vector<int> peers = lane(layout, layout.local);
-    GroupComm across(comm, peers, layout.node);
+    GroupComm across(comm, peers);
     allreduce_ring(across, ring_chunk(buffer, static_cast<int>(lanes), layout.local + 1), options);
   }
   ring_allgather(node, buffer, options);

@@ -1,8 +1,8 @@
 #pragma once
 // One body of collective checks that every executor's test runs (threads, MPI under mpirun, SimGrid), so all
-// executors are held to the same results. The inputs are core/verifiable.hpp's, small integers in float whose sums
-// are exact in any order, so every check is an exact comparison. Without payloads (size-only simulation) the same
-// operations run and nothing is compared.
+// executors are held to the same results; groups of ranks (core/group_comm.hpp) run them too. The inputs are
+// core/verifiable.hpp's, small integers in float whose sums are exact in any order, so every check is an exact
+// comparison. Without payloads (size-only simulation) the same operations run and nothing is compared.
 
 #include <algorithm>
 #include <cstddef>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/collectives.hpp"
+#include "core/group_comm.hpp"
 #include "core/verifiable.hpp"
 
 namespace dsgd::testing {
@@ -87,6 +88,64 @@ inline std::vector<std::pair<std::string, std::function<int(int)>>> test_node_ma
          return node;
        }},
   };
+}
+
+// The collectives inside groups of the world (core/group_comm.hpp): the even and the odd ranks, each in a tag block
+// of its own, and then all ranks in reverse order in a third, so a rank done with its parity group already sends in
+// the reversed group while its peers still receive in theirs. Every allreduce (the hierarchical ones inside a group
+// of a group), a broadcast, and receives from any rank whose statuses must name group ranks.
+inline void check_group_collectives(Comm& comm, std::size_t count) {
+  const int rank = comm.rank();
+  const int size = comm.size();
+  std::vector<int> parity, reversed;
+  for (int r = rank % 2; r < size; r += 2) parity.push_back(r);
+  for (int r = size - 1; r >= 0; --r) reversed.push_back(r);
+  GroupComm same_parity(comm, parity, group_tag_offset(1 + rank % 2));
+  GroupComm backwards(comm, reversed, group_tag_offset(3));
+  for (GroupComm* group : {&same_parity, &backwards}) {
+    const std::string where =
+        "group of " + std::to_string(group->size()) + " (offset " + std::to_string(group->tag_offset()) + "): ";
+    std::vector<float> sums(count, 0.0F);
+    for (std::size_t i = 0; i < count; ++i) {
+      for (const int member : group->members()) sums[i] += input_value(member, i);
+    }
+    Tag tag = kFirstCollectiveTag;
+    for (const auto algorithm : kAllreduceAlgorithms) {
+      TestBuffer buffer(comm, inputs(rank, count));
+      allreduce(*group, buffer.floats(), algorithm, {Category::kGpuGpuPara, tag++});
+      expect_values(comm, where + "allreduce " + std::string(to_string(algorithm)), buffer.storage, sums);
+    }
+    const int root = group->size() - 1;
+    const int root_world = group->members()[static_cast<std::size_t>(root)];
+    TestBuffer buffer(comm, rank == root_world ? inputs(rank, count) : std::vector<float>(count, -1.0F));
+    broadcast(*group, buffer.floats(), root, {Category::kGpuGpuPara, tag++});
+    expect_values(comm, where + "broadcast from group rank " + std::to_string(root), buffer.storage,
+                  inputs(root_world, count));
+  }
+  // Each rank but the reversed group's rank 0 sends its world rank there; the statuses name group ranks.
+  const Tag any_tag = kFirstCollectiveTag + 50;
+  if (backwards.rank() != 0) {
+    const int sender = rank;
+    const Status sent =
+        backwards.send(0, any_tag, comm.has_payload() ? &sender : nullptr, sizeof sender, Category::kGpuGpuPara);
+    if (sent.source != 0 || sent.tag != any_tag) throw std::runtime_error("group send: status names a world rank");
+    return;
+  }
+  std::vector<bool> seen(static_cast<std::size_t>(size), false);
+  for (int i = 1; i < size; ++i) {
+    int sender = -1;
+    const Status status = backwards.recv(kAnySource, any_tag, comm.has_payload() ? &sender : nullptr, sizeof sender,
+                                         Category::kGpuGpuPara);
+    const bool named = status.source >= 1 && status.source < size && status.tag == any_tag &&
+                       !seen[static_cast<std::size_t>(status.source)] &&
+                       (!comm.has_payload() || reversed[static_cast<std::size_t>(status.source)] == sender);
+    if (!named) {
+      throw std::runtime_error("rank " + std::to_string(rank) + ": a group receive from any rank got group rank " +
+                               std::to_string(status.source) + " (tag " + std::to_string(status.tag) +
+                               ") for a message of world rank " + std::to_string(sender));
+    }
+    seen[static_cast<std::size_t>(status.source)] = true;
+  }
 }
 
 // Runs every collective of core/collectives.hpp on `count` floats and checks each result exactly.
@@ -195,6 +254,7 @@ inline void check_collectives(Comm& comm, std::size_t count) {
       }
     }
   }
+  check_group_collectives(comm, count);
 }
 
 // A stream (Comm::start_stream) beside its caller, as wait-free backpropagation uses one: the caller computes
