@@ -569,6 +569,47 @@ const DeviceStudy& find_device_study(const std::string& name) {
   return find_named(device_study_catalog(), "device study", name);
 }
 
+namespace {
+
+// Megatron-LM SC'21 (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters Using
+// Megatron-LM") Table 1: weak scaling on Selene, sequence 2048, vocabulary 51,200. Micro-batch sizes, interleaving
+// and the data-parallel implementation are those of the paper's artifact, the run_table_1.sh of NVIDIA/Megatron-LM's
+// SC'21 scripts (MBS, --num-layers-per-virtual-pipeline-stage, DDP=torch|local).
+TransformerStudy megatron_study() {
+  TransformerStudy study;
+  study.name = "megatron";
+  study.description = "Megatron-LM SC'21 Table 1: GPT 1.7B-1008B on 32-3,072 A100s (Selene), TFLOP/s per GPU";
+  study.platform = "selene";
+  study.source =
+      "Narayanan et al. 2021 (SC'21), Table 1; configurations from the run_table_1.sh of NVIDIA/Megatron-LM's SC'21 "
+      "artifact";
+  // model, tp, pp, GPUs, micro-batch, batch, chunks per stage, PyTorch DDP (overlapped), published TFLOP/s
+  study.rows = {
+      {"gpt-1.7b", 1, 1, 32, 16, 512, 1, true, 137},       {"gpt-3.6b", 2, 1, 64, 16, 512, 1, true, 138},
+      {"gpt-7.5b", 4, 1, 128, 16, 512, 1, true, 142},      {"gpt-18.4b", 8, 1, 256, 8, 1024, 1, true, 135},
+      {"gpt-39.1b", 8, 2, 512, 4, 1536, 1, false, 138},    {"gpt-76.1b", 8, 4, 1024, 2, 1792, 3, false, 140},
+      {"gpt-145.6b", 8, 8, 1536, 2, 2304, 2, false, 148},  {"gpt-310.1b", 8, 16, 1920, 1, 2160, 2, false, 155},
+      {"gpt-529.6b", 8, 35, 2520, 1, 2520, 3, false, 163}, {"gpt-1008b", 8, 64, 3072, 1, 3072, 1, false, 163},
+  };
+  study.fitted = 0;  // 1.7B: no tensor or pipeline parallelism, so its time is the kernels' and the gradients' sum
+  study.notes = {
+      "every row: full activation recomputation (--recompute-method uniform), fp16 gradients reduced in fp16, "
+      "Adam with fp32 master weights, no ZeRO, no sequence parallelism (the artifact's settings)",
+      "chunks per stage from --num-layers-per-virtual-pipeline-stage: 76.1B 60/4/5 = 3, 145.6B 80/8/5 = 2, "
+      "310.1B 96/16/3 = 2, 529.6B 105/35/1 = 3; 1008B none",
+      "PyTorch DDP (the first four rows) reduces 25 MiB buckets during the backward pass; Megatron-LM's local DDP "
+      "(the others) reduces after the pipeline's flush",
+  };
+  return study;
+}
+
+}  // namespace
+
+const std::vector<TransformerStudy>& transformer_study_catalog() {
+  static const std::vector<TransformerStudy> catalog = {megatron_study()};
+  return catalog;
+}
+
 const Study& find_study(const std::string& name) { return find_named(study_catalog(), "study", name); }
 
 SimulatedStudyInputs simulated_study_inputs(const std::string& name) {
@@ -582,6 +623,10 @@ SimulatedStudyInputs simulated_study_inputs(const std::string& name) {
     names.push_back(study.name);
   }
   for (const auto& study : device_study_catalog()) {
+    if (study.name == name) return {{study.platform}, {}};
+    names.push_back(study.name);
+  }
+  for (const auto& study : transformer_study_catalog()) {
     if (study.name == name) return {{study.platform}, {}};
     names.push_back(study.name);
   }

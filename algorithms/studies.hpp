@@ -192,6 +192,32 @@ const std::vector<DeviceStudy>& device_study_catalog();
 // Throws UnknownNameError listing the names.
 const DeviceStudy& find_device_study(const std::string& name);
 
+// A published table of transformer training throughputs under 3-D parallelism, predicted row by row
+// (simulate/transformer_study.hpp) with the device's one kernel efficiency FITTED on rows[fitted].
+struct TransformerStudyRow {
+  std::string model;  // core/transformer.hpp's zoo
+  int tensor_parallel = 1;
+  int pipeline_parallel = 1;
+  int gpus = 1;
+  std::int64_t micro_batch = 1;
+  std::int64_t global_batch = 1;
+  int virtual_stages = 1;  // > 1: the interleaved schedule
+  bool overlap_gradient_reduction = false;
+  double published_tflops_per_gpu = 0;
+};
+
+struct TransformerStudy {
+  std::string name;
+  std::string description;
+  std::string platform;  // catalog name
+  std::string source;    // of the published rows and their configurations
+  std::vector<TransformerStudyRow> rows;
+  std::size_t fitted = 0;
+  std::vector<std::string> notes;  // what was assumed where the source is silent
+};
+
+const std::vector<TransformerStudy>& transformer_study_catalog();
+
 // --- what `dsgd simulate --study NAME` reads ----------------------------------------------------------------
 
 // A simulated study of any kind (scaling, scheme or device): the platforms it runs on, and the options of `dsgd

@@ -11,6 +11,7 @@
 #include "app/cli_units.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
+#include "app/simulate_transformer.hpp"
 #include "core/breakdown.hpp"
 #include "platforms/catalog.hpp"
 #include "platforms/kernel_profile.hpp"
@@ -32,11 +33,12 @@ struct SimulateCommand {
   std::vector<int> cores;
   std::string fidelity = "auto";
   std::string results;
-  std::string per_rank_csv;           // a file per world size: NAME-<workers>.csv
-  std::string trace;                  // the same for the Chrome trace
-  std::string kernel_profile;         // a profile file attached to the platform (platforms/kernel_profile.hpp)
-  std::string study;                  // a scaling study instead of the options above
-  std::int64_t study_iterations = 0;  // 0: the study's own default (ScalingStudyOptions, SchemeStudyOptions)
+  std::string per_rank_csv;               // a file per world size: NAME-<workers>.csv
+  std::string trace;                      // the same for the Chrome trace
+  std::string kernel_profile;             // a profile file attached to the platform (platforms/kernel_profile.hpp)
+  std::string study;                      // a scaling study instead of the options above
+  std::int64_t study_iterations = 0;      // 0: the study's own default (ScalingStudyOptions, SchemeStudyOptions)
+  TransformerCommandOptions transformer;  // a transformer's 3-D parallel layout
 };
 
 // Ranks that `cores` cores hold: every rank takes node cores / ranks per node cores.
@@ -164,9 +166,14 @@ void register_simulate_command(CLI::App& app, Context& context) {
                   "Steady-state iterations simulated per point of a --study (default: " +
                       std::to_string(simulate::ScalingStudyOptions{}.iterations) + " for the published studies, " +
                       std::to_string(simulate::SchemeStudyOptions{}.iterations) + " for the scheme studies)");
+  add_transformer_options(*sim, command->transformer);
   sim->callback([&context, command, sim] {
     if (!command->study.empty()) {
       refuse_unused_options(*sim, command->study);
+      if (is_transformer_study(command->study)) {
+        run_transformer_study(context, command->study, command->results);
+        return;
+      }
       const auto& schemes = algorithms::scheme_study_catalog();
       const auto& devices = algorithms::device_study_catalog();
       if (std::any_of(devices.begin(), devices.end(),
@@ -183,6 +190,21 @@ void register_simulate_command(CLI::App& app, Context& context) {
     if (sim->count("--study-iterations") > 0) {
       throw InputError(
           "simulate: --study-iterations is not used without --study; a weak-scaling run takes --iterations");
+    }
+    if (is_transformer(command->scaling.model)) {
+      if (!command->scaling.algorithm.empty()) {
+        throw InputError("simulate: --algo trains the zoo's CNNs; " + command->scaling.model +
+                         " runs its tensor, pipeline and data parallel schedule (--tp, --pp, --dp)");
+      }
+      // A transformer needs GPUs that describe their kernels; cori-knl, the CNN studies' default, has none.
+      run_transformer_simulation(context, command->scaling.model,
+                                 sim->count("--platform") > 0 ? command->platform : "selene", command->transformer,
+                                 command->results);
+      return;
+    }
+    if (const std::string option = given_transformer_option(*sim); !option.empty()) {
+      throw InputError("simulate: --" + option + " applies to transformers (" + join(transformer_names()) + "), not " +
+                       command->scaling.model);
     }
     if (command->scaling.algorithm.empty()) throw InputError("simulate: --algo is required (or --study NAME)");
     auto platform = platforms::load_platform(command->platform);

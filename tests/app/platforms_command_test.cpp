@@ -38,7 +38,7 @@ TEST_F(AppPlatformsNew, NeverWritesOverAnExistingPath) {
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, "already exists")) << outcome.err;
   EXPECT_EQ(read_text_file(file), "{}");
-  outcome = dsgd({"platforms", "new", "--from", "dgx-a100", "--out", (dir_ / "x.json").string()});
+  outcome = dsgd({"platforms", "new", "--from", "dgx-a100-i", "--out", (dir_ / "x.json").string()});
   EXPECT_EQ(outcome.code, kExitUsage);
   EXPECT_TRUE(contains(outcome.err, "did you mean 'dgx-a100-ib'")) << outcome.err;
   EXPECT_FALSE(fs::exists(dir_ / "x.json"));

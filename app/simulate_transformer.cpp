@@ -1,0 +1,141 @@
+#include "app/simulate_transformer.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/error.hpp"
+#include "core/format.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/study_entries.hpp"
+#include "simulate/transformer_study.hpp"
+
+namespace dsgd::app {
+
+namespace {
+
+const char* const kOptionNames[] = {
+    "tp",       "pp",   "dp",        "micro-batch",       "global-batch",       "virtual-stages",
+    "schedule", "zero", "recompute", "sequence-parallel", "overlap-grad-reduce"};
+
+Recomputation recomputation_from(const std::string& name) {
+  for (const auto value : {Recomputation::kNone, Recomputation::kSelective, Recomputation::kFull}) {
+    if (to_string(value) == name) return value;
+  }
+  throw InputError("simulate: --recompute must be none, selective or full, got '" + name + "'");
+}
+
+std::string gib(double bytes) { return fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2); }
+
+void print_prediction(std::ostream& out, const TransformerSpec& model, const simulate::ParallelLayout& layout,
+                      const simulate::TransformerPrediction& p) {
+  out << model.name << ": " << model.description << "\n"
+      << simulate::describe(layout) << " on " << layout.gpus() << " x " << p.device << "\n\n";
+  char line[256];
+  const auto row = [&](const char* what, double seconds, const std::string& note) {
+    std::snprintf(line, sizeof line, "  %-44s %12.4f s  %s\n", what, seconds, note.c_str());
+    out << line;
+  };
+  row("block forward, one micro-batch (kernels)", p.block_forward_s, "");
+  row("block backward", p.block_backward_s,
+      "forward and backward: " + fixed(100 * p.block_streaming_s / (p.block_forward_s + p.block_backward_s), 1) +
+          "% in streaming kernels");
+  row("block recomputation", p.block_recompute_s, "");
+  row("block tensor-parallel collectives (all passes)", p.tensor_parallel_s, "");
+  row("activation to the next stage", p.p2p_s, "");
+  row("pipeline (schedule played out)", p.pipeline_s, "bubble " + fixed(100 * p.bubble_fraction, 1) + "%");
+  row("gradient reduction (data parallel)", p.data_parallel_s,
+      "exposed " + significant(p.data_parallel_exposed_s) + " s");
+  row("optimizer step", p.optimizer_s, "");
+  row("iteration", p.iteration_s, "");
+  out << "\n  " << fixed(p.tflops_per_gpu, 1) << " TFLOP/s per GPU (model FLOPs " << significant(p.model_flops)
+      << " per iteration, recomputation included), MFU " << fixed(100 * p.mfu, 1) << "%\n\n";
+  out << "  memory per GPU (GiB)     weights  gradients  optimizer  activations  in flight     total\n";
+  for (const auto& stage : p.memory) {
+    if (p.memory.size() > 4 && stage.stage != 0 && stage.stage != static_cast<int>(p.memory.size()) - 1) continue;
+    std::snprintf(line, sizeof line, "  stage %-17d %8s %10s %10s %12s %10d %9s\n", stage.stage,
+                  gib(stage.weights).c_str(), gib(stage.gradients).c_str(), gib(stage.optimizer).c_str(),
+                  gib(stage.activations).c_str(), stage.in_flight, gib(stage.total()).c_str());
+    out << line;
+  }
+  if (p.memory.size() > 4) out << "  (stages 1 to " << p.memory.size() - 2 << " as stage 0 less the embedding)\n";
+  out << "  device memory: " << gib(p.device_memory_bytes) << " GiB\n";
+}
+
+}  // namespace
+
+void add_transformer_options(CLI::App& simulate, TransformerCommandOptions& options) {
+  auto& layout = options.layout;
+  simulate.add_option("--tp", layout.tensor_parallel, "Transformers: tensor-parallel ranks (inside a node first)");
+  simulate.add_option("--pp", layout.pipeline_parallel, "Transformers: pipeline stages");
+  simulate.add_option("--dp", layout.data_parallel, "Transformers: data-parallel replicas");
+  simulate.add_option("--micro-batch", layout.micro_batch, "Transformers: sequences per micro-batch");
+  simulate.add_option("--global-batch", layout.global_batch,
+                      "Transformers: sequences per iteration (default: one micro-batch per replica)");
+  simulate.add_option("--virtual-stages", layout.virtual_stages,
+                      "Transformers: model chunks per pipeline stage (interleaved schedule)");
+  simulate.add_option("--schedule", options.schedule, "Transformers: gpipe, 1f1b or interleaved");
+  simulate.add_option("--zero", layout.zero_stage, "Transformers: ZeRO stage 0-3 (sharded data parallelism)");
+  simulate.add_option("--recompute", options.recompute, "Transformers: activation recomputation none|selective|full");
+  simulate.add_flag("--sequence-parallel", layout.sequence_parallel,
+                    "Transformers: split norms and dropouts along the sequence");
+  simulate.add_flag("--overlap-grad-reduce", layout.overlap_gradient_reduction,
+                    "Transformers: reduce gradient buckets during the backward pass (PyTorch DDP)");
+}
+
+std::string given_transformer_option(const CLI::App& simulate) {
+  for (const char* name : kOptionNames) {
+    if (simulate.count(std::string("--") + name) > 0) return name;
+  }
+  return "";
+}
+
+void run_transformer_simulation(Context& context, const std::string& model_name, const std::string& platform_name,
+                                TransformerCommandOptions options, const std::string& results) {
+  const TransformerSpec model = build_transformer(model_name);
+  const auto platform = platforms::load_platform(platform_name);
+  auto& layout = options.layout;
+  layout.schedule = algorithms::pipeline_schedule_from_string(options.schedule);
+  layout.recomputation = recomputation_from(options.recompute);
+  if (layout.global_batch == 0) layout.global_batch = layout.micro_batch * layout.data_parallel;
+  if (layout.virtual_stages > 1 && layout.schedule != algorithms::PipelineSchedule::kInterleaved) {
+    throw InputError("simulate: --virtual-stages " + std::to_string(layout.virtual_stages) +
+                     " needs --schedule interleaved");
+  }
+  const auto prediction = simulate::predict_transformer(model, layout, platform);
+  print_prediction(context.out, model, layout, prediction);
+  if (results.empty()) return;
+  auto document = new_results(context);
+  reports::Entry entry = simulate::study_entry("simulate/" + model.name, "transformer", "point");
+  entry.fidelity = "analytic";
+  entry.platform = platform.name;
+  entry.model = model.name;
+  entry.ranks = layout.gpus();
+  entry.real_time = prediction.iteration_s;
+  entry.labels["layout"] = simulate::describe(layout);
+  entry.labels["device"] = prediction.device;
+  entry.counters["tflops_per_gpu"] = prediction.tflops_per_gpu;
+  entry.counters["mfu"] = prediction.mfu;
+  entry.counters["seconds_per_iteration"] = prediction.iteration_s;
+  entry.counters["bubble_fraction"] = prediction.bubble_fraction;
+  document.benchmarks.push_back(std::move(entry));
+  reports::write_results(results, document);
+}
+
+bool is_transformer_study(const std::string& study) {
+  const auto& catalog = algorithms::transformer_study_catalog();
+  return std::any_of(catalog.begin(), catalog.end(), [&](const auto& entry) { return entry.name == study; });
+}
+
+void run_transformer_study(Context& context, const std::string& name, const std::string& results) {
+  const auto& catalog = algorithms::transformer_study_catalog();
+  const auto& study =
+      *std::find_if(catalog.begin(), catalog.end(), [&](const auto& entry) { return entry.name == name; });
+  const auto outcome = simulate::run_transformer_study(study, platforms::load_platform(study.platform));
+  context.out << simulate::format_transformer_study(outcome, study);
+  if (results.empty()) return;
+  auto document = new_results(context);
+  document.benchmarks = simulate::to_entries(outcome);
+  reports::write_results(results, document);
+}
+
+}  // namespace dsgd::app
