@@ -439,6 +439,26 @@ void allreduce(Comm& comm, Floats buffer, AllreduceAlgorithm algorithm, const Co
   comm.run_collective(call, body);
 }
 
+void reduce_scatter(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  if (comm.size() == 1) return;
+  comm.run_collective(call_of("reduce-scatter ring", buffer.count, 0, options),
+                      [&](Comm& c) { ring_reduce_scatter(c, buffer, options); });
+}
+
+void allgather(Comm& comm, Floats buffer, const CollectiveOptions& options) {
+  if (comm.size() == 1) return;
+  comm.run_collective(call_of("allgather ring", buffer.count, 0, options),
+                      [&](Comm& c) { ring_allgather(c, buffer, options); });
+}
+
+Shard ring_shard(std::size_t count, int ranks, int rank) {
+  if (ranks < 1 || rank < 0 || rank >= ranks) {
+    throw InputError("ring shard of rank " + std::to_string(rank) + " of " + std::to_string(ranks) +
+                     ": the rank must be in [0, ranks)");
+  }
+  return shard_of(count, ranks, (rank + 1) % ranks);  // ring_reduce_scatter leaves rank r with chunk r + 1
+}
+
 void round_robin_gather(Comm& comm, int master, Floats buffer, bool reply, const ReceiveHandler& on_receive,
                         const CollectiveOptions& options) {
   if (comm.rank() != master) {

@@ -75,6 +75,12 @@ void reduce(Comm& comm, Floats buffer, int root, const CollectiveOptions& option
 // Sum over all ranks, result in every rank's buffer.
 void allreduce(Comm& comm, Floats buffer, AllreduceAlgorithm algorithm, const CollectiveOptions& options = {});
 
+// The ring allreduce's two halves, for sharded data parallelism (ZeRO): after reduce_scatter rank r holds the sum
+// over all ranks of its shard, ring_shard(buffer.count, size, r), and partial sums elsewhere; allgather then copies
+// every rank's shard to every rank. Together they are allreduce(kRing) message for message, so a sharded update
+// gives the same bits as a replicated one.
+void reduce_scatter(Comm& comm, Floats buffer, const CollectiveOptions& options = {});
+void allgather(Comm& comm, Floats buffer, const CollectiveOptions& options = {});
 // Original EASGD's pattern: the master talks to one worker at a time, in rank order. Each worker sends `buffer`
 // to the master; the master, if `reply`, sends its `buffer` back, which the worker receives into its `buffer`,
 // and then calls on_receive(worker, received) (an empty span without payloads). The handler runs after the
@@ -108,6 +114,9 @@ struct Shard {
 };
 // Throws InputError unless 0 <= index < shards.
 Shard shard_of(std::size_t count, int shards, int index);
+// The part of a buffer of `count` floats that rank `rank` of `ranks` owns after reduce_scatter (above). Throws
+// InputError unless 0 <= rank < ranks.
+Shard ring_shard(std::size_t count, int ranks, int rank);
 // The worker side with the server sharded over ranks 0..servers-1, each serving its shard with
 // serve_parameter_server: pushes every server its shard of `push` and receives its reply into the same shard of
 // `pull`, all shards in flight at once (every receive posted, then every send, then all waited). With one server it
