@@ -132,6 +132,7 @@ int run(const std::vector<std::string>& args, std::ostream& out, std::ostream& e
   register_plot_command(app, context);
   register_bench_command(app, context);
   register_train_command(app, context);
+  register_train_gpt_command(app, context);
   register_reproduce_command(app, context);
   register_algorithms_command(app, context);
   register_run_command(app, context);

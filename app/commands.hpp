@@ -36,6 +36,8 @@ void register_bench_transports_command(CLI::App& bench, Context& context);
 void register_bench_roofline_command(CLI::App& bench, Context& context);
 void register_bench_layers_command(CLI::App& bench, Context& context);
 void register_train_command(CLI::App& app, Context& context);
+// `dsgd train-gpt` (app/train_gpt_command.cpp): the byte-level GPT trained natively with 3-D parallelism.
+void register_train_gpt_command(CLI::App& app, Context& context);
 void register_reproduce_command(CLI::App& app, Context& context);
 void register_run_command(CLI::App& app, Context& context);
 void register_algorithms_command(CLI::App& app, Context& context);

@@ -6,7 +6,6 @@
 #include "core/error.hpp"
 #include "core/format.hpp"
 #include "platforms/catalog.hpp"
-#include "simulate/study_entries.hpp"
 #include "simulate/transformer_study.hpp"
 
 namespace dsgd::app {
@@ -105,19 +104,7 @@ void run_transformer_simulation(Context& context, const std::string& model_name,
   print_prediction(context.out, model, layout, prediction);
   if (results.empty()) return;
   auto document = new_results(context);
-  reports::Entry entry = simulate::study_entry("simulate/" + model.name, "transformer", "point");
-  entry.fidelity = "analytic";
-  entry.platform = platform.name;
-  entry.model = model.name;
-  entry.ranks = layout.gpus();
-  entry.real_time = prediction.iteration_s;
-  entry.labels["layout"] = simulate::describe(layout);
-  entry.labels["device"] = prediction.device;
-  entry.counters["tflops_per_gpu"] = prediction.tflops_per_gpu;
-  entry.counters["mfu"] = prediction.mfu;
-  entry.counters["seconds_per_iteration"] = prediction.iteration_s;
-  entry.counters["bubble_fraction"] = prediction.bubble_fraction;
-  document.benchmarks.push_back(std::move(entry));
+  document.benchmarks.push_back(simulate::to_entry("simulate/" + model.name, model, layout, platform.name, prediction));
   reports::write_results(results, document);
 }
 

@@ -154,6 +154,19 @@ std::vector<TransformerSpec> transformer_zoo() {
       bert("bert-base", 12, 768, 12, 110e6, "BASE, 110M parameters"),
       bert("bert-large", 24, 1024, 16, 340e6, "LARGE, 340M parameters"),
   };
+  TransformerSpec bytes;  // small enough to train on two cores in minutes
+  bytes.name = "gpt-bytes";
+  bytes.description = "dsgd's byte-level GPT for native training on one machine: 4 blocks, h 64, 4 heads, 64 bytes";
+  bytes.layers = 4;
+  bytes.hidden = 64;
+  bytes.heads = 4;
+  bytes.kv_heads = 4;
+  bytes.ffn_hidden = 256;
+  bytes.vocabulary = 256;
+  bytes.sequence = 64;
+  bytes.dropout = 0;
+  bytes.published_source = "none: dsgd's own model (docs/transformers.md \"Training natively\")";
+  zoo.push_back(bytes);
   TransformerSpec gpt3 = megatron_gpt("gpt3-175b", "175B", 12288, 96, 96, 175e9);
   gpt3.description = "GPT-3 175B (Brown et al. 2020), 2048 tokens, Megatron-LM's vocabulary of 51,200";
   gpt3.published_source = "Brown et al. 2020, 'Language Models are Few-Shot Learners', Table 2.1: 175.0B";

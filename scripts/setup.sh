@@ -18,6 +18,7 @@ packages=(
   libbenchmark-dev libgtest-dev libgmock-dev
   gnuplot-nox                             # report figures (PNG and PDF through cairo)
   dataset-fashion-mnist                   # real training data (IDX format)
+  fortunes                                # real text: the byte-level GPT's corpus (/usr/share/games/fortunes)
   liblinear-dev                           # optimal losses for the logistic-regression study
   python3-sklearn                         # the independent Lasso solver STRADS's optimum is checked against
   clang-14 libomp-14-dev libclang-rt-14-dev  # scripts/tsan.sh: OpenMP methods under TSan with libomp + Archer

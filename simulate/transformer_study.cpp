@@ -125,40 +125,50 @@ std::string format_transformer_study(const TransformerStudyOutcome& outcome,
   return text;
 }
 
+reports::Entry to_entry(std::string name, const TransformerSpec& model, const ParallelLayout& layout,
+                        const std::string& platform, const TransformerPrediction& p) {
+  reports::Entry entry = study_entry(std::move(name), "transformer", "point");
+  entry.fidelity = "analytic";
+  entry.platform = platform;
+  entry.model = model.name;
+  entry.ranks = layout.gpus();
+  entry.real_time = p.iteration_s;
+  entry.labels["device"] = p.device;
+  entry.labels["layout"] = describe(layout);
+  entry.counters["gpus"] = layout.gpus();
+  entry.counters["tensor_parallel"] = layout.tensor_parallel;
+  entry.counters["pipeline_parallel"] = layout.pipeline_parallel;
+  entry.counters["data_parallel"] = layout.data_parallel;
+  entry.counters["micro_batch"] = static_cast<double>(layout.micro_batch);
+  entry.counters["global_batch"] = static_cast<double>(layout.global_batch);
+  entry.counters["virtual_stages"] = layout.virtual_stages;
+  entry.counters["zero_stage"] = layout.zero_stage;
+  entry.counters["seconds_per_iteration"] = p.iteration_s;
+  entry.counters["tflops_per_gpu"] = p.tflops_per_gpu;
+  entry.counters["mfu"] = p.mfu;
+  entry.counters["bubble_fraction"] = p.bubble_fraction;
+  entry.counters["pipeline_s"] = p.pipeline_s;
+  entry.counters["data_parallel_exposed_s"] = p.data_parallel_exposed_s;
+  entry.counters["optimizer_s"] = p.optimizer_s;
+  entry.counters["tensor_parallel_s_per_block"] = p.tensor_parallel_s;
+  double peak_memory = 0;
+  for (const auto& stage : p.memory) peak_memory = std::max(peak_memory, stage.total());
+  entry.counters["peak_memory_bytes"] = peak_memory;
+  entry.counters["device_memory_bytes"] = p.device_memory_bytes;
+  return entry;
+}
+
 std::vector<reports::Entry> to_entries(const TransformerStudyOutcome& outcome) {
   std::vector<reports::Entry> entries;
   for (const auto& point : outcome.points) {
-    reports::Entry entry = study_entry("study/" + outcome.study + "/" + point.row.model, outcome.study, "point");
-    const auto& p = point.prediction;
-    entry.fidelity = "analytic";
-    entry.platform = outcome.platform;
-    entry.model = point.row.model;
-    entry.ranks = point.row.gpus;
-    entry.real_time = p.iteration_s;
-    entry.labels["device"] = outcome.device;
-    entry.labels["layout"] = describe(point.layout);
+    reports::Entry entry =
+        to_entry("study/" + outcome.study + "/" + point.row.model, build_transformer(point.row.model), point.layout,
+                 outcome.platform, point.prediction);
+    entry.labels["study"] = outcome.study;
     entry.labels["determined"] = std::string(to_string(point.determined));
     entry.counters["row"] = static_cast<double>(entries.size() + 1);  // the table's order
-    entry.counters["gpus"] = point.row.gpus;
-    entry.counters["tensor_parallel"] = point.layout.tensor_parallel;
-    entry.counters["pipeline_parallel"] = point.layout.pipeline_parallel;
-    entry.counters["data_parallel"] = point.layout.data_parallel;
-    entry.counters["micro_batch"] = static_cast<double>(point.layout.micro_batch);
-    entry.counters["global_batch"] = static_cast<double>(point.layout.global_batch);
-    entry.counters["virtual_stages"] = point.layout.virtual_stages;
-    entry.counters["seconds_per_iteration"] = p.iteration_s;
-    entry.counters["tflops_per_gpu"] = p.tflops_per_gpu;
     entry.counters["published_tflops_per_gpu"] = point.row.published_tflops_per_gpu;
     entry.counters["difference_percent"] = point.difference_percent;
-    entry.counters["mfu"] = p.mfu;
-    entry.counters["bubble_fraction"] = p.bubble_fraction;
-    entry.counters["pipeline_s"] = p.pipeline_s;
-    entry.counters["data_parallel_exposed_s"] = p.data_parallel_exposed_s;
-    entry.counters["optimizer_s"] = p.optimizer_s;
-    entry.counters["tensor_parallel_s_per_block"] = p.tensor_parallel_s;
-    double peak_memory = 0;
-    for (const auto& stage : p.memory) peak_memory = std::max(peak_memory, stage.total());
-    entry.counters["peak_memory_bytes"] = peak_memory;
     entries.push_back(std::move(entry));
   }
   reports::Entry fitted = study_entry("study/" + outcome.study + "/fitted/efficiency", outcome.study, "fitted");

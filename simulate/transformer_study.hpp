@@ -44,5 +44,8 @@ TransformerStudyOutcome run_transformer_study(const algorithms::TransformerStudy
 
 std::string format_transformer_study(const TransformerStudyOutcome& outcome, const algorithms::TransformerStudy& study);
 std::vector<reports::Entry> to_entries(const TransformerStudyOutcome& outcome);
+// The entry of one prediction (`dsgd simulate --model <transformer>`), named `name`; the study's points add to it.
+reports::Entry to_entry(std::string name, const TransformerSpec& model, const ParallelLayout& layout,
+                        const std::string& platform, const TransformerPrediction& prediction);
 
 }  // namespace dsgd::simulate
