@@ -11,6 +11,7 @@
 #include "measure/mpi/executor.hpp"
 #include "measure/threads/executor.hpp"
 #include "tests/algorithms/parallel_gpt_runs.hpp"
+#include "tests/support/mpi_test_main.hpp"
 
 namespace dsgd::algorithms {
 namespace {
@@ -59,14 +60,4 @@ TEST(ParallelGptMpi, PipelineAndShardedDataParallelGiveTheThreadsBits) {
 }  // namespace
 }  // namespace dsgd::algorithms
 
-int main(int argc, char** argv) {
-  dsgd::measure::mpi::MpiSession session(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  if (session.world_rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  int result = RUN_ALL_TESTS();
-  MPI_Allreduce(MPI_IN_PLACE, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return result;
-}
+int main(int argc, char** argv) { return dsgd::testing::run_mpi_tests(argc, argv); }

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "tests/support/error_message.hpp"
 
 namespace dsgd::nn {
 namespace {
@@ -532,15 +533,7 @@ TEST(NnGpt, AdamWDecaysWeightsNotBiasesOrNormsAndTrainsOneBatch) {
   EXPECT_LT(loss, 0.5f * first) << "expectation: 30 AdamW steps on one batch of 10 tokens halve the loss";
 }
 
-template <typename Function>
-void expect_input_error(Function function, const std::string& fragment) {
-  try {
-    function();
-    ADD_FAILURE() << "expected an InputError mentioning '" << fragment << "'";
-  } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
-  }
-}
+using dsgd::testing::expect_input_error;
 
 TEST(NnGpt, RefusesWhatItDoesNotRun) {
   const TransformerSpec model = tiny_gpt(false);

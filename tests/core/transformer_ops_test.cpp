@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "tests/support/error_message.hpp"
 
 namespace dsgd::nn {
 namespace {
@@ -68,15 +69,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-template <typename Function>
-void expect_input_error(Function function, const std::string& fragment) {
-  try {
-    function();
-    ADD_FAILURE() << "expected an InputError mentioning '" << fragment << "'";
-  } catch (const InputError& error) {
-    EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) << error.what();
-  }
-}
+using dsgd::testing::expect_input_error;
 
 constexpr std::int64_t kTokens = 6;
 constexpr std::int64_t kHidden = 8;

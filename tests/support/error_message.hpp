@@ -26,4 +26,10 @@ std::string error_of(const std::function<void()>& action) {
 
 inline std::string input_error(const std::function<void()>& action) { return error_of<InputError>(action); }
 
+// The action throws an InputError (one line) whose message contains `fragment`.
+inline void expect_input_error(const std::function<void()>& action, const std::string& fragment) {
+  const std::string message = input_error(action);
+  EXPECT_NE(message.find(fragment), std::string::npos) << "expected '" << fragment << "' in: " << message;
+}
+
 }  // namespace dsgd::testing

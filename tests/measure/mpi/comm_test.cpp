@@ -19,6 +19,7 @@
 #include "tests/core/collective_checks.hpp"
 #include "tests/core/datagram_checks.hpp"
 #include "tests/support/error_message.hpp"
+#include "tests/support/mpi_test_main.hpp"
 
 namespace dsgd::measure::mpi {
 namespace {
@@ -344,25 +345,4 @@ TEST(MeasureMpiExecutor, RunReturnsEveryRanksBreakdown) {
 
 // One MPI session for all tests. Rank 0 prints the usual report; the others print only their failures. Every rank
 // returns the worst result, so mpirun's exit code says whether any rank failed.
-int main(int argc, char** argv) {
-  dsgd::measure::mpi::MpiSession session(&argc, &argv);
-  ::testing::InitGoogleTest(&argc, argv);
-  if (session.world_rank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-    struct FailurePrinter : ::testing::EmptyTestEventListener {
-      int rank;
-      explicit FailurePrinter(int r) : rank(r) {}
-      void OnTestPartResult(const ::testing::TestPartResult& result) override {
-        if (result.failed()) {
-          std::fprintf(stderr, "rank %d: %s:%d: %s\n", rank, result.file_name() ? result.file_name() : "?",
-                       result.line_number(), result.summary());
-        }
-      }
-    };
-    listeners.Append(new FailurePrinter(session.world_rank()));
-  }
-  int result = RUN_ALL_TESTS();
-  MPI_Allreduce(MPI_IN_PLACE, &result, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  return result;
-}
+int main(int argc, char** argv) { return dsgd::testing::run_mpi_tests(argc, argv); }
