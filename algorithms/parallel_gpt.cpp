@@ -8,6 +8,7 @@
 
 #include "core/collectives.hpp"
 #include "core/error.hpp"
+#include "core/transformer.hpp"
 
 namespace dsgd::algorithms {
 
@@ -80,6 +81,34 @@ void step_shard(nn::GptStage& stage, const Shard& shard, std::span<float> m, std
   }
 }
 
+// The kernels of one forward (or backward) op of a chunk, as core/transformer.hpp counts them: its blocks', plus the
+// embedding's on the first virtual stage and the output layer's on the last. The native GPT runs no dropout.
+struct ChunkKernels {
+  std::vector<LayerKernel> forward;
+  std::vector<LayerKernel> backward;
+  double forward_flops = 0;
+  double backward_flops = 0;
+};
+
+ChunkKernels chunk_kernels(const ParallelGptOptions& options, std::int64_t layers, bool embedding, bool head) {
+  TransformerSpec model = options.model;
+  model.dropout = 0;
+  const int t = options.grid.tp;
+  ChunkKernels kernels;
+  const auto add = [&kernels](const std::vector<LayerKernel>& list) {
+    for (const LayerKernel& kernel : list) {
+      auto& into = kernel.pass == KernelPass::kForward ? kernels.forward : kernels.backward;
+      into.push_back(kernel);
+      (kernel.pass == KernelPass::kForward ? kernels.forward_flops : kernels.backward_flops) += kernel.flops;
+    }
+  };
+  if (embedding) add(transformer_embedding_kernels(model, options.micro_batch, t));
+  const auto block = transformer_block_kernels(model, options.micro_batch, t);
+  for (std::int64_t layer = 0; layer < layers; ++layer) add(block);
+  if (head) add(transformer_head_kernels(model, options.micro_batch, t));
+  return kernels;
+}
+
 void check(const Comm& world, const ParallelGptOptions& options) {
   const auto fail = [](const std::string& what) { throw InputError("parallel GPT: " + what); };
   if (options.grid.tp < 1 || options.grid.pp < 1 || options.grid.dp < 1) fail("every grid extent must be at least 1");
@@ -122,11 +151,21 @@ void run_parallel_gpt(Comm& world, const ParallelGptOptions& options, const Toke
   const int virtual_stages = p * v;
   const std::int64_t layers = options.model.layers / virtual_stages;
   std::vector<nn::GptStage> chunks;
+  std::vector<ChunkKernels> kernels;
   for (int chunk = 0; chunk < v; ++chunk) {
     const int j = virtual_stage(coords.pp_index, chunk, p);
     nn::GptShard shard{grid.tp, coords.tp_index, j * layers, layers, j == 0, j == virtual_stages - 1};
     chunks.emplace_back(options.model, shard, options.seed, group);
+    kernels.push_back(chunk_kernels(options, layers, shard.embedding, shard.head));
   }
+  // Natively the kernels ran inside forward() and backward() and took their time; a simulation charges their priced
+  // time here (by shape where the platform's device describes its kernels), after any collectives they called.
+  const auto charge = [&world](const std::vector<LayerKernel>& list, double flops) {
+    ComputeStep step;
+    step.flops = flops;
+    step.kernels = list;
+    world.compute(step);
+  };
   const auto ops =
       pipeline_schedule(options.schedule, p, options.micro_batches, v)[static_cast<std::size_t>(coords.pp_index)];
 
@@ -199,6 +238,8 @@ void run_parallel_gpt(Comm& world, const ParallelGptOptions& options, const Toke
                         hidden * sizeof(float), Category::kGpuGpuPara);
           out = stage.forward(op.micro_batch, incoming, wanted);
         }
+        charge(kernels[static_cast<std::size_t>(op.chunk)].forward,
+               kernels[static_cast<std::size_t>(op.chunk)].forward_flops);
         if (head) {
           loss_sum += out.front();
         } else {
@@ -212,6 +253,8 @@ void run_parallel_gpt(Comm& world, const ParallelGptOptions& options, const Toke
           d_output = incoming;
         }
         const auto d_input = stage.backward(op.micro_batch, d_output, loss_scale);
+        charge(kernels[static_cast<std::size_t>(op.chunk)].backward,
+               kernels[static_cast<std::size_t>(op.chunk)].backward_flops);
         if (j > 0) send(j - 1, pipeline_tag(op.micro_batch, j, true, virtual_stages), d_input);
       }
     }

@@ -2,12 +2,15 @@
 // (algorithms/gpt_training.hpp) on Debian's fortunes, one thread per rank; the loss as it falls, and a results
 // entry with the loss against time.
 #include <cstdio>
+#include <sstream>
 
 #include "algorithms/gpt_training.hpp"
 #include "app/commands.hpp"
 #include "app/run_common.hpp"
 #include "core/format.hpp"
 #include "measure/threads/executor.hpp"
+#include "platforms/catalog.hpp"
+#include "simulate/simgrid/executor.hpp"
 
 namespace dsgd::app {
 
@@ -20,8 +23,19 @@ struct TrainGptCommand {
   std::string schedule = "1f1b";
   std::int64_t print_every = 25;
   double timeout_s = 120;
+  std::string executor = "threads";
+  std::string platform = "selene";
   std::string results;
 };
+
+// The losses a forked simulation collected, one "iteration time loss" line each.
+std::vector<algorithms::GptTrainingPoint> parse_losses(const std::string& text) {
+  std::vector<algorithms::GptTrainingPoint> points;
+  std::istringstream in(text);
+  algorithms::GptTrainingPoint point;
+  while (in >> point.iteration >> point.time_s >> point.loss) points.push_back(point);
+  return points;
+}
 
 }  // namespace
 
@@ -55,6 +69,13 @@ void register_train_gpt_command(CLI::App& app, Context& context) {
   train->add_option("--print-every", command->print_every, "Iterations between progress lines")->capture_default_str();
   train->add_option("--timeout", command->timeout_s, "Seconds a rank waits for another before failing")
       ->capture_default_str();
+  train
+      ->add_option("--executor", command->executor,
+                   "threads (natively, one thread per rank) or simgrid (the same run in simulated time, payloads "
+                   "carried, kernels priced on --platform)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"threads", "simgrid"}));
+  train->add_option("--platform", command->platform, "simgrid: the platform the ranks run on")->capture_default_str();
   train->add_option("--results", command->results, "Write the results (JSON) here")->check(output_file_check());
   train->callback([&context, command] {
     auto options = command->options;
@@ -66,7 +87,6 @@ void register_train_gpt_command(CLI::App& app, Context& context) {
                 << " x dp " << options.grid.dp << " = " << options.grid.size() << " threads" << std::endl;
     algorithms::GptTrainingOutcome outcome;
     outcome.options = options;
-    outcome.executor = "threads";
     outcome.corpus = command->corpus;
     outcome.corpus_bytes = corpus.bytes.size();
     const auto progress = [&](const algorithms::GptTrainingPoint& point) {
@@ -79,12 +99,31 @@ void register_train_gpt_command(CLI::App& app, Context& context) {
     WorldOptions world;
     world.size = options.grid.size();
     world.timeout_s = command->timeout_s;
-    const auto result = measure::threads::run(world, algorithms::gpt_training_worker(options, corpus, progress));
-    outcome.wall_s = result.wall_s;
+    outcome.executor = command->executor;
+    if (command->executor == "threads") {
+      outcome.wall_s = measure::threads::run(world, algorithms::gpt_training_worker(options, corpus, progress)).wall_s;
+    } else {
+      // The simulation runs in a forked child: its losses come back as text, and are printed once it ends.
+      std::string collected;
+      simulate::SimulationOptions simulation;
+      simulation.collect = [&collected] { return collected; };
+      const auto worker = algorithms::gpt_training_worker(options, corpus, [&collected](const auto& point) {
+        char line[96];  // every digit of a double, so the losses come back bit for bit
+        std::snprintf(line, sizeof line, "%lld %.17g %.17g\n", static_cast<long long>(point.iteration), point.time_s,
+                      point.loss);
+        collected += line;
+      });
+      const auto result =
+          simulate::simgrid::run(platforms::load_platform(command->platform), world, worker, simulation);
+      for (const auto& point : parse_losses(result.collected)) progress(point);
+      outcome.wall_s = result.time_s;  // simulated seconds
+      outcome.executor = "simgrid";
+    }
     const auto entry = algorithms::to_entry(outcome);
     context.out << options.model.name << ": loss " << fixed(entry.counters.at("first_loss"), 3) << " -> "
                 << fixed(outcome.final_loss(), 3) << " nats/byte (mean of the last 10 iterations) in "
-                << options.iterations << " iterations, " << fixed(outcome.wall_s, 1) << " s, "
+                << options.iterations << " iterations, " << fixed(outcome.wall_s, 1)
+                << (outcome.executor == "simgrid" ? " simulated s on " + command->platform + ", " : " s, ")
                 << fixed(entry.counters.at("tokens_per_second"), 0) << " tokens/s\n";
     if (command->results.empty()) return;
     auto document = new_results(context);

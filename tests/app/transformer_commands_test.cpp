@@ -44,6 +44,24 @@ TEST_F(AppTransformers, TrainGptWritesItsLossCurve) {
   EXPECT_LT(entry.counters.at("final_loss"), entry.counters.at("first_loss"));
 }
 
+// The same run in SimGrid: the same losses bit for bit, in simulated time on the platform's GPUs.
+TEST_F(AppTransformers, TrainGptInSimgridGivesTheThreadsLosses) {
+  const auto text = corpus();
+  std::vector<reports::Entry> entries;
+  for (const char* executor : {"threads", "simgrid"}) {
+    const auto results = (dir_ / (std::string(executor) + ".json")).string();
+    const auto outcome = dsgd({"train-gpt", "--corpus", text, "--micro-batch", "2", "--micro-batches", "2",
+                               "--iterations", "4", "--executor", executor, "--results", results});
+    ASSERT_EQ(outcome.code, 0) << outcome.err;
+    entries.push_back(reports::read_results(results).benchmarks.front());
+  }
+  EXPECT_EQ(entries[1].executor, "simgrid");
+  EXPECT_EQ(entries[0].curves.front().points.size(), entries[1].curves.front().points.size());
+  for (std::size_t i = 0; i < entries[0].curves.front().points.size(); ++i) {
+    EXPECT_EQ(entries[0].curves.front().points[i].second, entries[1].curves.front().points[i].second) << i;
+  }
+}
+
 TEST_F(AppTransformers, TrainGptRefusesAMissingCorpusAndABadGrid) {
   auto outcome = dsgd({"train-gpt", "--corpus", (dir_ / "none.txt").string()});
   EXPECT_EQ(outcome.code, 2);
