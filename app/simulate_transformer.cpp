@@ -12,16 +12,8 @@ namespace dsgd::app {
 
 namespace {
 
-const char* const kOptionNames[] = {
-    "tp",       "pp",   "dp",        "micro-batch",       "global-batch",       "virtual-stages",
-    "schedule", "zero", "recompute", "sequence-parallel", "overlap-grad-reduce"};
-
-Recomputation recomputation_from(const std::string& name) {
-  for (const auto value : {Recomputation::kNone, Recomputation::kSelective, Recomputation::kFull}) {
-    if (to_string(value) == name) return value;
-  }
-  throw InputError("simulate: --recompute must be none, selective or full, got '" + name + "'");
-}
+// The help section of the transformer options, by which they are also found again (given_transformer_option).
+constexpr const char* kTransformerOptions = "Transformers (--model gpt-..., llama2-..., bert-...)";
 
 std::string gib(double bytes) { return fixed(bytes / (1024.0 * 1024.0 * 1024.0), 2); }
 
@@ -64,26 +56,34 @@ void print_prediction(std::ostream& out, const TransformerSpec& model, const sim
 
 void add_transformer_options(CLI::App& simulate, TransformerCommandOptions& options) {
   auto& layout = options.layout;
-  simulate.add_option("--tp", layout.tensor_parallel, "Transformers: tensor-parallel ranks (inside a node first)");
-  simulate.add_option("--pp", layout.pipeline_parallel, "Transformers: pipeline stages");
-  simulate.add_option("--dp", layout.data_parallel, "Transformers: data-parallel replicas");
-  simulate.add_option("--micro-batch", layout.micro_batch, "Transformers: sequences per micro-batch");
-  simulate.add_option("--global-batch", layout.global_batch,
-                      "Transformers: sequences per iteration (default: one micro-batch per replica)");
-  simulate.add_option("--virtual-stages", layout.virtual_stages,
-                      "Transformers: model chunks per pipeline stage (interleaved schedule)");
-  simulate.add_option("--schedule", options.schedule, "Transformers: gpipe, 1f1b or interleaved");
-  simulate.add_option("--zero", layout.zero_stage, "Transformers: ZeRO stage 0-3 (sharded data parallelism)");
-  simulate.add_option("--recompute", options.recompute, "Transformers: activation recomputation none|selective|full");
-  simulate.add_flag("--sequence-parallel", layout.sequence_parallel,
-                    "Transformers: split norms and dropouts along the sequence");
-  simulate.add_flag("--overlap-grad-reduce", layout.overlap_gradient_reduction,
-                    "Transformers: reduce gradient buckets during the backward pass (PyTorch DDP)");
+  simulate.add_option("--tp", layout.tensor_parallel, "tensor-parallel ranks (inside a node first)")
+      ->group(kTransformerOptions);
+  simulate.add_option("--pp", layout.pipeline_parallel, "pipeline stages")->group(kTransformerOptions);
+  simulate.add_option("--dp", layout.data_parallel, "data-parallel replicas")->group(kTransformerOptions);
+  simulate.add_option("--micro-batch", layout.micro_batch, "sequences per micro-batch")->group(kTransformerOptions);
+  simulate
+      .add_option("--global-batch", layout.global_batch,
+                  "sequences per iteration (default: one micro-batch per replica)")
+      ->group(kTransformerOptions);
+  simulate
+      .add_option("--virtual-stages", layout.virtual_stages, "model chunks per pipeline stage (interleaved schedule)")
+      ->group(kTransformerOptions);
+  simulate.add_option("--schedule", options.schedule, "gpipe, 1f1b or interleaved")->group(kTransformerOptions);
+  simulate.add_option("--zero", layout.zero_stage, "ZeRO stage 0-3 (sharded data parallelism)")
+      ->group(kTransformerOptions);
+  simulate.add_option("--recompute", options.recompute, "activation recomputation none|selective|full")
+      ->group(kTransformerOptions);
+  simulate.add_flag("--sequence-parallel", layout.sequence_parallel, "split norms and dropouts along the sequence")
+      ->group(kTransformerOptions);
+  simulate
+      .add_flag("--overlap-grad-reduce", layout.overlap_gradient_reduction,
+                "reduce gradient buckets during the backward pass (PyTorch DDP)")
+      ->group(kTransformerOptions);
 }
 
 std::string given_transformer_option(const CLI::App& simulate) {
-  for (const char* name : kOptionNames) {
-    if (simulate.count(std::string("--") + name) > 0) return name;
+  for (const CLI::Option* option : simulate.get_options()) {
+    if (option->get_group() == kTransformerOptions && option->count() > 0) return option->get_lnames().front();
   }
   return "";
 }
@@ -94,7 +94,7 @@ void run_transformer_simulation(Context& context, const std::string& model_name,
   const auto platform = platforms::load_platform(platform_name);
   auto& layout = options.layout;
   layout.schedule = algorithms::pipeline_schedule_from_string(options.schedule);
-  layout.recomputation = recomputation_from(options.recompute);
+  layout.recomputation = recomputation_from_string(options.recompute);
   if (layout.global_batch == 0) layout.global_batch = layout.micro_batch * layout.data_parallel;
   if (layout.virtual_stages > 1 && layout.schedule != algorithms::PipelineSchedule::kInterleaved) {
     throw InputError("simulate: --virtual-stages " + std::to_string(layout.virtual_stages) +

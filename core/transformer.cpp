@@ -3,28 +3,28 @@
 #include <algorithm>
 #include <array>
 
+#include "core/enum_names.hpp"
 #include "core/error.hpp"
 #include "core/format.hpp"
 
 namespace dsgd {
 
-std::string_view to_string(TransformerNorm norm) {
-  return norm == TransformerNorm::kLayerNorm ? "layernorm" : "rmsnorm";
-}
-std::string_view to_string(TransformerMlp mlp) { return mlp == TransformerMlp::kGelu ? "gelu" : "swiglu"; }
-std::string_view to_string(TransformerPosition position) {
-  return position == TransformerPosition::kLearned ? "learned" : "rotary";
-}
-std::string_view to_string(Recomputation recomputation) {
-  switch (recomputation) {
-    case Recomputation::kNone:
-      return "none";
-    case Recomputation::kSelective:
-      return "selective";
-    case Recomputation::kFull:
-      return "full";
-  }
-  return "?";
+namespace {
+
+// In declaration order (core/enum_names.hpp).
+constexpr EnumNames<2> kNormNames = {"layernorm", "rmsnorm"};
+constexpr EnumNames<2> kMlpNames = {"gelu", "swiglu"};
+constexpr EnumNames<2> kPositionNames = {"learned", "rotary"};
+constexpr EnumNames<3> kRecomputationNames = {"none", "selective", "full"};
+
+}  // namespace
+
+std::string_view to_string(TransformerNorm norm) { return name_of(norm, kNormNames); }
+std::string_view to_string(TransformerMlp mlp) { return name_of(mlp, kMlpNames); }
+std::string_view to_string(TransformerPosition position) { return name_of(position, kPositionNames); }
+std::string_view to_string(Recomputation recomputation) { return name_of(recomputation, kRecomputationNames); }
+Recomputation recomputation_from_string(std::string_view name) {
+  return from_name<Recomputation>("recomputation", name, kRecomputationNames);
 }
 
 std::int64_t TransformerSpec::layer_parameters() const {

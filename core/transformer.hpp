@@ -78,6 +78,8 @@ double megatron_iteration_flops(const TransformerSpec& model, std::int64_t batch
 
 enum class Recomputation { kNone, kSelective, kFull };
 std::string_view to_string(Recomputation recomputation);
+// "none", "selective" or "full"; UnknownNameError lists them.
+Recomputation recomputation_from_string(std::string_view name);
 
 // Bytes of activations one block keeps for its backward pass, per micro-batch of `micro_batch` sequences on one of
 // `tensor_parallel` ranks (Korthikanti et al. 2022, "Reducing Activation Recomputation in Large Transformer Models",

@@ -33,21 +33,23 @@ platforms::Platform with_efficiency(platforms::Platform platform, double efficie
   return platform;
 }
 
-double predicted_tflops(const algorithms::TransformerStudyRow& row, const platforms::Platform& platform) {
-  return predict_transformer(build_transformer(row.model), layout_of(row), platform).tflops_per_gpu;
-}
-
 // The efficiency at which `row` runs at its published rate: the rate rises with the efficiency, so bisect.
 double fit_efficiency(const algorithms::TransformerStudyRow& row, const platforms::Platform& platform) {
+  const TransformerSpec model = build_transformer(row.model);
+  const ParallelLayout layout = layout_of(row);
+  const auto below_published = [&](double efficiency) {
+    return predict_transformer(model, layout, with_efficiency(platform, efficiency)).tflops_per_gpu <
+           row.published_tflops_per_gpu;
+  };
   double low = 1e-3;
   double high = 1;
-  if (predicted_tflops(row, with_efficiency(platform, high)) < row.published_tflops_per_gpu) {
+  if (below_published(high)) {
     throw InputError(row.model + " cannot reach its published " + significant(row.published_tflops_per_gpu) +
                      " TFLOP/s per GPU on " + platform.name + " even at efficiency 1");
   }
   for (int step = 0; step < 60; ++step) {
     const double middle = (low + high) / 2;
-    (predicted_tflops(row, with_efficiency(platform, middle)) < row.published_tflops_per_gpu ? low : high) = middle;
+    (below_published(middle) ? low : high) = middle;
   }
   return (low + high) / 2;
 }
