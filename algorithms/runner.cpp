@@ -236,14 +236,20 @@ WorkerFunction training_worker(const RunOptions& options, const RunData& data, R
                      std::to_string(data.train->size()) + " training images of " + data.train->name);
   }
   const AlgorithmEntry& entry = find_algorithm(options.algorithm);
-  return [options, data, result, &entry, progress](Comm& comm) {
+  // Built once for every rank: at 4,352 simulated ranks, building them per rank took a fifth of the wall time.
+  auto model = std::make_shared<const ModelSpec>(build_model(options.model));
+  auto kernels = options.hyper.batch >= 1
+                     ? std::make_shared<const std::vector<LayerKernel>>(iteration_kernels(*model, options.hyper.batch))
+                     : nullptr;
+  return [options, data, result, &entry, progress, model, kernels](Comm& comm) {
     if (comm.has_payload()) {
       DSGD_ENFORCE(data.train && data.test, "training_worker needs both datasets");
     } else if (options.budget.iterations <= 0 || options.budget.seconds > 0 || options.budget.target_accuracy > 0) {
       throw InputError("run: a size-only simulation has no data and no accuracy: its budget is --iterations only");
     }
     TrainerSetup setup;
-    setup.model = build_model(options.model);
+    setup.model = model;
+    setup.kernels = kernels;
     setup.train = data.train;
     setup.threads_per_rank = options.threads_per_rank;
     setup.backend = options.backend;

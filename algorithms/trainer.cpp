@@ -25,9 +25,13 @@ Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& h
   if (workers() < 1) {
     throw InputError(info_.name + " needs at least one worker (" + std::to_string(comm_.size()) + " ranks given)");
   }
+  DSGD_ENFORCE(setup_.model != nullptr, "a trainer needs its model");
   if (hyper_.batch >= 1) {
-    const ModelSpec& model = setup_.model;
-    kernels_ = iteration_kernels(model, hyper_.batch);
+    const ModelSpec& model = *setup_.model;
+    kernel_list_ = setup_.kernels
+                       ? setup_.kernels
+                       : std::make_shared<const std::vector<LayerKernel>>(iteration_kernels(model, hyper_.batch));
+    kernels_ = *kernel_list_;
     // Backward kernels run last layer first, each layer's together.
     backward_range_.assign(model.layers.size(), {0, 0});
     for (std::size_t i = model.layers.size(); i < kernels_.size();) {
@@ -42,7 +46,7 @@ Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& h
   }
   if (!has_data()) {
     // Sizes from the model description, as nn::Network lays them out.
-    for (const auto& layer : setup_.model.layers) {
+    for (const auto& layer : setup_.model->layers) {
       const auto count = static_cast<std::size_t>(layer.parameters);
       layout_.push_back({layer.name, parameter_count_, count});
       parameter_count_ += count;
@@ -58,7 +62,7 @@ Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& h
     host_backend_ = nn::make_backend("cpu", options);
   }
   backend_ = nn::make_backend(setup_.backend, options);
-  network_ = std::make_unique<nn::Network>(setup_.model, *backend_, hyper_.batch);
+  network_ = std::make_unique<nn::Network>(*setup_.model, *backend_, hyper_.batch);
   network_->initialize(hyper_.seed);  // the same weights on every rank
   parameter_count_ = network_->parameter_count();
   layout_ = network_->layout();
@@ -117,7 +121,7 @@ void Trainer::copy_batch() {
   copy.category = Category::kCpuGpuData;
   // The batch's images and labels as floats.
   copy.bytes =
-      static_cast<double>(hyper_.batch) * static_cast<double>(setup_.model.input.elements() + 1) * sizeof(float);
+      static_cast<double>(hyper_.batch) * static_cast<double>(setup_.model->input.elements() + 1) * sizeof(float);
   if (prefetch_.valid()) {
     copy.kernel = [this] { prefetch_.get(); };  // only the part the exchange did not hide
   } else {
@@ -132,7 +136,7 @@ double Trainer::compute_gradient() {
   double loss = 0;
   // Backward costs about twice the forward pass.
   forward_backward(
-      3.0 * setup_.model.forward_flops() * hyper_.batch,
+      3.0 * setup_.model->forward_flops() * hyper_.batch,
       [this, &loss] {
         loss = network_->train_step(images_, labels_);
         backend_->synchronize();
@@ -169,16 +173,16 @@ void Trainer::download_gradients(std::size_t offset, std::size_t count) {
 }
 
 bool Trainer::ends_in_softmax() const {
-  const auto& layers = setup_.model.layers;
+  const auto& layers = setup_.model->layers;
   return !layers.empty() && layers.back().kind == LayerKind::kSoftmax;
 }
 
-std::size_t Trainer::network_layers() const { return setup_.model.layers.size() - (ends_in_softmax() ? 1 : 0); }
+std::size_t Trainer::network_layers() const { return setup_.model->layers.size() - (ends_in_softmax() ? 1 : 0); }
 
 double Trainer::compute_gradient(const LayerReady& on_layer_ready) {
   copy_batch();
   upload_parameters(parameter_count_);
-  const ModelSpec& model = setup_.model;
+  const ModelSpec& model = *setup_.model;
   const double batch = hyper_.batch;
   // The final softmax's forward and backward FLOPs go with the forward step.
   const bool softmax_loss = ends_in_softmax();
@@ -206,7 +210,7 @@ void Trainer::backward_layers(std::size_t layers, const LayerReady& on_layer_rea
   for (std::size_t layer = layers; layer-- > 0;) {
     const auto run = [&] {
       forward_backward(
-          2.0 * batch * setup_.model.layers[layer].forward_flops,
+          2.0 * batch * setup_.model->layers[layer].forward_flops,
           [this, layer] {
             network_->backward_layer(layer);
             backend_->synchronize();
@@ -226,7 +230,7 @@ void Trainer::backward_layers(std::size_t layers, const LayerReady& on_layer_rea
 double Trainer::compute_gradient(const StepAround& around, const LayerReady& on_layer_ready) {
   copy_batch();
   upload_parameters(parameter_count_);
-  const ModelSpec& model = setup_.model;
+  const ModelSpec& model = *setup_.model;
   const double batch = hyper_.batch;
   const bool softmax_loss = ends_in_softmax();
   const std::size_t layers = network_layers();
@@ -270,7 +274,7 @@ double Trainer::compute_gradient(const StepAround& around, const LayerReady& on_
 }
 
 const float* Trainer::forward_prefix(std::size_t layers) {
-  const ModelSpec& model = setup_.model;
+  const ModelSpec& model = *setup_.model;
   DSGD_ENFORCE(layers >= 1 && layers < model.layers.size(), "forward_prefix: no such layer count");
   prefix_layers_ = layers;
   copy_batch();

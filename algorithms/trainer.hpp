@@ -42,7 +42,10 @@ namespace dsgd::algorithms {
 
 // What every rank needs besides its Comm. `train` may be shared by the ranks of one process (threads).
 struct TrainerSetup {
-  ModelSpec model;
+  // Shared, not copied: a simulation's thousands of ranks train the same model (docs/simulation.md "Profiles").
+  std::shared_ptr<const ModelSpec> model;
+  // The model's kernels at the run's batch (iteration_kernels); null: each Trainer derives its own.
+  std::shared_ptr<const std::vector<LayerKernel>> kernels;
   std::shared_ptr<const data::Dataset> train;
   int threads_per_rank = 1;  // CPU threads of each rank's back end
   // Where forward and backward run: "cpu", or "cuda" on device rank mod (visible devices) of this machine.
@@ -80,7 +83,7 @@ class Trainer {
   nn::Backend& backend() { return *backend_; }
   // The back end of host memory: backend() on "cpu", the host's on a device back end (where optimisers run).
   nn::Backend& host_backend() { return host_backend_ ? *host_backend_ : *backend_; }
-  const ModelSpec& model() const { return setup_.model; }
+  const ModelSpec& model() const { return *setup_.model; }
   int threads_per_rank() const { return setup_.threads_per_rank; }
   // Only where has_data(): a size-only world builds no network.
   nn::Network& network();
@@ -226,7 +229,8 @@ class Trainer {
   std::vector<nn::ParameterSlice> layout_;
   // The iteration's kernels (iteration_kernels: layer l's forward at index l, then the backward passes last layer
   // first), where each layer's backward ones start, and what a worker holds while they run.
-  std::vector<LayerKernel> kernels_;
+  std::shared_ptr<const std::vector<LayerKernel>> kernel_list_;
+  std::span<const LayerKernel> kernels_;                             // *kernel_list_
   std::vector<std::pair<std::size_t, std::size_t>> backward_range_;  // per layer: [begin, end) in kernels_
   double resident_bytes_ = 0;
   std::size_t prefix_layers_ = 0;     // forward_prefix's

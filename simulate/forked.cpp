@@ -62,7 +62,10 @@ ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s, c
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     ::setpgid(0, 0);
     if (::getppid() != parent) ::_exit(1);
-    ::close(fds[0]);
+    // Pipes of simulations another thread forked beside this one would stay open here, and their readers would
+    // wait for this child to end before they saw their own child's end: keep only stdio and this report's pipe.
+    ::close_range(3, static_cast<unsigned>(fds[1]) - 1, 0);
+    ::close_range(static_cast<unsigned>(fds[1]) + 1, ~0U, 0);
     write_all(fds[1], body());
     ::close(fds[1]);
     flush_stdio();

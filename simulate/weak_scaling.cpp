@@ -8,31 +8,45 @@
 #include "core/layer_kernels.hpp"
 #include "core/model_zoo.hpp"
 #include "simulate/compute_cost.hpp"
+#include "simulate/concurrent.hpp"
 
 namespace dsgd::simulate {
 
-std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platform, const ScalingOptions& options) {
-  if (options.workers.empty()) throw InputError("simulate: no world sizes given");
-  if (options.iterations < 1) throw InputError("simulate: --iterations must be at least 1");
-  if (options.round_iterations < 0) {
-    throw InputError("simulate: iterations per round cannot be negative (0: one round): " +
-                     std::to_string(options.round_iterations));
+namespace {
+
+// One sweep's checks and its points' simulations.
+class Sweep {
+ public:
+  Sweep(const platforms::Platform& platform, const ScalingOptions& options)
+      : platform_(platform), options_(options), entry_(algorithms::find_algorithm(options.algorithm)) {
+    if (options.workers.empty()) throw InputError("simulate: no world sizes given");
+    if (options.iterations < 1) throw InputError("simulate: --iterations must be at least 1");
+    if (options.round_iterations < 0) {
+      throw InputError("simulate: iterations per round cannot be negative (0: one round): " +
+                       std::to_string(options.round_iterations));
+    }
+    if (options.fidelity == Fidelity::kAnalytic && !symmetric()) {
+      throw InputError(
+          "simulate: the analytic level needs a synchronous algorithm without a master (every rank doing "
+          "what rank 0 does); " +
+          options.algorithm + " is not one: use the message or flow level");
+    }
+    // The layer kernels of a worker's iteration, for saying how the simulation priced them.
+    if (options.hyper.batch >= 1) kernels_ = iteration_kernels(build_model(options.model), options.hyper.batch);
   }
-  const auto& entry = algorithms::find_algorithm(options.algorithm);
-  // The analytic level runs rank 0 as every rank's representative: right only when all ranks are alike workers.
-  const bool symmetric = entry.info.synchronous && !entry.info.has_master;
-  if (options.fidelity == Fidelity::kAnalytic && !symmetric) {
-    throw InputError(
-        "simulate: the analytic level needs a synchronous algorithm without a master (every rank doing "
-        "what rank 0 does); " +
-        options.algorithm + " is not one: use the message or flow level");
+
+  // Whether a world of `workers` workers runs at the analytic level.
+  bool analytic(int workers) const {
+    const int ranks = workers + (entry_.info.has_master ? options_.hyper.servers : 0);  // algorithms::world_size
+    return options_.fidelity == Fidelity::kAnalytic || (options_.fidelity == Fidelity::kAuto && symmetric() &&
+                                                        (ranks >= kAnalyticFromRanks || !simgrid_can_build(platform_)));
   }
-  std::vector<ScalingPoint> points;
-  // The layer kernels of a worker's iteration, for saying how the simulation priced them.
-  const std::vector<LayerKernel> kernels = options.hyper.batch >= 1
-                                               ? iteration_kernels(build_model(options.model), options.hyper.batch)
-                                               : std::vector<LayerKernel>{};
-  for (const int workers : options.workers) {
+
+  ScalingPoint simulate(int workers) const {
+    const auto& platform = platform_;
+    const auto& options = options_;
+    const auto& entry = entry_;
+    const auto& kernels = kernels_;
     algorithms::RunOptions run;
     run.algorithm = options.algorithm;
     run.workers = workers;
@@ -46,11 +60,7 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     algorithms::check_run_options(run);
 
     SimulationOptions simulation;
-    simulation.fidelity = options.fidelity;
-    if (simulation.fidelity == Fidelity::kAuto && symmetric &&
-        (algorithms::world_size(run) >= kAnalyticFromRanks || !simgrid_can_build(platform))) {
-      simulation.fidelity = Fidelity::kAnalytic;
-    }
+    simulation.fidelity = analytic(workers) ? Fidelity::kAnalytic : options.fidelity;
     simulation.placement.ranks_per_node = options.ranks_per_node;
     // A master serves its workers from the host CPU where the workers are devices (seed 000's multi-GPU nodes).
     simulation.placement.master_on_host = entry.info.has_master && platform.nodes.devices_per_node() > 0;
@@ -58,6 +68,7 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     simulation.noise_seed = options.noise_seed;
     simulation.trace_events = options.trace_events;
     simulation.wall_timeout_s = options.wall_timeout_s;
+    simulation.flow_replicas = options.flow_replicas;
     WorldOptions world;
     world.size = algorithms::world_size(run);
     world.payload = false;
@@ -103,10 +114,59 @@ std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platf
     worker_placement.master_on_host = false;
     const RankSite worker = place_ranks(platform, 1, worker_placement).front();
     point.compute_pricing = kernel_pricing(worker, ComputeStep{.kernels = kernels}).describe();
-    point.efficiency = points.empty() ? 1.0 : points.front().seconds_per_iteration / point.seconds_per_iteration;
-    points.push_back(std::move(point));
+    return point;
   }
-  return points;
+
+ private:
+  // The analytic level runs rank 0 as every rank's representative: right only when all ranks are alike workers.
+  bool symmetric() const { return entry_.info.synchronous && !entry_.info.has_master; }
+
+  const platforms::Platform& platform_;
+  const ScalingOptions& options_;
+  const algorithms::AlgorithmEntry& entry_;
+  std::vector<LayerKernel> kernels_;
+};
+
+}  // namespace
+
+std::vector<std::vector<ScalingPoint>> simulate_weak_scaling(const platforms::Platform& platform,
+                                                             const std::vector<ScalingOptions>& sweeps, int jobs) {
+  std::vector<Sweep> runs;
+  runs.reserve(sweeps.size());
+  std::vector<std::pair<std::size_t, std::size_t>> tasks;  // (sweep, point)
+  bool any_analytic = false;
+  for (const auto& options : sweeps) {
+    runs.emplace_back(platform, options);
+    for (std::size_t i = 0; i < options.workers.size(); ++i) {
+      tasks.emplace_back(runs.size() - 1, i);
+      any_analytic = any_analytic || runs.back().analytic(options.workers[i]);
+    }
+  }
+  // Each point is a simulation of its own, in a forked process at the message and flow levels: they run side by
+  // side on the machine's cores, the largest first. The analytic level runs in this process, so then one at a time
+  // (a fork beside it would copy a process in the middle of its work).
+  const auto workers = [&](const std::pair<std::size_t, std::size_t>& task) {
+    return sweeps[task.first].workers[task.second];
+  };
+  std::stable_sort(tasks.begin(), tasks.end(), [&](const auto& a, const auto& b) { return workers(a) > workers(b); });
+  std::vector<std::vector<ScalingPoint>> out(sweeps.size());
+  for (std::size_t s = 0; s < sweeps.size(); ++s) out[s].resize(sweeps[s].workers.size());
+  run_concurrently(tasks.size(),
+                   any_analytic ? 1
+                   : jobs > 0   ? jobs
+                                : machine_cores(),
+                   [&](std::size_t k) {
+                     const auto [sweep, point] = tasks[k];
+                     out[sweep][point] = runs[sweep].simulate(workers(tasks[k]));
+                   });
+  for (auto& points : out) {
+    for (auto& point : points) point.efficiency = points.front().seconds_per_iteration / point.seconds_per_iteration;
+  }
+  return out;
+}
+
+std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platform, const ScalingOptions& options) {
+  return simulate_weak_scaling(platform, std::vector<ScalingOptions>{options}, options.jobs).front();
 }
 
 }  // namespace dsgd::simulate

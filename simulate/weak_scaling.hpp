@@ -39,6 +39,8 @@ struct ScalingOptions {
   std::uint64_t noise_seed = 1;
   std::size_t trace_events = 0;  // timeline spans kept per simulation (see SimulationOptions)
   double wall_timeout_s = 600;   // per simulation
+  bool flow_replicas = true;     // SimulationOptions::flow_replicas
+  int jobs = 0;                  // simulations run side by side (0: one per core; the analytic level: 1)
 };
 
 struct ScalingPoint {
@@ -68,5 +70,9 @@ struct ScalingPoint {
 // Throws InputError / UnknownNameError for bad options (an unknown algorithm or model, no sizes, a size the
 // platform cannot hold), and what the simulation throws.
 std::vector<ScalingPoint> simulate_weak_scaling(const platforms::Platform& platform, const ScalingOptions& options);
+// Several sweeps on one platform, their points side by side on up to `jobs` cores (0: every core; see
+// ScalingOptions::jobs): one vector of points per sweep, in order.
+std::vector<std::vector<ScalingPoint>> simulate_weak_scaling(const platforms::Platform& platform,
+                                                             const std::vector<ScalingOptions>& sweeps, int jobs = 0);
 
 }  // namespace dsgd::simulate

@@ -2,6 +2,11 @@
 //   BM_Table4Sweep     seed 000 Table 4's prediction sweep: its two models x seven sizes (68 -> 4352 cores of
 //                      core-level KNL nodes on the dragonfly, 4 ranks per chip), 3 steady-state iterations each,
 //                      the levels chosen by scale. Goal: <= 10 s.
+//   BM_Table4SweepOneRankPerCore  the same sweep at one rank per core (68 -> 4352 ranks, the mesh's level: flow from
+//                      512 ranks), alternating, round by round, today's way (a step's alike groups of activities
+//                      simulated once, simulate/simgrid/flows.hpp; the 14 simulations side by side on every core) and
+//                      the reference (every activity simulated, one simulation at a time); the answers must agree
+//                      within 0.5%. Goal: the sweep <= 5 s.
 //   BM_MillionCores    one weak-scaling point of 1,000,008 cores (14,706 KNL nodes of knl-aries-1m) at the analytic
 //                      level, with Table 4's first case; ranks_per_node 4 (seed 000 sec. 6.2) or 0 (one rank per
 //                      core: 1,000,008 ranks). Goal: <= 60 s and <= 8 GB (max_rss_GB: the process's peak so far).
@@ -10,6 +15,10 @@
 
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 
 #include "algorithms/studies.hpp"
 #include "platforms/catalog.hpp"
@@ -51,6 +60,76 @@ void BM_Table4Sweep(benchmark::State& state) {
   state.counters["simulations"] = simulations;
 }
 
+// Wall and CPU seconds (this process and its waited-for children: the forked simulations) of `run`.
+struct Cost {
+  double wall_s = 0;
+  double cpu_s = 0;
+};
+
+double cpu_seconds() {
+  double total = 0;
+  for (const int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage usage{};
+    getrusage(who, &usage);
+    total += static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+             static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+  }
+  return total;
+}
+
+template <typename Run>
+Cost cost_of(Run&& run) {
+  const auto start = std::chrono::steady_clock::now();
+  const double cpu_start = cpu_seconds();
+  run();
+  return {std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), cpu_seconds() - cpu_start};
+}
+
+// Seconds per iteration of every point of Table 4's two sweeps at one rank per core: with the shortcuts, the points
+// side by side; without, every activity simulated and one point at a time.
+std::vector<double> table4_one_rank_per_core(bool shortcuts) {
+  const auto& study = algorithms::find_scaling_study("table4");
+  const auto platform = platforms::catalog_platform(study.platform);
+  std::vector<simulate::ScalingOptions> sweeps;
+  for (const auto& row : study.cases) {
+    auto options = table4_case(row);
+    options.ranks_per_node = 0;
+    options.flow_replicas = shortcuts;
+    for (const auto& point : study.points) options.workers.push_back(point.workers * 17);  // 17 cores per worker
+    sweeps.push_back(options);
+  }
+  std::vector<double> seconds;
+  for (const auto& points : simulate::simulate_weak_scaling(platform, sweeps, shortcuts ? 0 : 1)) {
+    for (const auto& point : points) seconds.push_back(point.seconds_per_iteration);
+  }
+  return seconds;
+}
+
+void BM_Table4SweepOneRankPerCore(benchmark::State& state) {
+  constexpr int kRounds = 2;
+  Cost fast;
+  Cost full;
+  double largest_difference = 0;
+  for (auto _ : state) {
+    for (int round = 0; round < kRounds; ++round) {
+      std::vector<double> shortcut;
+      std::vector<double> every;
+      const Cost a = cost_of([&] { shortcut = table4_one_rank_per_core(true); });
+      const Cost b = cost_of([&] { every = table4_one_rank_per_core(false); });
+      fast = {fast.wall_s + a.wall_s / kRounds, fast.cpu_s + a.cpu_s / kRounds};
+      full = {full.wall_s + b.wall_s / kRounds, full.cpu_s + b.cpu_s / kRounds};
+      for (std::size_t i = 0; i < shortcut.size(); ++i)
+        largest_difference = std::max(largest_difference, std::abs(shortcut[i] / every[i] - 1));
+    }
+  }
+  state.counters["wall_s"] = fast.wall_s;
+  state.counters["cpu_s"] = fast.cpu_s;
+  state.counters["reference_wall_s"] = full.wall_s;
+  state.counters["reference_cpu_s"] = full.cpu_s;
+  state.counters["speed_up"] = full.wall_s / fast.wall_s;
+  state.counters["largest_difference"] = largest_difference;
+}
+
 void BM_MillionCores(benchmark::State& state) {
   const auto& study = algorithms::find_scaling_study("table4");
   const auto platform = platforms::catalog_platform("knl-aries-1m");
@@ -72,6 +151,7 @@ void BM_MillionCores(benchmark::State& state) {
 }
 
 BENCHMARK(BM_Table4Sweep)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Table4SweepOneRankPerCore)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_MillionCores)
     ->ArgName("ranks_per_node")
     ->Arg(4)

@@ -24,6 +24,7 @@
 #include "simulate/forked.hpp"
 #include "simulate/simgrid/comm.hpp"
 #include "simulate/simgrid/engine_settings.hpp"
+#include "simulate/simgrid/flows.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 
 namespace dsgd::simulate {
@@ -109,6 +110,7 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
       return world.transfer_shares_cores(source, destination);
     });
   }
+  if (FlowCollectives* flows = world.flow_collectives()) flows->set_replicate(options.flow_replicas);
   s4u::Engine::on_deadlock_cb([&world] { world.on_deadlock(); });
   std::vector<double> end_s(static_cast<std::size_t>(world_options.size), 0.0);
   for (int rank = 0; rank < world_options.size; ++rank) {

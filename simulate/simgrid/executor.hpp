@@ -59,6 +59,9 @@ struct SimulationOptions {
   std::uint64_t noise_seed = 0;
   // Timeline spans kept for a trace (SimulationResult::timeline); 0 keeps none.
   std::size_t trace_events = 0;
+  // Flow level: a step's alike groups of activities that share nothing with one another simulated once
+  // (simulate/simgrid/flows.hpp); false simulates every activity, to check the shortcut against.
+  bool flow_replicas = true;
   // SimGrid's network model. "CM02" with cross_traffic and tcp_gamma off is the pure alpha-beta model of the
   // platform's links; "LV08" (SimGrid's default) adds its own latency and bandwidth factors. Valid values:
   // CM02, LV08, SMPI, IB.

@@ -1,6 +1,7 @@
 #include "simulate/simgrid/flows.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <simgrid/Exception.hpp>
 #include <simgrid/kernel/Timer.hpp>
@@ -44,8 +45,32 @@ struct FlowCollectives::Instance {
 
 namespace {
 
-// Reduces `schedule` on the world's hosts (see flows.hpp: "a few flows per step").
-std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, const World& world) {
+// Union-find over a step's activities: two are joined when they share a link or a host.
+class Groups {
+ public:
+  explicit Groups(std::size_t count) : parent_(count) {
+    for (std::size_t i = 0; i < count; ++i) parent_[i] = i;
+  }
+  std::size_t find(std::size_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+  void join(std::size_t a, std::size_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  std::vector<std::size_t> parent_;
+};
+
+// Reduces `schedule` on the world's hosts (see flows.hpp: "a few flows per step"). A step's activities fall into
+// groups that share no link or host with one another; two groups with the same signature -- their activities' bytes
+// or flops in schedule order, each route's links numbered by first use within the group with their parameters, each
+// host's speed -- pose SimGrid's max-min solver the same problem, so only the first of them is kept. With `replicate`
+// false every activity is kept (the full flow level, against which the shortcut is checked).
+std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, const World& world, bool replicate) {
   auto plan = std::make_shared<FlowPlan>();
   const std::size_t steps = schedule.steps.size();
   plan->transfers.resize(steps);
@@ -62,35 +87,70 @@ std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, co
   std::vector<std::vector<s4u::Link*>> routes;
   for (std::size_t k = 0; k < steps; ++k) {
     const ScheduleStep& step = schedule.steps[k];
-    routes.assign(step.transfers.size(), {});
-    std::unordered_map<const s4u::Link*, int> link_uses;
-    for (std::size_t i = 0; i < step.transfers.size(); ++i) {
+    std::vector<FlowPlan::Compute> computes;  // those that cost anything (as SimgridComm::compute)
+    for (const auto& compute : step.computes) {
+      if (compute.flops > 0) computes.push_back({compute.rank, compute.flops});
+    }
+    if (!replicate) {
+      plan->transfers[k] = step.transfers;
+      plan->computes[k] = computes;
+      continue;
+    }
+    // Activities 0..T-1 are the transfers, T.. the computes; a loopback transfer (no route) is left to SimGrid
+    // alone: a group of its own that is never replicated.
+    const std::size_t transfers = step.transfers.size();
+    Groups groups(transfers + computes.size());
+    std::unordered_map<const void*, std::size_t> first_user;  // a link or host: the first activity using it
+    const auto use = [&](const void* resource, std::size_t activity) {
+      const auto [found, inserted] = first_user.emplace(resource, activity);
+      if (!inserted) groups.join(found->second, activity);
+    };
+    routes.assign(transfers, {});
+    for (std::size_t i = 0; i < transfers; ++i) {
       const auto& transfer = step.transfers[i];
       double latency_s = 0;
       world.host(transfer.source)->route_to(world.host(transfer.destination), routes[i], &latency_s);
-      for (const auto* link : routes[i]) ++link_uses[link];
+      for (const auto* link : routes[i]) {
+        // A fat pipe gives every flow its whole bandwidth: flows crossing one do not contend there.
+        if (link->get_sharing_policy() != s4u::Link::SharingPolicy::FATPIPE) use(link, i);
+      }
+    }
+    for (std::size_t j = 0; j < computes.size(); ++j) use(world.host(computes[j].rank), transfers + j);
+
+    std::map<std::size_t, std::vector<double>> signatures;                  // by group root, built in schedule order
+    std::map<std::size_t, std::unordered_map<const void*, int>> numbering;  // by group root: resource -> local id
+    const auto number = [&](std::size_t root, const void* resource) {
+      auto& ids = numbering[root];
+      return static_cast<double>(ids.emplace(resource, static_cast<int>(ids.size())).first->second);
+    };
+    for (std::size_t i = 0; i < transfers; ++i) {
+      const auto& transfer = step.transfers[i];
+      const std::size_t root = groups.find(i);
+      auto& signature = signatures[root];
+      if (routes[i].empty()) signature.push_back(-1.0 - static_cast<double>(i));  // unique: never replicated
+      signature.insert(
+          signature.end(),
+          {0.0, static_cast<double>(transfer.bytes),
+           world.transfer_shares_cores(world.host(transfer.source), world.host(transfer.destination)) ? 1.0 : 0.0});
+      for (const auto* link : routes[i]) {
+        signature.insert(signature.end(), {number(root, link), link->get_bandwidth(), link->get_latency(),
+                                           static_cast<double>(link->get_sharing_policy())});
+      }
+    }
+    for (std::size_t j = 0; j < computes.size(); ++j) {
+      const s4u::Host* host = world.host(computes[j].rank);
+      const std::size_t root = groups.find(transfers + j);
+      auto& signature = signatures[root];
+      signature.insert(signature.end(), {1.0, computes[j].flops, number(root, host), host->get_speed()});
     }
     std::set<std::vector<double>> represented;
-    for (std::size_t i = 0; i < step.transfers.size(); ++i) {
-      const auto& transfer = step.transfers[i];
-      bool shares = routes[i].empty();  // a loopback transfer: leave it to SimGrid
-      std::vector<double> signature = {static_cast<double>(transfer.bytes)};
-      for (const auto* link : routes[i]) {
-        shares = shares || link_uses[link] > 1;
-        signature.insert(signature.end(),
-                         {link->get_bandwidth(), link->get_latency(), static_cast<double>(link->get_sharing_policy())});
-      }
-      if (shares || represented.insert(std::move(signature)).second) plan->transfers[k].push_back(transfer);
+    std::vector<bool> kept_group(transfers + computes.size(), false);
+    for (auto& [root, signature] : signatures) kept_group[root] = represented.insert(std::move(signature)).second;
+    for (std::size_t i = 0; i < transfers; ++i) {
+      if (kept_group[groups.find(i)]) plan->transfers[k].push_back(step.transfers[i]);
     }
-    std::unordered_map<int, int> host_uses;
-    for (const auto& compute : step.computes) ++host_uses[compute.rank];
-    std::set<std::vector<double>> computed;
-    for (const auto& compute : step.computes) {
-      if (!(compute.flops > 0)) continue;  // as SimgridComm::compute: no cost, no activity
-      const bool shares = host_uses[compute.rank] > 1;
-      if (shares || computed.insert({compute.flops, world.host(compute.rank)->get_speed()}).second) {
-        plan->computes[k].push_back({compute.rank, compute.flops});
-      }
+    for (std::size_t j = 0; j < computes.size(); ++j) {
+      if (kept_group[groups.find(transfers + j)]) plan->computes[k].push_back(computes[j]);
     }
   }
   return plan;
@@ -109,7 +169,7 @@ std::shared_ptr<const FlowPlan> FlowCollectives::plan_for(const CollectiveCall& 
                                                           const std::function<void(Comm&)>& body) {
   const auto key = std::make_pair(call.name, call.key);
   if (const auto found = plans_.find(key); found != plans_.end()) return found->second;
-  auto plan = make_plan(record_schedule(call, world_.size(), body, world_.nodes()), world_);
+  auto plan = make_plan(record_schedule(call, world_.size(), body, world_.nodes()), world_, replicate_);
   plans_.emplace(key, plan);
   return plan;
 }

@@ -112,7 +112,7 @@ class TrainingRuns : public dsgd::testing::ScratchDirTest {
                              const Hyperparameters& hyper) {
     const AlgorithmEntry& entry = find_algorithm(algorithm);
     TrainerSetup setup;
-    setup.model = build_model(cli_.run.model);
+    setup.model = std::make_shared<const ModelSpec>(build_model(cli_.run.model));
     setup.train = data_.train;
     std::vector<float> out;
     WorldOptions world;

@@ -129,7 +129,7 @@ class WfbpSgd : public testing::ScratchDirTest {
     Hyperparameters hyper = cli_.run.hyper;
     hyper.bucket_bytes = bucket_bytes;
     TrainerSetup setup;
-    setup.model = build_model(cli_.run.model);
+    setup.model = std::make_shared<const ModelSpec>(build_model(cli_.run.model));
     setup.train = data_.train;
     std::vector<float> out;
     WorldOptions world;
