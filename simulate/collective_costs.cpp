@@ -126,9 +126,9 @@ double compressed_allreduce_time(const AlphaBetaGamma& model, const CompressionO
 TwoLevelModel two_level_model(const platforms::Platform& platform, int ranks, const PlacementOptions& placement,
                               double message_bytes) {
   const RouteModel routes(platform, ranks, placement);
-  const auto& sites = routes.sites();
+  const auto& sites = routes.placed_sites();  // the first node's ranks, at least
   TwoLevelModel model;
-  model.nodes = sites.back().node + 1;
+  model.nodes = routes.nodes();
   model.ranks_per_node =
       static_cast<int>(std::count_if(sites.begin(), sites.end(), [](const RankSite& site) { return site.node == 0; }));
   if (static_cast<long long>(model.nodes) * model.ranks_per_node != ranks) {

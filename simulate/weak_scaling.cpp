@@ -67,6 +67,7 @@ class Sweep {
     simulation.placement.host_ranks = std::max(1, run.hyper.servers);
     simulation.noise_seed = options.noise_seed;
     simulation.trace_events = options.trace_events;
+    simulation.analytic_recorded_schedules = options.analytic_recorded_schedules;
     simulation.wall_timeout_s = options.wall_timeout_s;
     simulation.flow_replicas = options.flow_replicas;
     WorldOptions world;

@@ -4,13 +4,13 @@
 #include <chrono>
 #include <map>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "core/collectives.hpp"
 #include "core/memory.hpp"
 #include "simulate/analytic/route_model.hpp"
+#include "simulate/analytic/tree_schedules.hpp"
 #include "simulate/collective_schedule.hpp"
 #include "simulate/compute_cost.hpp"
 
@@ -25,22 +25,76 @@ struct CollectivePlan {
   std::uint64_t rank0_sent_bytes = 0;  // what rank 0 sends in it (Comm::bytes_sent)
 };
 
+// Prices a schedule handed over activity by activity (recorded, or enumerated by simulate/analytic/tree_schedules.hpp):
+// a step takes as long as its slowest transfer -- the route's latencies plus bytes over its narrowest bandwidth --
+// or compute (the flops at the host's speed, as the flow level executes them); a node leaves when the last step
+// one of its ranks takes part in ends. Step ends never decrease, so a node's latest step gives its latest end.
+class PlanPricer final : public ScheduleVisitor {
+ public:
+  explicit PlanPricer(const RouteModel& routes)
+      : routes_(routes), node_steps_(static_cast<std::size_t>(routes.nodes()), 0) {}
+
+  void transfer(int step, int source, int destination, std::size_t bytes) override {
+    double& step_s = at(step);
+    step_s = std::max(step_s, routes_.message_s(source, destination, static_cast<double>(bytes)));
+    if (source == 0) rank0_sent_bytes_ += bytes;
+  }
+  void compute(int step, int rank, double flops) override {
+    double& step_s = at(step);
+    step_s = std::max(step_s, flops / routes_.unit_site(rank).peak_flops);
+  }
+  void leave(int rank, int steps) override {
+    int& node_steps = node_steps_[static_cast<std::size_t>(routes_.node_of(rank))];
+    node_steps = std::max(node_steps, steps);
+    if (rank == 0) rank0_steps_ = steps;
+  }
+
+  CollectivePlan plan() const {
+    std::vector<double> end_s(step_s_.size(), 0.0);  // when each step ends
+    double at_s = 0;
+    for (std::size_t k = 0; k < step_s_.size(); ++k) {
+      at_s += step_s_[k];
+      end_s[k] = at_s;
+    }
+    const auto after = [&end_s](int steps) { return steps > 0 ? end_s[static_cast<std::size_t>(steps - 1)] : 0.0; };
+    CollectivePlan plan;
+    plan.rank0_s = after(rank0_steps_);
+    plan.rank0_sent_bytes = rank0_sent_bytes_;
+    plan.node_leave_s.reserve(node_steps_.size());
+    for (const int steps : node_steps_) plan.node_leave_s.push_back(after(steps));
+    return plan;
+  }
+
+ private:
+  double& at(int step) {
+    if (static_cast<std::size_t>(step) >= step_s_.size()) step_s_.resize(static_cast<std::size_t>(step) + 1, 0.0);
+    return step_s_[static_cast<std::size_t>(step)];
+  }
+
+  const RouteModel& routes_;
+  std::vector<double> step_s_;   // per step: its slowest activity
+  std::vector<int> node_steps_;  // per node: the steps until its last rank leaves
+  int rank0_steps_ = 0;
+  std::uint64_t rank0_sent_bytes_ = 0;
+};
+
 class AnalyticComm final : public Comm {
  public:
   AnalyticComm(const platforms::Platform& platform, const WorldOptions& world, const SimulationOptions& options)
       : size_(world.size),
         routes_(platform, world.size, options.placement),
         noise_(platform.noise, options.noise_seed),
-        trace_events_(options.trace_events) {
-    const auto& sites = routes_.sites();
-    nodes_ = sites.back().node + 1;
+        trace_events_(options.trace_events),
+        recorded_schedules_(options.analytic_recorded_schedules) {
+    nodes_ = routes_.nodes();
     rank_nodes_ = emulated_nodes(world);
     if (rank_nodes_.empty()) {
-      for (const auto& site : sites) rank_nodes_.push_back(site.node);
+      rank_nodes_.reserve(static_cast<std::size_t>(size_));
+      for (int rank = 0; rank < size_; ++rank) rank_nodes_.push_back(routes_.node_of(rank));
     }
     ready_s_.assign(static_cast<std::size_t>(nodes_), 0.0);
     // Node 0's ranks stand for every node's (the last node may hold fewer; its ranks are alike).
-    for (const auto& site : sites) {
+    for (const auto& site : routes_.placed_sites()) {
       if (site.node != 0) break;
       node_sites_.push_back(&site);
     }
@@ -81,7 +135,7 @@ class AnalyticComm final : public Comm {
       if (node == 0) own_noise = noise;
       ready_s += slowest_s * noise;
     }
-    const double own_s = all_computing_seconds(routes_.sites().front(), step) * own_noise;
+    const double own_s = all_computing_seconds(routes_.placed_sites().front(), step) * own_noise;
     clock_s_ += own_s;
     charge(step.category, own_s);
   }
@@ -121,38 +175,22 @@ class AnalyticComm final : public Comm {
     if (call.name == allreduce_call_name(AllreduceAlgorithm::kRing)) {
       return plans_.emplace(key, ring_plan(call.count)).first->second;
     }
-    const CollectiveSchedule schedule = record_schedule(call, size_, body, rank_nodes_);
-    const auto& sites = routes_.sites();
-    std::vector<double> end_s(schedule.steps.size(), 0.0);  // when each step ends
-    double at_s = 0;
-    for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
-      double step_s = 0;
-      for (const auto& transfer : schedule.steps[k].transfers) {
-        step_s = std::max(
-            step_s, routes_.message_s(transfer.source, transfer.destination, static_cast<double>(transfer.bytes)));
+    PlanPricer pricer(routes_);
+    if (!recorded_schedules_ && has_tree_schedule(call)) {
+      // The binomial trees' steps in closed form: no schedule of P transfers held (docs/simulation.md).
+      visit_tree_schedule(call, size_, pricer);
+    } else {
+      const CollectiveSchedule schedule = record_schedule(call, size_, body, rank_nodes_);
+      for (std::size_t k = 0; k < schedule.steps.size(); ++k) {
+        const int step = static_cast<int>(k);
+        for (const auto& t : schedule.steps[k].transfers) pricer.transfer(step, t.source, t.destination, t.bytes);
+        for (const auto& c : schedule.steps[k].computes) pricer.compute(step, c.rank, c.flops);
       }
-      for (const auto& compute : schedule.steps[k].computes) {
-        // As the flow level executes it: the flops at the host's speed.
-        step_s = std::max(step_s, compute.flops / sites[static_cast<std::size_t>(compute.rank)].peak_flops);
-      }
-      at_s += step_s;
-      end_s[k] = at_s;
-    }
-    CollectivePlan plan;
-    plan.node_leave_s.assign(static_cast<std::size_t>(nodes_), 0.0);
-    for (const auto& step : schedule.steps) {
-      for (const auto& transfer : step.transfers) {
-        if (transfer.source == 0) plan.rank0_sent_bytes += transfer.bytes;
+      for (std::size_t rank = 0; rank < schedule.leave_after.size(); ++rank) {
+        pricer.leave(static_cast<int>(rank), schedule.leave_after[rank]);
       }
     }
-    for (std::size_t rank = 0; rank < schedule.leave_after.size(); ++rank) {
-      const int steps = schedule.leave_after[rank];
-      const double leave_s = steps > 0 ? end_s[static_cast<std::size_t>(steps - 1)] : 0.0;
-      double& node_s = plan.node_leave_s[static_cast<std::size_t>(sites[rank].node)];
-      node_s = std::max(node_s, leave_s);
-      if (rank == 0) plan.rank0_s = leave_s;
-    }
-    return plans_.emplace(key, std::move(plan)).first->second;
+    return plans_.emplace(key, pricer.plan()).first->second;
   }
 
   // The ring allreduce of core/collectives.cpp in closed form (its recorded schedule has P^2 transfers): P - 1
@@ -166,7 +204,7 @@ class AnalyticComm final : public Comm {
     double add_s = 0;
     for (int rank = 0; rank < size_; ++rank) {
       transfer_s = std::max(transfer_s, routes_.message_s(rank, (rank + 1) % size_, chunk * sizeof(float)));
-      add_s = std::max(add_s, chunk / routes_.sites()[static_cast<std::size_t>(rank)].peak_flops);
+      add_s = std::max(add_s, chunk / routes_.unit_site(rank).peak_flops);
     }
     const double total_s = (size_ - 1) * (transfer_s + add_s) + (size_ - 1) * transfer_s;
     // Rank 0 sends every chunk but chunk 1 in the reduce-scatter and every chunk but chunk 2 in the allgather.
@@ -179,6 +217,7 @@ class AnalyticComm final : public Comm {
   RouteModel routes_;
   ComputeNoise noise_;
   std::size_t trace_events_;
+  bool recorded_schedules_;  // SimulationOptions::analytic_recorded_schedules
   int nodes_ = 0;
   std::vector<int> rank_nodes_;  // per rank: Comm::node_of
   std::vector<const RankSite*> node_sites_;
@@ -188,35 +227,13 @@ class AnalyticComm final : public Comm {
   std::map<std::pair<std::string, std::string>, CollectivePlan> plans_;
 };
 
-// Heap bytes of a std::map of strings to V: a red-black node (four words) around each pair, and each string's
-// characters where they do not fit its small-string buffer.
-template <typename V>
-double map_heap_bytes(const std::map<std::string, V>& map) {
-  const auto text = [](const std::string& value) {
-    return value.size() > 15 ? static_cast<double>(value.capacity()) + 1 : 0.0;
-  };
-  double bytes = 0;
-  for (const auto& [key, value] : map) {
-    bytes += 4 * sizeof(void*) + sizeof(std::pair<const std::string, V>) + text(key);
-    if constexpr (std::is_same_v<V, std::string>) bytes += text(value);
-  }
-  return bytes;
-}
-
-double heap_bytes(const platforms::KernelEfficiency& efficiency) {
-  return map_heap_bytes(efficiency.by_class) + map_heap_bytes(efficiency.sources);
-}
-
-// Every rank's site is placed before rank 0 runs (simgrid/platform_builder.hpp: two copies of its unit's kernel
-// efficiencies each), and its node noted: checked against the memory available before any of it is allocated (10
-// million ranks took 6.2 GB before their first error).
-void check_world_memory(const platforms::Platform& platform, int ranks) {
-  double efficiency = heap_bytes(platform.nodes.cpu.efficiency);
-  for (const auto& group : platform.nodes.devices) efficiency = std::max(efficiency, heap_bytes(group.efficiency));
-  const double per_rank = sizeof(RankSite) + 2 * efficiency + sizeof(int);
+// Per rank only its node is held (Comm::node_of; RouteModel places the first node's ranks alone): checked against
+// the memory available before it is allocated. A recorded schedule checks its own (record_schedule).
+void check_world_memory(int ranks) {
+  const double per_rank = sizeof(int);
   check_available_memory(static_cast<double>(ranks) * per_rank,
                          "analytic level: " + std::to_string(ranks) + " ranks need an estimated ",
-                         " for their placement (" + bytes_text(per_rank) + " per rank)");
+                         " for their node map (" + bytes_text(per_rank) + " per rank)");
 }
 
 }  // namespace
@@ -228,7 +245,7 @@ SimulationResult analytic::run(const platforms::Platform& platform, const WorldO
   if (options.placement.master_on_host) {
     throw InputError("analytic fidelity runs rank 0 as every rank's representative: a master on the host is not one");
   }
-  check_world_memory(platform, world.size);
+  check_world_memory(world.size);
   AnalyticComm comm(platform, world, options);
   const auto setup_end = std::chrono::steady_clock::now();
   worker(comm);

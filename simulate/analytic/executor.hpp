@@ -7,14 +7,15 @@
 // ranks are taken to do exactly what rank 0 does outside collectives (synchronous data-parallel algorithms without
 // a master). Its collectives (Comm::run_collective) are priced from their schedules
 // (simulate/collective_schedule.hpp, derived once per call for the whole world; the ring allreduce's, P^2
-// transfers, in closed form): each step takes as long as its slowest transfer -- the route's latency plus bytes
-// over its bottleneck bandwidth, no contention (simulate/analytic/route_model.hpp) -- or compute step (flops at the
-// rank's peak, as the flow level). A collective starts when the last node is ready, as at the flow level, and each
-// node leaves it when the last step its ranks take part in ends.
-// Compute steps cost their roofline time (simulate/compute_cost.hpp). Noise: every node's ready time advances by
-// the step's time times the node's own factor (the same generator as the SimGrid executor), so the slowest of
-// the nodes sets the start of the next collective; a node's time is that of its slowest rank (core groups of a
-// KNL may differ by a core).
+// transfers, in closed form; the binomial broadcast's and reduce's enumerated step by step without being stored,
+// simulate/analytic/tree_schedules.hpp, unless SimulationOptions::analytic_recorded_schedules): each step takes as long
+// as its slowest transfer -- the route's latency plus bytes over its bottleneck bandwidth, no contention
+// (simulate/analytic/route_model.hpp) -- or compute step (flops at the rank's peak, as the flow level). A collective
+// starts when the last node is ready, as at the flow level, and each node leaves it when the last step its ranks take
+// part in ends. Compute steps cost their roofline time (simulate/compute_cost.hpp). Noise: every node's ready time
+// advances by the step's time times the node's own factor (the same generator as the SimGrid executor), so the slowest
+// of the nodes sets the start of the next collective; a node's time is that of its slowest rank (core groups of a KNL
+// may differ by a core).
 //
 // Refused (UnavailableError, naming the operation): point-to-point messages, datagrams and shared vectors -- they would
 // need the other ranks to exist. The result holds rank 0's breakdown only (SimulationResult::per_rank has one

@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <utility>
+
+#include "core/error.hpp"
 
 namespace dsgd::simulate {
 
@@ -86,7 +89,17 @@ int torus_hops(const platforms::TorusTopology& torus, int from, int to) {
 }  // namespace
 
 RouteModel::RouteModel(const platforms::Platform& platform, int ranks, const PlacementOptions& placement)
-    : platform_(platform), sites_(place_ranks(platform, ranks, placement)) {
+    : platform_(platform),
+      ranks_(ranks),
+      per_node_(ranks_per_node(platform, placement)),
+      host_ranks_(placement.master_on_host ? placement.host_ranks : 0) {
+  check_simulatable(platform, ranks, placement);
+  // place_ranks' arithmetic (simulate/simgrid/platform_builder.cpp slot_of): the hosts' ranks on nodes 0.., then
+  // per_node_ workers per node. A shared chip's ranks count each other (RankSite::chip_ranks): place its first chip.
+  const int chip_nodes = platform.nodes.shared_chip ? std::max(1, platform.nodes.shared_chip->nodes) : 1;
+  const long long placed = std::min<long long>(ranks, host_ranks_ + static_cast<long long>(per_node_) * chip_nodes);
+  sites_ = place_ranks(platform, static_cast<int>(placed), placement);
+  nodes_ = std::max(node_of(ranks - 1) + 1, std::min(host_ranks_, ranks));
   const bool star = std::holds_alternative<platforms::StarTopology>(platform.network.topology.shape);
   if (const auto* mesh = std::get_if<platforms::KnlMesh>(&platform.nodes.intra_node)) {
     const int groups = ranks_per_node(platform, placement);
@@ -160,11 +173,24 @@ RouteCost RouteModel::fabric(int from_node, int to_node) const {
   return cost;
 }
 
+RouteModel::Slot RouteModel::slot(int rank) const {
+  if (rank < host_ranks_) return {rank, -1};
+  const int worker = rank - host_ranks_;
+  return {worker / per_node_, worker % per_node_};
+}
+
+const RankSite& RouteModel::unit_site(int rank) const {
+  DSGD_ENFORCE(rank >= 0 && rank < ranks_,
+               "unit_site of rank " + std::to_string(rank) + " of " + std::to_string(ranks_));
+  if (static_cast<std::size_t>(rank) < sites_.size()) return sites_[static_cast<std::size_t>(rank)];
+  return sites_[static_cast<std::size_t>(host_ranks_ + slot(rank).unit)];
+}
+
 RouteCost RouteModel::route(int from, int to) const {
-  const RankSite& a = sites_[static_cast<std::size_t>(from)];
-  const RankSite& b = sites_[static_cast<std::size_t>(to)];
-  const auto unit = [this](const RankSite& site) {
-    return static_cast<std::size_t>(site.unit_index < 0 ? static_cast<int>(to_nic_.size()) - 1 : site.unit_index);
+  const Slot a = slot(from);
+  const Slot b = slot(to);
+  const auto unit = [this](const Slot& site) {
+    return static_cast<std::size_t>(site.unit < 0 ? static_cast<int>(to_nic_.size()) - 1 : site.unit);
   };
   if (from == to) return {};
   if (a.node == b.node) return between_[unit(a)][unit(b)];

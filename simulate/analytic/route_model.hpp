@@ -35,10 +35,20 @@ struct RouteCost {
 
 class RouteModel {
  public:
-  // Places `ranks` ranks as the SimGrid executor would (throws what place_ranks throws).
+  // Places `ranks` ranks as the SimGrid executor would (throws what check_simulatable and place_ranks throw). Only
+  // the first node's ranks are placed in full (with a master on the host, the hosts' ranks too; on a shared chip,
+  // the first chip's): a rank on another node sits on the same unit as one of them, and a RankSite each would cost
+  // gigabytes at ten million ranks. A rank's node and unit come from the placement's arithmetic.
   RouteModel(const platforms::Platform& platform, int ranks, const PlacementOptions& placement);
 
-  const std::vector<RankSite>& sites() const { return sites_; }
+  int ranks() const { return ranks_; }
+  int nodes() const { return nodes_; }  // that the ranks occupy
+  int node_of(int rank) const { return slot(rank).node; }
+  // The ranks placed in full, in rank order from rank 0.
+  const std::vector<RankSite>& placed_sites() const { return sites_; }
+  // The site of a placed rank on the same unit as `rank` (its unit index, peak, efficiencies); its `node` is that
+  // placed rank's, not necessarily `rank`'s (node_of).
+  const RankSite& unit_site(int rank) const;
   RouteCost route(int from, int to) const;
   // Seconds for a message of `bytes` from rank `from` to rank `to`; 0 to itself.
   double message_s(int from, int to, double bytes) const;
@@ -50,10 +60,19 @@ class RouteModel {
   Price price(int from, int to, double bytes) const;
 
  private:
+  struct Slot {
+    int node = 0;
+    int unit = 0;  // unit index on the node; -1 for the CPU of a master on the host
+  };
+  Slot slot(int rank) const;
   RouteCost fabric(int from_node, int to_node) const;
 
   const platforms::Platform& platform_;
-  std::vector<RankSite> sites_;
+  int ranks_ = 0;
+  int per_node_ = 1;    // ranks_per_node()
+  int host_ranks_ = 0;  // ranks on the hosts' CPUs, before the workers (PlacementOptions::master_on_host)
+  int nodes_ = 0;
+  std::vector<RankSite> sites_;                  // the ranks placed in full
   std::vector<RouteCost> to_nic_;                // per unit index (the CPU last): from the unit to the NIC
   std::vector<std::vector<RouteCost>> between_;  // per pair of unit indices of one node
   std::optional<double> nic_Bps_;                // platforms::Nics::bandwidth_Bps, where the NICs have their own

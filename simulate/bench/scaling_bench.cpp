@@ -10,8 +10,16 @@
 //   BM_MillionCores    one weak-scaling point of 1,000,008 cores (14,706 KNL nodes of knl-aries-1m) at the analytic
 //                      level, with Table 4's first case; ranks_per_node 4 (seed 000 sec. 6.2) or 0 (one rank per
 //                      core: 1,000,008 ranks). Goal: <= 60 s and <= 8 GB (max_rss_GB: the process's peak so far).
+//   BM_TenMillionCores one weak-scaling point of 10,000,000 cores, one rank per core (147,059 KNL nodes of
+//                      knl-aries-10m), analytic, Table 4's first case. Goal: <= 60 s and <= 16 GB.
+//   BM_TreeShortcut    the analytic level's two ways of pricing the binomial trees, alternated on one weak-scaling
+//                      point at one rank per core (the argument: KNL nodes): enumerated in closed form (the
+//                      default) and recorded (SimulationOptions::analytic_recorded_schedules). Reports each side's
+//                      wall seconds, their ratio, and the relative difference of seconds per iteration and
+//                      efficiency (the goal: under 0.5%; the enumeration is exact, so 0).
 //
 //   ninja -C build scaling_bench && build/simulate/bench/scaling_bench
+//   (one at a time, so that max_rss_GB is its own: --benchmark_filter=TenMillion)
 
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
@@ -19,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
 
 #include "algorithms/studies.hpp"
 #include "platforms/catalog.hpp"
@@ -150,12 +159,78 @@ void BM_MillionCores(benchmark::State& state) {
   state.counters["max_rss_GB"] = max_rss_GB();
 }
 
+// One weak-scaling point of `nodes` full KNL nodes at one rank per core, after a one-node point for the efficiency.
+simulate::ScalingPoint one_rank_per_core(const platforms::Platform& platform, int nodes, bool recorded_schedules) {
+  const auto& study = algorithms::find_scaling_study("table4");
+  auto options = table4_case(study.cases.front());
+  options.ranks_per_node = 0;
+  const int cores = platform.nodes.cpu.cores();
+  options.workers = {cores, nodes * cores};
+  options.analytic_recorded_schedules = recorded_schedules;
+  return simulate::simulate_weak_scaling(platform, options).back();
+}
+
+void BM_TenMillionCores(benchmark::State& state) {
+  const auto platform = platforms::catalog_platform("knl-aries-10m");
+  const auto& study = algorithms::find_scaling_study("table4");
+  auto options = table4_case(study.cases.front());
+  options.ranks_per_node = 0;
+  const int cores = 10'000'000;
+  options.workers = {platform.nodes.cpu.cores(), cores};
+  simulate::ScalingPoint point;
+  for (auto _ : state) point = simulate::simulate_weak_scaling(platform, options).back();
+  state.counters["cores"] = cores;
+  state.counters["ranks"] = point.ranks;
+  state.counters["nodes"] = point.nodes;
+  state.counters["seconds_per_iteration"] = point.seconds_per_iteration;
+  state.counters["efficiency"] = point.efficiency;
+  state.counters["max_rss_GB"] = max_rss_GB();
+  state.SetLabel(std::string(simulate::to_string(point.fidelity)));
+}
+
+void BM_TreeShortcut(benchmark::State& state) {
+  const auto platform = platforms::catalog_platform("knl-aries-1m");
+  const int nodes = static_cast<int>(state.range(0));
+  double shortcut_s = 0;
+  double recorded_s = 0;
+  simulate::ScalingPoint shortcut;
+  simulate::ScalingPoint recorded;
+  for (auto _ : state) {
+    const auto timed = [](const auto& run) {
+      const auto start = std::chrono::steady_clock::now();
+      run();
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    shortcut_s += timed([&] { shortcut = one_rank_per_core(platform, nodes, /*recorded_schedules=*/false); });
+    recorded_s += timed([&] { recorded = one_rank_per_core(platform, nodes, /*recorded_schedules=*/true); });
+  }
+  const auto relative = [](double a, double b) { return std::abs(a - b) / std::abs(b); };
+  const double iterations = static_cast<double>(state.iterations());
+  state.counters["ranks"] = shortcut.ranks;
+  state.counters["shortcut_wall_s"] = shortcut_s / iterations;
+  state.counters["recorded_wall_s"] = recorded_s / iterations;
+  state.counters["recorded_over_shortcut"] = recorded_s / shortcut_s;
+  state.counters["seconds_per_iteration"] = shortcut.seconds_per_iteration;
+  state.counters["iteration_rel_diff"] = relative(shortcut.seconds_per_iteration, recorded.seconds_per_iteration);
+  state.counters["efficiency_rel_diff"] = relative(shortcut.efficiency, recorded.efficiency);
+  state.counters["max_rss_GB"] = max_rss_GB();
+}
+
 BENCHMARK(BM_Table4Sweep)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_Table4SweepOneRankPerCore)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
 BENCHMARK(BM_MillionCores)
     ->ArgName("ranks_per_node")
     ->Arg(4)
     ->Arg(0)
+    ->Unit(benchmark::kSecond)
+    ->UseRealTime()
+    ->Iterations(1);
+BENCHMARK(BM_TenMillionCores)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(1);
+// 1,471 nodes: 100,028 ranks, a few seconds recorded; 14,706 nodes: BM_MillionCores' 1,000,008.
+BENCHMARK(BM_TreeShortcut)
+    ->ArgName("nodes")
+    ->Arg(1471)
+    ->Arg(14706)
     ->Unit(benchmark::kSecond)
     ->UseRealTime()
     ->Iterations(1);

@@ -62,6 +62,10 @@ struct SimulationOptions {
   // Flow level: a step's alike groups of activities that share nothing with one another simulated once
   // (simulate/simgrid/flows.hpp); false simulates every activity, to check the shortcut against.
   bool flow_replicas = true;
+  // kAnalytic: price the binomial broadcast and reduce from schedules recorded for the whole world, as every other
+  // collective is, instead of enumerating their steps in closed form (simulate/analytic/tree_schedules.hpp). The
+  // same answer, at O(P) memory and many times the wall time: for comparing the two.
+  bool analytic_recorded_schedules = false;
   // SimGrid's network model. "CM02" with cross_traffic and tcp_gamma off is the pure alpha-beta model of the
   // platform's links; "LV08" (SimGrid's default) adds its own latency and bandwidth factors. Valid values:
   // CM02, LV08, SMPI, IB.

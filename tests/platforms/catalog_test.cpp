@@ -21,9 +21,10 @@ std::string data_dir() { return std::string(DSGD_TEST_DATA_DIR) + "/platforms"; 
 TEST(PlatformsCatalog, EveryEntryLoads) {
   const auto platforms = catalog_names();
   const auto links = catalog_link_names();
-  EXPECT_EQ(platforms, (std::vector<std::string>{"cori-haswell", "cori-knl", "cori-knl-snc4", "dgx-a100-ib", "dgx-h100",
-                                                 "dgx1-ib", "k20-10gbe", "k20-1gbe", "k80-cluster", "k80-dmath",
-                                                 "knl-aries-1m", "m40-cluster", "p100-roce-25g", "selene"}));
+  EXPECT_EQ(platforms,
+            (std::vector<std::string>{"cori-haswell", "cori-knl", "cori-knl-snc4", "dgx-a100-ib", "dgx-h100", "dgx1-ib",
+                                      "k20-10gbe", "k20-1gbe", "k80-cluster", "k80-dmath", "knl-aries-10m",
+                                      "knl-aries-1m", "m40-cluster", "p100-roce-25g", "selene"}));
   EXPECT_EQ(links, (std::vector<std::string>{"ethernet-10g-ne020", "ethernet-1g", "ib-fdr-56", "ib-qdr-40"}));
   for (const auto& name : platforms) {
     SCOPED_TRACE(name);
@@ -183,7 +184,7 @@ TEST(PlatformsCatalog, UnknownNameListsValidNames) {
   const std::string message = testing::error_of<UnknownNameError>([] { catalog_platform("cori"); });
   EXPECT_NE(message.find("unknown platform 'cori'"), std::string::npos) << message;
   EXPECT_NE(message.find("cori-haswell, cori-knl, cori-knl-snc4, dgx-a100-ib, dgx-h100, dgx1-ib, k20-10gbe, k20-1gbe, "
-                         "k80-cluster, k80-dmath, knl-aries-1m, m40-cluster, p100-roce-25g, selene"),
+                         "k80-cluster, k80-dmath, knl-aries-10m, knl-aries-1m, m40-cluster, p100-roce-25g, selene"),
             std::string::npos)
       << message;
   EXPECT_THROW(catalog_platform("ib-fdr-56"), UnknownNameError);  // a link, not a platform

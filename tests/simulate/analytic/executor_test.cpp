@@ -190,6 +190,83 @@ TEST(AnalyticLevel, ComputesOnASharedChipAsIfEveryRankComputed) {
   }
 }
 
+// The binomial broadcast and reduce, enumerated in closed form (the default), price exactly as their recorded
+// schedules do (SimulationOptions::analytic_recorded_schedules): the same steps, the same maxima, the same sums.
+TEST(AnalyticLevel, TreeShortcutEqualsRecordedSchedules) {
+  auto noisy = platforms::catalog_platform("cori-knl");
+  noisy.noise.distribution = platforms::NoiseDistribution::kLognormal;
+  noisy.noise.spread = 0.1;
+  const auto rooted = [](int root) {
+    return [root](Comm& comm, Floats buffer) {
+      reduce(comm, buffer, root % comm.size());
+      broadcast(comm, buffer, (root + 1) % comm.size());
+    };
+  };
+  struct Case {
+    platforms::Platform platform;
+    int ranks_per_node;
+  };
+  int compared = 0;
+  for (const auto& [platform, ranks_per_node] :
+       {Case{platforms::catalog_platform("cori-knl"), 0}, Case{platforms::catalog_platform("cori-knl"), 4},
+        Case{noisy, 68}, Case{flat_platform(1500, 1.3e-6, 8e9, 1e12), 0}}) {
+    for (const int ranks : {1, 2, 3, 5, 17, 64, 100, 137, 1000}) {
+      for (const int root : {0, 3}) {
+        SCOPED_TRACE(platform.name + ", " + std::to_string(ranks) + " ranks, " + std::to_string(ranks_per_node) +
+                     " per node, root " + std::to_string(root));
+        WorldOptions world;
+        world.size = ranks;
+        world.payload = false;
+        SimulationOptions options;
+        options.fidelity = Fidelity::kAnalytic;
+        options.placement.ranks_per_node = ranks_per_node;
+        options.noise_seed = 7;
+        const auto worker = [&](Comm& comm) {
+          for (int iteration = 0; iteration < 3; ++iteration) {
+            comm.compute({2e9, "conv", Category::kForwardBackward, {}, 0});
+            rooted(root)(comm, Floats{nullptr, 12345});
+          }
+        };
+        const auto shortcut = simgrid::run(platform, world, worker, options);
+        options.analytic_recorded_schedules = true;
+        const auto recorded = simgrid::run(platform, world, worker, options);
+        EXPECT_EQ(shortcut.time_s, recorded.time_s);
+        ASSERT_EQ(shortcut.per_rank.size(), 1U);
+        EXPECT_EQ(shortcut.per_rank[0].seconds, recorded.per_rank[0].seconds);
+        if (ranks > 1) EXPECT_GT(shortcut.per_rank[0][Category::kGpuGpuPara], 0.0);
+        ++compared;
+      }
+    }
+  }
+  EXPECT_EQ(compared, 4 * 9 * 2);
+}
+
+// Table 4's algorithm (sync-easgd3: a tree reduce and broadcast per iteration) at one rank per core on 64 KNL nodes:
+// the same seconds per iteration either way.
+TEST(AnalyticLevel, TreeShortcutEqualsRecordedSchedulesInAWeakScalingSweep) {
+  const auto platform = platforms::catalog_platform("knl-aries-1m");
+  auto options = knl_sweep(Fidelity::kAnalytic);
+  options.algorithm = "sync-easgd3";
+  options.ranks_per_node = 0;
+  options.workers = {68, 2 * 68 + 5, 64 * 68};
+  const auto shortcut = simulate_weak_scaling(platform, options);
+  options.analytic_recorded_schedules = true;
+  const auto recorded = simulate_weak_scaling(platform, options);
+  ASSERT_EQ(shortcut.size(), recorded.size());
+  for (std::size_t i = 0; i < shortcut.size(); ++i) {
+    EXPECT_EQ(shortcut[i].seconds_per_iteration, recorded[i].seconds_per_iteration) << shortcut[i].workers;
+    EXPECT_EQ(shortcut[i].efficiency, recorded[i].efficiency) << shortcut[i].workers;
+    EXPECT_EQ(shortcut[i].bytes_sent_per_iteration, recorded[i].bytes_sent_per_iteration) << shortcut[i].workers;
+  }
+}
+
+TEST(AnalyticLevel, TenMillionCoresNeedNoSimGrid) {
+  // knl-aries-10m: 147,072 KNL nodes, beyond what SimGrid can wire; the analytic level places its first node only.
+  const auto platform = platforms::catalog_platform("knl-aries-10m");
+  EXPECT_FALSE(simgrid_can_build(platform));
+  EXPECT_EQ(platform.nodes.count * platform.nodes.cpu.cores(), 10000896);
+}
+
 TEST(AnalyticLevel, AMillionCoresOnTheExtendedDragonfly) {
   // 1,000,008 cores = 14,706 KNL nodes of 4 ranks: beyond SimGrid's dragonfly wiring, not beyond the analytic
   // level (its speed is a benchmark's business: simulate/bench).
