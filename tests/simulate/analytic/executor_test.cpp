@@ -233,7 +233,9 @@ TEST(AnalyticLevel, TreeShortcutEqualsRecordedSchedules) {
         EXPECT_EQ(shortcut.time_s, recorded.time_s);
         ASSERT_EQ(shortcut.per_rank.size(), 1U);
         EXPECT_EQ(shortcut.per_rank[0].seconds, recorded.per_rank[0].seconds);
-        if (ranks > 1) EXPECT_GT(shortcut.per_rank[0][Category::kGpuGpuPara], 0.0);
+        if (ranks > 1) {
+          EXPECT_GT(shortcut.per_rank[0][Category::kGpuGpuPara], 0.0);
+        }
         ++compared;
       }
     }
