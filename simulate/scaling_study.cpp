@@ -67,6 +67,20 @@ class StudyRunner {
   StudyRunner(const ScalingStudy& study, const ScalingStudyOptions& options) : study_(study), options_(options) {}
 
   ScalingPoint simulate(const platforms::Platform& platform, const ScalingStudyCase& c, std::size_t index) const {
+    return simulate_weak_scaling(platform, options_at(c, index)).front();
+  }
+
+  // Every point of one case, side by side (simulate_weak_scaling's sweeps).
+  std::vector<ScalingPoint> sweep(const platforms::Platform& platform, const ScalingStudyCase& c) const {
+    std::vector<ScalingOptions> sweeps;
+    for (std::size_t i = 0; i < study_.points.size(); ++i) sweeps.push_back(options_at(c, i));
+    std::vector<ScalingPoint> points;
+    for (auto& one : simulate_weak_scaling(platform, sweeps)) points.push_back(std::move(one.front()));
+    return points;
+  }
+
+  // Point `index` of case `c`: one world size.
+  ScalingOptions options_at(const ScalingStudyCase& c, std::size_t index) const {
     const algorithms::ScalingStudyPoint& point = study_.points.at(index);
     const int batch = batch_at(c, index);
     ScalingOptions scaling;
@@ -84,13 +98,7 @@ class StudyRunner {
     scaling.iterations = options_.iterations;
     scaling.ranks_per_node = point.ranks_per_node;
     scaling.noise_seed = options_.noise_seed;
-    return simulate_weak_scaling(platform, scaling).front();
-  }
-
-  std::vector<ScalingPoint> sweep(const platforms::Platform& platform, const ScalingStudyCase& c) const {
-    std::vector<ScalingPoint> points;
-    for (std::size_t i = 0; i < study_.points.size(); ++i) points.push_back(simulate(platform, c, i));
-    return points;
+    return scaling;
   }
 
   // The study's measure at every point of one case's sweep.
