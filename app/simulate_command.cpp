@@ -125,6 +125,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
                   "Ranks per node (0: one per core of a mesh / device / node)")
       ->capture_default_str();
   sim->add_option("--batch", command->scaling.hyper.batch, "Images per worker per iteration")->capture_default_str();
+  sim->add_option("--jobs", command->scaling.jobs,
+                  "World sizes simulated side by side, each in a process of its own (0: one per core; the analytic "
+                  "level runs one at a time)")
+      ->capture_default_str();
   sim->add_option("--servers", command->scaling.hyper.servers,
                   "Parameter-server algorithms: shard the server over this many ranks")
       ->capture_default_str();
@@ -207,6 +211,10 @@ void register_simulate_command(CLI::App& app, Context& context) {
                        command->scaling.model);
     }
     if (command->scaling.algorithm.empty()) throw InputError("simulate: --algo is required (or --study NAME)");
+    if (command->scaling.jobs < 0) {
+      throw InputError("simulate: --jobs must be 0 (one per core) or more, got " +
+                       std::to_string(command->scaling.jobs));
+    }
     auto platform = platforms::load_platform(command->platform);
     if (!command->kernel_profile.empty()) {
       platforms::attach_kernel_profile(platform, std::make_shared<const platforms::KernelProfile>(
