@@ -43,34 +43,54 @@ struct FlowCollectives::Instance {
   bool timed_out = false;
 };
 
-namespace {
-
-// Union-find over a step's activities: two are joined when they share a link or a host.
-class Groups {
- public:
-  explicit Groups(std::size_t count) : parent_(count) {
-    for (std::size_t i = 0; i < count; ++i) parent_[i] = i;
-  }
-  std::size_t find(std::size_t i) {
-    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
-    return i;
-  }
-  void join(std::size_t a, std::size_t b) {
-    a = find(a);
-    b = find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-  }
-
- private:
-  std::vector<std::size_t> parent_;
+// What make_plan needs of a route between two ranks' hosts, looked up once per pair for the world's life: a
+// schedule's steps cross the same routes over and over (a ring allreduce's 1533 steps at 512 ranks cross the same
+// 512), and SimGrid's route_to was the costliest call of a plan.
+struct PlannedRoute {
+  bool loopback = false;
+  // The route's links whose flows share their bandwidth (every sharing policy but FATPIPE), as RouteCache ids.
+  std::vector<std::size_t> contended;
+  // Which (bandwidth, latency, sharing policy) sequence the route's links are, as a RouteCache id: two flows of
+  // equal bytes on routes of equal kind take equally long when they share nothing.
+  std::size_t kind = 0;
 };
 
-// Reduces `schedule` on the world's hosts (see flows.hpp: "a few flows per step"). A step's activities fall into
-// groups that share no link or host with one another; two groups with the same signature -- their activities' bytes
-// or flops in schedule order, each route's links numbered by first use within the group with their parameters, each
-// host's speed -- pose SimGrid's max-min solver the same problem, so only the first of them is kept. With `replicate`
-// false every activity is kept (the full flow level, against which the shortcut is checked).
-std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, const World& world, bool replicate) {
+class RouteCache {
+ public:
+  const PlannedRoute& route(const World& world, int source, int destination) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(source)) << 32) |
+                              static_cast<std::uint32_t>(destination);
+    if (const auto found = routes_.find(key); found != routes_.end()) return found->second;
+    std::vector<s4u::Link*> links;
+    double latency_s = 0;
+    world.host(source)->route_to(world.host(destination), links, &latency_s);
+    PlannedRoute planned;
+    planned.loopback = links.empty();  // left to SimGrid: always simulated
+    std::vector<double> kind;
+    for (const auto* link : links) {
+      const auto policy = link->get_sharing_policy();
+      kind.insert(kind.end(), {link->get_bandwidth(), link->get_latency(), static_cast<double>(policy)});
+      // A FATPIPE link gives each of its flows the whole bandwidth (SimGrid's max rather than sum): flows that
+      // meet only there do not contend, as the node's root complex (the builder's "-root", free to cross).
+      if (policy == s4u::Link::SharingPolicy::FATPIPE) continue;
+      planned.contended.push_back(link_ids_.try_emplace(link, link_ids_.size()).first->second);
+    }
+    planned.kind = kinds_.try_emplace(std::move(kind), kinds_.size()).first->second;
+    return routes_.emplace(key, std::move(planned)).first->second;
+  }
+
+  std::size_t link_count() const { return link_ids_.size(); }
+
+ private:
+  std::unordered_map<std::uint64_t, PlannedRoute> routes_;  // by (source, destination) rank pair
+  std::unordered_map<const s4u::Link*, std::size_t> link_ids_;
+  std::map<std::vector<double>, std::size_t> kinds_;
+};
+
+namespace {
+
+// Reduces `schedule` on the world's hosts (see flows.hpp: "a few flows per step").
+std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, const World& world, RouteCache& cache) {
   auto plan = std::make_shared<FlowPlan>();
   const std::size_t steps = schedule.steps.size();
   plan->transfers.resize(steps);
@@ -84,73 +104,36 @@ std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, co
   for (std::size_t rank = 0; rank < schedule.leave_after.size(); ++rank) {
     plan->released[static_cast<std::size_t>(schedule.leave_after[rank])].push_back(static_cast<int>(rank));
   }
-  std::vector<std::vector<s4u::Link*>> routes;
+  std::vector<const PlannedRoute*> routes;
+  std::vector<int> link_uses;  // per RouteCache link id, within one step; back to zeros after each step
   for (std::size_t k = 0; k < steps; ++k) {
     const ScheduleStep& step = schedule.steps[k];
-    std::vector<FlowPlan::Compute> computes;  // those that cost anything (as SimgridComm::compute)
+    routes.clear();
+    for (const auto& transfer : step.transfers)
+      routes.push_back(&cache.route(world, transfer.source, transfer.destination));
+    link_uses.resize(cache.link_count(), 0);
+    for (const auto* route : routes) {
+      for (const std::size_t link : route->contended) ++link_uses[link];
+    }
+    std::set<std::pair<std::size_t, std::size_t>> represented;  // (bytes, route kind)
+    for (std::size_t i = 0; i < step.transfers.size(); ++i) {
+      const auto& transfer = step.transfers[i];
+      bool shares = routes[i]->loopback;
+      for (const std::size_t link : routes[i]->contended) shares = shares || link_uses[link] > 1;
+      if (shares || represented.emplace(transfer.bytes, routes[i]->kind).second) plan->transfers[k].push_back(transfer);
+    }
+    for (const auto* route : routes) {
+      for (const std::size_t link : route->contended) link_uses[link] = 0;
+    }
+    std::unordered_map<int, int> host_uses;
+    for (const auto& compute : step.computes) ++host_uses[compute.rank];
+    std::set<std::pair<double, double>> computed;  // (flops, host speed)
     for (const auto& compute : step.computes) {
-      if (compute.flops > 0) computes.push_back({compute.rank, compute.flops});
-    }
-    if (!replicate) {
-      plan->transfers[k] = step.transfers;
-      plan->computes[k] = computes;
-      continue;
-    }
-    // Activities 0..T-1 are the transfers, T.. the computes; a loopback transfer (no route) is left to SimGrid
-    // alone: a group of its own that is never replicated.
-    const std::size_t transfers = step.transfers.size();
-    Groups groups(transfers + computes.size());
-    std::unordered_map<const void*, std::size_t> first_user;  // a link or host: the first activity using it
-    const auto use = [&](const void* resource, std::size_t activity) {
-      const auto [found, inserted] = first_user.emplace(resource, activity);
-      if (!inserted) groups.join(found->second, activity);
-    };
-    routes.assign(transfers, {});
-    for (std::size_t i = 0; i < transfers; ++i) {
-      const auto& transfer = step.transfers[i];
-      double latency_s = 0;
-      world.host(transfer.source)->route_to(world.host(transfer.destination), routes[i], &latency_s);
-      for (const auto* link : routes[i]) {
-        // A fat pipe gives every flow its whole bandwidth: flows crossing one do not contend there.
-        if (link->get_sharing_policy() != s4u::Link::SharingPolicy::FATPIPE) use(link, i);
+      if (!(compute.flops > 0)) continue;  // as SimgridComm::compute: no cost, no activity
+      const bool shares = host_uses[compute.rank] > 1;
+      if (shares || computed.emplace(compute.flops, world.host(compute.rank)->get_speed()).second) {
+        plan->computes[k].push_back({compute.rank, compute.flops});
       }
-    }
-    for (std::size_t j = 0; j < computes.size(); ++j) use(world.host(computes[j].rank), transfers + j);
-
-    std::map<std::size_t, std::vector<double>> signatures;                  // by group root, built in schedule order
-    std::map<std::size_t, std::unordered_map<const void*, int>> numbering;  // by group root: resource -> local id
-    const auto number = [&](std::size_t root, const void* resource) {
-      auto& ids = numbering[root];
-      return static_cast<double>(ids.emplace(resource, static_cast<int>(ids.size())).first->second);
-    };
-    for (std::size_t i = 0; i < transfers; ++i) {
-      const auto& transfer = step.transfers[i];
-      const std::size_t root = groups.find(i);
-      auto& signature = signatures[root];
-      if (routes[i].empty()) signature.push_back(-1.0 - static_cast<double>(i));  // unique: never replicated
-      signature.insert(
-          signature.end(),
-          {0.0, static_cast<double>(transfer.bytes),
-           world.transfer_shares_cores(world.host(transfer.source), world.host(transfer.destination)) ? 1.0 : 0.0});
-      for (const auto* link : routes[i]) {
-        signature.insert(signature.end(), {number(root, link), link->get_bandwidth(), link->get_latency(),
-                                           static_cast<double>(link->get_sharing_policy())});
-      }
-    }
-    for (std::size_t j = 0; j < computes.size(); ++j) {
-      const s4u::Host* host = world.host(computes[j].rank);
-      const std::size_t root = groups.find(transfers + j);
-      auto& signature = signatures[root];
-      signature.insert(signature.end(), {1.0, computes[j].flops, number(root, host), host->get_speed()});
-    }
-    std::set<std::vector<double>> represented;
-    std::vector<bool> kept_group(transfers + computes.size(), false);
-    for (auto& [root, signature] : signatures) kept_group[root] = represented.insert(std::move(signature)).second;
-    for (std::size_t i = 0; i < transfers; ++i) {
-      if (kept_group[groups.find(i)]) plan->transfers[k].push_back(step.transfers[i]);
-    }
-    for (std::size_t j = 0; j < computes.size(); ++j) {
-      if (kept_group[groups.find(transfers + j)]) plan->computes[k].push_back(computes[j]);
     }
   }
   return plan;
@@ -158,7 +141,8 @@ std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, co
 
 }  // namespace
 
-FlowCollectives::FlowCollectives(World& world) : world_(world), joined_(static_cast<std::size_t>(world.size()), 0) {
+FlowCollectives::FlowCollectives(World& world)
+    : world_(world), joined_(static_cast<std::size_t>(world.size()), 0), routes_(std::make_unique<RouteCache>()) {
   gates_.reserve(static_cast<std::size_t>(world.size()));
   for (int rank = 0; rank < world.size(); ++rank) gates_.push_back(s4u::Semaphore::create(0));
 }
@@ -169,7 +153,7 @@ std::shared_ptr<const FlowPlan> FlowCollectives::plan_for(const CollectiveCall& 
                                                           const std::function<void(Comm&)>& body) {
   const auto key = std::make_pair(call.name, call.key);
   if (const auto found = plans_.find(key); found != plans_.end()) return found->second;
-  auto plan = make_plan(record_schedule(call, world_.size(), body, world_.nodes()), world_, replicate_);
+  auto plan = make_plan(record_schedule(call, world_.size(), body, world_.nodes()), world_, *routes_);
   plans_.emplace(key, plan);
   return plan;
 }

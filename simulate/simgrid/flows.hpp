@@ -6,13 +6,12 @@
 // hosts and its compute steps executions on their hosts, all started together; the next step starts when all have
 // ended, and each rank is released when the last step it takes part in ends.
 //
-// "A few flows per step": a step's activities fall into groups that share no resource with one another
-// (transfers: the links of their routes; computes: their hosts). Groups that look alike (the same activities in
-// schedule order: bytes or flops, link parameters in route order, which links they share, host speeds) take
-// equally long, so one representative group stands for all of them; within it SimGrid's network model still
-// decides the contention. A flat alpha-beta star thus costs one flow per step whatever the world's size, and 64
-// KNL meshes one mesh's flows. set_replicate(false) simulates every activity instead (docs/simulation.md
-// "Simulated once, replicated").
+// "A few flows per step": activities of a step that share no resource with another activity of the step
+// (transfers: no link of their route; computes: not their host) and look alike (same bytes or flops, same link
+// parameters or host speed, in route order) take equally long, so one representative stands for all of them.
+// Activities that share a resource are all simulated, so SimGrid's network model still decides their contention.
+// A flat alpha-beta star thus costs one flow per step whatever the world's size. A FATPIPE link (a node's root
+// complex) gives each flow its whole bandwidth, so flows that meet only there share nothing.
 //
 // Against the message level: equal when every rank joins at the same time and every activity of a step takes
 // equally long (tests/simulate/flows_test.cpp holds them together); otherwise the collective starts when the last
@@ -36,6 +35,7 @@ namespace dsgd::simulate {
 class World;
 class SimgridComm;
 struct FlowPlan;
+class RouteCache;
 
 class FlowCollectives {
  public:
@@ -66,6 +66,7 @@ class FlowCollectives {
   std::vector<std::uint64_t> joined_;                // per rank: how many collectives it joined
   std::map<std::uint64_t, std::shared_ptr<Instance>> instances_;  // by sequence number, until conducted
   std::map<std::pair<std::string, std::string>, std::shared_ptr<const FlowPlan>> plans_;  // by (name, key)
+  std::unique_ptr<RouteCache> routes_;  // what the plans need of each route, looked up once per pair of ranks
 };
 
 }  // namespace dsgd::simulate
