@@ -48,23 +48,11 @@ class SchemeRunner {
  public:
   explicit SchemeRunner(const SchemeStudyOptions& options) : options_(options) {}
 
-  // The run's options: the model's batch and the scheme's configuration on the nodes `workers` GPUs fill.
-  static ScalingOptions scaling_options(const platforms::Platform& platform, const algorithms::SchemeModel& model,
-                                        const algorithms::Scheme& scheme, int workers) {
-    ScalingOptions scaling;
-    scaling.algorithm = scheme.algorithm;
-    scaling.model = model.model;
-    scaling.hyper.batch = model.batch;
-    const int per_node = std::max(1, platform.nodes.devices_per_node());
-    if (scheme.configure) scheme.configure(scaling.hyper, (workers + per_node - 1) / per_node);
-    scaling.workers = {workers};
-    return scaling;
-  }
-
   ScalingPoint simulate(const platforms::Platform& platform, const algorithms::SchemeModel& model,
                         const algorithms::Scheme& scheme, int workers) const {
-    ScalingOptions scaling = scaling_options(platform, model, scheme, workers);
+    ScalingOptions scaling = scheme_scaling_options(platform, model, scheme, workers);
     scaling.iterations = options_.iterations;
+    scaling.fold_fatpipe_flows = options_.fold_fatpipe_flows;
     return simulate_weak_scaling(platform, scaling).front();
   }
 
@@ -101,6 +89,18 @@ std::string beyond_bound(const SchemeRow& row) {
 }
 
 }  // namespace
+
+ScalingOptions scheme_scaling_options(const platforms::Platform& platform, const algorithms::SchemeModel& model,
+                                      const algorithms::Scheme& scheme, int workers) {
+  ScalingOptions scaling;
+  scaling.algorithm = scheme.algorithm;
+  scaling.model = model.model;
+  scaling.hyper.batch = model.batch;
+  const int per_node = std::max(1, platform.nodes.devices_per_node());
+  if (scheme.configure) scheme.configure(scaling.hyper, (workers + per_node - 1) / per_node);
+  scaling.workers = {workers};
+  return scaling;
+}
 
 SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const SchemeStudyOptions& options) {
   if (options.iterations < 1) throw InputError(study.name + ": at least one iteration per point");
@@ -185,8 +185,8 @@ SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const Schem
           row.wall_s = point.wall_s;
           if (count == 1 && &scheme == &study.schemes.front()) row.efficiency_by = Determined::kByConstruction;
           row.bound = scheme_bound(platform, spec, scheme.algorithm,
-                                   SchemeRunner::scaling_options(platform, model, scheme, count).hyper, row.workers,
-                                   row.nodes, baseline_compute_s);
+                                   scheme_scaling_options(platform, model, scheme, count).hyper, row.workers, row.nodes,
+                                   baseline_compute_s);
           row.beyond_bound = beyond_bound(row);
           outcome.rows.push_back(std::move(row));
         }

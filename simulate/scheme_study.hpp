@@ -16,13 +16,15 @@
 #include "algorithms/studies.hpp"
 #include "simulate/scaling_study.hpp"
 #include "simulate/scheme_bound.hpp"
+#include "simulate/weak_scaling.hpp"
 
 namespace dsgd::simulate {
 
 struct SchemeStudyOptions {
   // Steady-state iterations simulated per point: size-only and noise-free, an iteration repeats the one before.
   std::int64_t iterations = 3;
-  std::vector<int> workers;  // overrides the study's GPU counts where not empty
+  std::vector<int> workers;        // overrides the study's GPU counts where not empty
+  bool fold_fatpipe_flows = true;  // SimulationOptions::fold_fatpipe_flows
   std::function<void(const std::string&)> progress;
 };
 
@@ -69,6 +71,12 @@ struct SchemeOutcome {
   std::vector<std::string> notes;
   std::vector<algorithms::SchemeStudy::Published> published;
 };
+
+// The weak-scaling options the study simulates `scheme` with for `model` at `workers` GPUs of `platform` (before
+// its iterations and its calibrated compute): the model's batch and the scheme's configuration on the nodes the GPUs
+// fill.
+ScalingOptions scheme_scaling_options(const platforms::Platform& platform, const algorithms::SchemeModel& model,
+                                      const algorithms::Scheme& scheme, int workers);
 
 // Throws InputError for a bad option, UnknownNameError for a missing platform, and what the simulation throws.
 SchemeOutcome run_scheme_study(const algorithms::SchemeStudy& study, const SchemeStudyOptions& options);

@@ -69,7 +69,7 @@ class Sweep {
     simulation.trace_events = options.trace_events;
     simulation.analytic_recorded_schedules = options.analytic_recorded_schedules;
     simulation.wall_timeout_s = options.wall_timeout_s;
-    simulation.flow_replicas = options.flow_replicas;
+    simulation.fold_fatpipe_flows = options.fold_fatpipe_flows;
     WorldOptions world;
     world.size = algorithms::world_size(run);
     world.payload = false;

@@ -103,7 +103,8 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   }
   const Fidelity fidelity = resolve(options.fidelity, world_options);
   World world(world_options, hosts, place_ranks(platform, world_options.size, options.placement),
-              fidelity == Fidelity::kFlow, platform.noise, options.noise_seed, options.trace_events);
+              fidelity == Fidelity::kFlow, platform.noise, options.noise_seed, options.trace_events,
+              options.fold_fatpipe_flows);
   // A piecewise link's segments describe pure alpha-beta costs; the other models bring their own factors.
   if (options.network_model == "CM02") {
     install_segment_factors(platform, [&world](const s4u::Host* source, const s4u::Host* destination) {

@@ -79,6 +79,11 @@ struct SimulationOptions {
   // With isolate: once requested, SIGTERM is passed on to the child (whose workers may stop early: the training
   // runner's RunOptions::interrupt), which is killed if it has not finished kStopGrace later (InterruptedError).
   const Interrupt* interrupt = nullptr;
+  // Flow level: transfers of a step that meet only at a FATPIPE link (a GPU node's root complex, which gives each
+  // flow its whole bandwidth) are folded into representatives like those that share no link. Off: each of them is
+  // its own SimGrid flow, as before this fold (the full simulation the fold is checked against; same physics, 7-11x
+  // the wall time of a ring step at 512 GPUs of p100-roce-25g: docs/simulation.md "Folding at FATPIPE links").
+  bool fold_fatpipe_flows = true;
   // Extra SimGrid logging settings, as --log takes them ("root.threshold:info"). Empty: SimGrid stays silent.
   std::string log;
   // Runs in the simulation's process after the engine finished without error; its result comes back in

@@ -48,7 +48,8 @@ struct FlowCollectives::Instance {
 // 512), and SimGrid's route_to was the costliest call of a plan.
 struct PlannedRoute {
   bool loopback = false;
-  // The route's links whose flows share their bandwidth (every sharing policy but FATPIPE), as RouteCache ids.
+  // The route's links whose flows share their bandwidth (every sharing policy but FATPIPE, unless FATPIPE links are
+  // not folded), as RouteCache ids.
   std::vector<std::size_t> contended;
   // Which (bandwidth, latency, sharing policy) sequence the route's links are, as a RouteCache id: two flows of
   // equal bytes on routes of equal kind take equally long when they share nothing.
@@ -57,6 +58,9 @@ struct PlannedRoute {
 
 class RouteCache {
  public:
+  // `fold_fatpipe`: FATPIPE links do not count as contended (SimulationOptions::fold_fatpipe_flows).
+  explicit RouteCache(bool fold_fatpipe) : fold_fatpipe_(fold_fatpipe) {}
+
   const PlannedRoute& route(const World& world, int source, int destination) {
     const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(source)) << 32) |
                               static_cast<std::uint32_t>(destination);
@@ -72,7 +76,7 @@ class RouteCache {
       kind.insert(kind.end(), {link->get_bandwidth(), link->get_latency(), static_cast<double>(policy)});
       // A FATPIPE link gives each of its flows the whole bandwidth (SimGrid's max rather than sum): flows that
       // meet only there do not contend, as the node's root complex (the builder's "-root", free to cross).
-      if (policy == s4u::Link::SharingPolicy::FATPIPE) continue;
+      if (fold_fatpipe_ && policy == s4u::Link::SharingPolicy::FATPIPE) continue;
       planned.contended.push_back(link_ids_.try_emplace(link, link_ids_.size()).first->second);
     }
     planned.kind = kinds_.try_emplace(std::move(kind), kinds_.size()).first->second;
@@ -82,6 +86,7 @@ class RouteCache {
   std::size_t link_count() const { return link_ids_.size(); }
 
  private:
+  bool fold_fatpipe_;
   std::unordered_map<std::uint64_t, PlannedRoute> routes_;  // by (source, destination) rank pair
   std::unordered_map<const s4u::Link*, std::size_t> link_ids_;
   std::map<std::vector<double>, std::size_t> kinds_;
@@ -141,8 +146,10 @@ std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, co
 
 }  // namespace
 
-FlowCollectives::FlowCollectives(World& world)
-    : world_(world), joined_(static_cast<std::size_t>(world.size()), 0), routes_(std::make_unique<RouteCache>()) {
+FlowCollectives::FlowCollectives(World& world, bool fold_fatpipe_flows)
+    : world_(world),
+      joined_(static_cast<std::size_t>(world.size()), 0),
+      routes_(std::make_unique<RouteCache>(fold_fatpipe_flows)) {
   gates_.reserve(static_cast<std::size_t>(world.size()));
   for (int rank = 0; rank < world.size(); ++rank) gates_.push_back(s4u::Semaphore::create(0));
 }

@@ -39,7 +39,8 @@ class RouteCache;
 
 class FlowCollectives {
  public:
-  explicit FlowCollectives(World& world);
+  // `fold_fatpipe_flows`: SimulationOptions::fold_fatpipe_flows.
+  FlowCollectives(World& world, bool fold_fatpipe_flows);
   ~FlowCollectives();
   FlowCollectives(const FlowCollectives&) = delete;
   FlowCollectives& operator=(const FlowCollectives&) = delete;
