@@ -343,10 +343,10 @@ void allreduce_hierarchical_2d(Comm& comm, Floats buffer, const CollectiveOption
 CollectiveCall call_of(std::string name, std::size_t count, int root, const CollectiveOptions& options) {
   CollectiveCall call;
   call.name = std::move(name);
-  call.key =
-      "count " + std::to_string(count) + ", root " + std::to_string(root) + ", tag " + std::to_string(options.tag);
+  call.key = "count " + std::to_string(count) + ", root " + std::to_string(root);
   call.category = options.category;
   call.count = count;
+  call.tag = options.tag;
   return call;
 }
 

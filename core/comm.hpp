@@ -146,13 +146,15 @@ class SharedVector {
 
 // A collective whose messages depend only on rank, size and its arguments -- never on data or on timing -- so
 // that its schedule can be derived once and replayed (Comm::run_collective). `name` says what it is in messages;
-// `key` holds every argument that shapes the messages (root, element count, tag, algorithm): calls with equal
-// name and key on worlds of equal size have equal schedules.
+// `key` holds every argument that shapes the messages (root, element count, algorithm): calls with equal name and
+// key on worlds of equal size have equal schedules. The messages' tag labels them without shaping them, so it is
+// not in `key`: buckets of equal size allreduced under their own tags share one schedule (WFBP's per-layer buckets).
 struct CollectiveCall {
   std::string name;
   std::string key;
   Category category = Category::kGpuGpuPara;  // where a rank's time inside the collective is charged
   std::size_t count = 0;  // floats of the buffer (also in `key`), for executors that price a collective in closed form
+  Tag tag = 0;            // the messages' tag: every rank calls with the same one
   bool operator==(const CollectiveCall&) const = default;
 };
 

@@ -157,10 +157,11 @@ void allreduce_error_feedback(Comm& comm, Floats buffer, Floats residual, const 
 CollectiveCall call_of(const CompressionOptions& compression, std::size_t count, const CollectiveOptions& options) {
   CollectiveCall call;
   call.name = "compressed allreduce " + std::string(to_string(compression.kind));
-  call.key = "count " + std::to_string(count) + ", message " + std::to_string(compressed_bytes(compression, count)) +
-             " bytes, tag " + std::to_string(options.tag);
+  call.key =
+      "count " + std::to_string(count) + ", message " + std::to_string(compressed_bytes(compression, count)) + " bytes";
   call.category = options.category;
   call.count = count;
+  call.tag = options.tag;
   return call;
 }
 

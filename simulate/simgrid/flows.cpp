@@ -182,8 +182,9 @@ void FlowCollectives::join(SimgridComm& comm, const CollectiveCall& call, const 
     }
   } else if (!(slot->call == call)) {
     throw CommError("rank " + std::to_string(rank) + " called collective #" + std::to_string(sequence) + " as " +
-                    call.name + " (" + call.key + ") but another rank called it as " + slot->call.name + " (" +
-                    slot->call.key + ")");
+                    call.name + " (" + call.key + ", tag " + std::to_string(call.tag) +
+                    ") but another rank called it as " + slot->call.name + " (" + slot->call.key + ", tag " +
+                    std::to_string(slot->call.tag) + ")");
   }
   const std::shared_ptr<Instance> instance = slot;
   instance->joined.push_back(rank);
