@@ -70,6 +70,7 @@ class Sweep {
     simulation.analytic_recorded_schedules = options.analytic_recorded_schedules;
     simulation.wall_timeout_s = options.wall_timeout_s;
     simulation.fold_fatpipe_flows = options.fold_fatpipe_flows;
+    simulation.flow_replicas = options.flow_replicas;
     WorldOptions world;
     world.size = algorithms::world_size(run);
     world.payload = false;

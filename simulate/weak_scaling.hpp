@@ -37,9 +37,12 @@ struct ScalingOptions {
   int ranks_per_node = 0;  // PlacementOptions::ranks_per_node
   Fidelity fidelity = Fidelity::kAuto;
   std::uint64_t noise_seed = 1;
-  std::size_t trace_events = 0;    // timeline spans kept per simulation (see SimulationOptions)
-  double wall_timeout_s = 600;     // per simulation
-  bool fold_fatpipe_flows = true;  // SimulationOptions::fold_fatpipe_flows
+  std::size_t trace_events = 0;              // timeline spans kept per simulation (see SimulationOptions)
+  bool analytic_recorded_schedules = false;  // SimulationOptions::analytic_recorded_schedules
+  double wall_timeout_s = 600;               // per simulation
+  bool fold_fatpipe_flows = true;            // SimulationOptions::fold_fatpipe_flows
+  bool flow_replicas = true;                 // SimulationOptions::flow_replicas
+  int jobs = 0;  // simulations run side by side (0: one per core; the analytic level: 1)
 };
 
 struct ScalingPoint {

@@ -302,7 +302,7 @@ void World::compute_on_chip(int rank, double alone_s, double busy_s) {
 
 World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, std::vector<RankSite> sites,
              bool flow_collectives, platforms::Noise noise, std::uint64_t noise_seed, std::size_t trace_events,
-             bool fold_fatpipe_flows)
+             bool fold_fatpipe_flows, bool flow_replicas)
     : options_(options),
       hosts_(std::move(hosts)),
       sites_(std::move(sites)),
@@ -318,7 +318,7 @@ World::World(const WorldOptions& options, std::vector<s4u::Host*> hosts, std::ve
   }
   comms_.reserve(hosts_.size());
   for (int rank = 0; rank < options.size; ++rank) comms_.push_back(std::make_unique<SimgridComm>(*this, rank));
-  if (flow_collectives) flows_ = std::make_unique<FlowCollectives>(*this, fold_fatpipe_flows);
+  if (flow_collectives) flows_ = std::make_unique<FlowCollectives>(*this, fold_fatpipe_flows, flow_replicas);
   for (int rank = 0; rank < options.size; ++rank) {
     const RankSite& placed = site(rank);
     if (placed.chip < 0) continue;

@@ -75,10 +75,10 @@ class World {
   // `hosts[r]` runs rank r at `sites[r]`'s rates (a memory bandwidth of 0 makes shared-vector access free);
   // `flow_collectives` runs deterministic collectives at flow fidelity (simulate/simgrid/flows.hpp); `noise` and
   // `noise_seed` spread compute times; up to `trace_events` timeline spans are kept (0: none);
-  // `fold_fatpipe_flows` is SimulationOptions::fold_fatpipe_flows.
+  // `fold_fatpipe_flows` and `flow_replicas` are SimulationOptions'.
   World(const WorldOptions& options, std::vector<::simgrid::s4u::Host*> hosts, std::vector<RankSite> sites,
         bool flow_collectives, platforms::Noise noise = {}, std::uint64_t noise_seed = 0, std::size_t trace_events = 0,
-        bool fold_fatpipe_flows = true);
+        bool fold_fatpipe_flows = true, bool flow_replicas = true);
   ~World();
   World(const World&) = delete;
   World& operator=(const World&) = delete;

@@ -24,7 +24,6 @@
 #include "simulate/forked.hpp"
 #include "simulate/simgrid/comm.hpp"
 #include "simulate/simgrid/engine_settings.hpp"
-#include "simulate/simgrid/flows.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 
 namespace dsgd::simulate {
@@ -104,14 +103,13 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
   const Fidelity fidelity = resolve(options.fidelity, world_options);
   World world(world_options, hosts, place_ranks(platform, world_options.size, options.placement),
               fidelity == Fidelity::kFlow, platform.noise, options.noise_seed, options.trace_events,
-              options.fold_fatpipe_flows);
+              options.fold_fatpipe_flows, options.flow_replicas);
   // A piecewise link's segments describe pure alpha-beta costs; the other models bring their own factors.
   if (options.network_model == "CM02") {
     install_segment_factors(platform, [&world](const s4u::Host* source, const s4u::Host* destination) {
       return world.transfer_shares_cores(source, destination);
     });
   }
-  if (FlowCollectives* flows = world.flow_collectives()) flows->set_replicate(options.flow_replicas);
   s4u::Engine::on_deadlock_cb([&world] { world.on_deadlock(); });
   std::vector<double> end_s(static_cast<std::size_t>(world_options.size), 0.0);
   for (int rank = 0; rank < world_options.size; ++rank) {

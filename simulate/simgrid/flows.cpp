@@ -48,6 +48,7 @@ struct FlowCollectives::Instance {
 // 512), and SimGrid's route_to was the costliest call of a plan.
 struct PlannedRoute {
   bool loopback = false;
+  bool shares_cores = false;  // World::transfer_shares_cores: a piecewise link's segment factors depend on it
   // The route's links whose flows share their bandwidth (every sharing policy but FATPIPE, unless FATPIPE links are
   // not folded), as RouteCache ids.
   std::vector<std::size_t> contended;
@@ -70,6 +71,7 @@ class RouteCache {
     world.host(source)->route_to(world.host(destination), links, &latency_s);
     PlannedRoute planned;
     planned.loopback = links.empty();  // left to SimGrid: always simulated
+    planned.shares_cores = world.transfer_shares_cores(world.host(source), world.host(destination));
     std::vector<double> kind;
     for (const auto* link : links) {
       const auto policy = link->get_sharing_policy();
@@ -94,8 +96,34 @@ class RouteCache {
 
 namespace {
 
-// Reduces `schedule` on the world's hosts (see flows.hpp: "a few flows per step").
-std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, const World& world, RouteCache& cache) {
+// Union-find over a step's activities: two are joined when they share a contended link or a host.
+class Groups {
+ public:
+  explicit Groups(std::size_t count) : parent_(count) {
+    for (std::size_t i = 0; i < count; ++i) parent_[i] = i;
+  }
+  std::size_t find(std::size_t i) {
+    while (parent_[i] != i) i = parent_[i] = parent_[parent_[i]];
+    return i;
+  }
+  // The root stays the group's first activity.
+  void join(std::size_t a, std::size_t b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
+  }
+
+ private:
+  std::vector<std::size_t> parent_;
+};
+
+// Reduces `schedule` on the world's hosts (see flows.hpp: "a few flows per step"). A step's activities fall into
+// groups that share no contended link or host with one another; two groups with the same signature -- their
+// activities in schedule order, each with its bytes and route kind or flops and host speed, each contended link or
+// host numbered by first use within the group -- pose SimGrid's max-min solver the same problem, so only the
+// first is kept. With `replicate` false every activity is kept (the full flow level, to check the shortcut).
+std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, const World& world, RouteCache& cache,
+                                          bool replicate) {
   auto plan = std::make_shared<FlowPlan>();
   const std::size_t steps = schedule.steps.size();
   plan->transfers.resize(steps);
@@ -110,35 +138,66 @@ std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, co
     plan->released[static_cast<std::size_t>(schedule.leave_after[rank])].push_back(static_cast<int>(rank));
   }
   std::vector<const PlannedRoute*> routes;
-  std::vector<int> link_uses;  // per RouteCache link id, within one step; back to zeros after each step
   for (std::size_t k = 0; k < steps; ++k) {
     const ScheduleStep& step = schedule.steps[k];
+    std::vector<FlowPlan::Compute> computes;  // those that cost anything (as SimgridComm::compute)
+    for (const auto& compute : step.computes) {
+      if (compute.flops > 0) computes.push_back({compute.rank, compute.flops});
+    }
+    if (!replicate) {
+      plan->transfers[k] = step.transfers;
+      plan->computes[k] = std::move(computes);
+      continue;
+    }
+    // Activities 0..T-1 are the transfers, T.. the computes. Resources: contended links by RouteCache id, hosts
+    // after them by rank.
+    const std::size_t transfers = step.transfers.size();
     routes.clear();
     for (const auto& transfer : step.transfers)
       routes.push_back(&cache.route(world, transfer.source, transfer.destination));
-    link_uses.resize(cache.link_count(), 0);
-    for (const auto* route : routes) {
-      for (const std::size_t link : route->contended) ++link_uses[link];
+    const std::size_t links = cache.link_count();
+    Groups groups(transfers + computes.size());
+    std::unordered_map<std::size_t, std::size_t> first_user;  // resource -> the first activity using it
+    const auto use = [&](std::size_t resource, std::size_t activity) {
+      const auto [found, inserted] = first_user.emplace(resource, activity);
+      if (!inserted) groups.join(found->second, activity);
+    };
+    for (std::size_t i = 0; i < transfers; ++i) {
+      for (const std::size_t link : routes[i]->contended) use(link, i);
     }
-    std::set<std::pair<std::size_t, std::size_t>> represented;  // (bytes, route kind)
-    for (std::size_t i = 0; i < step.transfers.size(); ++i) {
-      const auto& transfer = step.transfers[i];
-      bool shares = routes[i]->loopback;
-      for (const std::size_t link : routes[i]->contended) shares = shares || link_uses[link] > 1;
-      if (shares || represented.emplace(transfer.bytes, routes[i]->kind).second) plan->transfers[k].push_back(transfer);
+    for (std::size_t j = 0; j < computes.size(); ++j) {
+      use(links + static_cast<std::size_t>(computes[j].rank), transfers + j);
     }
-    for (const auto* route : routes) {
-      for (const std::size_t link : route->contended) link_uses[link] = 0;
+
+    std::map<std::size_t, std::vector<double>> signatures;                     // by group root, in schedule order
+    std::map<std::size_t, std::unordered_map<std::size_t, double>> numbering;  // by group root: resource -> local id
+    const auto number = [&](std::size_t root, std::size_t resource) {
+      auto& ids = numbering[root];
+      return ids.emplace(resource, static_cast<double>(ids.size())).first->second;
+    };
+    for (std::size_t i = 0; i < transfers; ++i) {
+      const std::size_t root = groups.find(i);
+      auto& signature = signatures[root];
+      // A loopback transfer is left to SimGrid alone: its signature is its own.
+      if (routes[i]->loopback) signature.push_back(-1.0 - static_cast<double>(i));
+      signature.insert(signature.end(), {0.0, static_cast<double>(step.transfers[i].bytes),
+                                         static_cast<double>(routes[i]->kind), routes[i]->shares_cores ? 1.0 : 0.0});
+      for (const std::size_t link : routes[i]->contended) signature.push_back(number(root, link));
     }
-    std::unordered_map<int, int> host_uses;
-    for (const auto& compute : step.computes) ++host_uses[compute.rank];
-    std::set<std::pair<double, double>> computed;  // (flops, host speed)
-    for (const auto& compute : step.computes) {
-      if (!(compute.flops > 0)) continue;  // as SimgridComm::compute: no cost, no activity
-      const bool shares = host_uses[compute.rank] > 1;
-      if (shares || computed.emplace(compute.flops, world.host(compute.rank)->get_speed()).second) {
-        plan->computes[k].push_back({compute.rank, compute.flops});
-      }
+    for (std::size_t j = 0; j < computes.size(); ++j) {
+      const std::size_t root = groups.find(transfers + j);
+      signatures[root].insert(signatures[root].end(),
+                              {1.0, computes[j].flops, world.host(computes[j].rank)->get_speed(),
+                               number(root, links + static_cast<std::size_t>(computes[j].rank))});
+    }
+    std::set<std::vector<double>> represented;
+    std::vector<bool> kept(transfers + computes.size(), false);  // by group root
+    for (auto& [root, signature] : signatures) kept[root] = represented.insert(std::move(signature)).second;
+    for (std::size_t i = 0; i < transfers; ++i) {
+      if (kept[groups.find(i)]) plan->transfers[k].push_back(step.transfers[i]);
+    }
+    for (std::size_t j = 0; j < computes.size(); ++j) {
+      if (kept[groups.find(transfers + j)]) plan->computes[k].push_back(computes[j]);
     }
   }
   return plan;
@@ -146,8 +205,9 @@ std::shared_ptr<const FlowPlan> make_plan(const CollectiveSchedule& schedule, co
 
 }  // namespace
 
-FlowCollectives::FlowCollectives(World& world, bool fold_fatpipe_flows)
+FlowCollectives::FlowCollectives(World& world, bool fold_fatpipe_flows, bool replicate)
     : world_(world),
+      replicate_(replicate),
       joined_(static_cast<std::size_t>(world.size()), 0),
       routes_(std::make_unique<RouteCache>(fold_fatpipe_flows)) {
   gates_.reserve(static_cast<std::size_t>(world.size()));
@@ -160,7 +220,7 @@ std::shared_ptr<const FlowPlan> FlowCollectives::plan_for(const CollectiveCall& 
                                                           const std::function<void(Comm&)>& body) {
   const auto key = std::make_pair(call.name, call.key);
   if (const auto found = plans_.find(key); found != plans_.end()) return found->second;
-  auto plan = make_plan(record_schedule(call, world_.size(), body, world_.nodes()), world_, *routes_);
+  auto plan = make_plan(record_schedule(call, world_.size(), body, world_.nodes()), world_, *routes_, replicate_);
   plans_.emplace(key, plan);
   return plan;
 }

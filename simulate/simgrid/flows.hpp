@@ -6,12 +6,13 @@
 // hosts and its compute steps executions on their hosts, all started together; the next step starts when all have
 // ended, and each rank is released when the last step it takes part in ends.
 //
-// "A few flows per step": activities of a step that share no resource with another activity of the step
-// (transfers: no link of their route; computes: not their host) and look alike (same bytes or flops, same link
-// parameters or host speed, in route order) take equally long, so one representative stands for all of them.
-// Activities that share a resource are all simulated, so SimGrid's network model still decides their contention.
-// A flat alpha-beta star thus costs one flow per step whatever the world's size. A FATPIPE link (a node's root
-// complex) gives each flow its whole bandwidth, so flows that meet only there share nothing.
+// "A few flows per step": a step's activities fall into groups that share no resource with one another
+// (transfers: the links of their routes; computes: their hosts). A FATPIPE link (a node's root complex) gives each
+// flow its whole bandwidth, so flows that meet only there share nothing. Groups that look alike (the same
+// activities in schedule order: bytes or flops, link parameters in route order, which links they share, host
+// speeds) take equally long, so one representative group stands for all of them; within it SimGrid's network
+// model still decides the contention. A flat alpha-beta star thus costs one flow per step whatever the world's
+// size, and 64 KNL meshes one mesh's flows (docs/simulation.md "Simulated once, replicated").
 //
 // Against the message level: equal when every rank joins at the same time and every activity of a step takes
 // equally long (tests/simulate/flows_test.cpp holds them together); otherwise the collective starts when the last
@@ -39,8 +40,8 @@ class RouteCache;
 
 class FlowCollectives {
  public:
-  // `fold_fatpipe_flows`: SimulationOptions::fold_fatpipe_flows.
-  FlowCollectives(World& world, bool fold_fatpipe_flows);
+  // `fold_fatpipe_flows`, `replicate`: SimulationOptions::fold_fatpipe_flows, flow_replicas.
+  FlowCollectives(World& world, bool fold_fatpipe_flows, bool replicate);
   ~FlowCollectives();
   FlowCollectives(const FlowCollectives&) = delete;
   FlowCollectives& operator=(const FlowCollectives&) = delete;
@@ -50,8 +51,6 @@ class FlowCollectives {
   // TimeoutError if not every rank joined within the world's timeout of the first, and what record_schedule
   // throws.
   void join(SimgridComm& comm, const CollectiveCall& call, const std::function<void(Comm&)>& body);
-  // Whether alike groups of a step are simulated once (the default) or every activity is (SimulationOptions).
-  void set_replicate(bool replicate) { replicate_ = replicate; }
 
  private:
   struct Instance;
@@ -62,7 +61,7 @@ class FlowCollectives {
   std::shared_ptr<const FlowPlan> plan_for(const CollectiveCall& call, const std::function<void(Comm&)>& body);
 
   World& world_;
-  bool replicate_ = true;
+  bool replicate_;
   std::vector<::simgrid::s4u::SemaphorePtr> gates_;  // per rank: released when its part of a collective ended
   std::vector<std::uint64_t> joined_;                // per rank: how many collectives it joined
   std::map<std::uint64_t, std::shared_ptr<Instance>> instances_;  // by sequence number, until conducted

@@ -161,6 +161,32 @@ TEST(FlowFidelity, FlowsMeetingOnlyAtAFatpipeAreFolded) {
   }
 }
 
+TEST(FlowFidelity, AlikeGroupsSimulatedOnceGiveEveryActivitysTimes) {
+  // One rank per core of 3 KNL meshes on the dragonfly: a step's transfers inside one chip share its mesh links and
+  // memory controllers, those between chips the nodes' links. Groups alike across chips are simulated once; every
+  // rank's time must equal the simulation of every activity. A grouping that missed a shared link would let
+  // contending flows stand for one another and move these times.
+  const auto platform = platforms::catalog_platform("cori-knl");
+  const int ranks = 3 * 68;
+  for (const auto& collective : collectives()) {
+    const auto worker = [&](Comm& comm) { collective.run(comm, 65536); };
+    std::vector<SimulationResult> runs;
+    for (const bool replicate : {true, false}) {
+      WorldOptions world;
+      world.size = ranks;
+      world.payload = false;
+      world.timeout_s = 60;
+      SimulationOptions options;
+      options.fidelity = Fidelity::kFlow;
+      options.flow_replicas = replicate;
+      runs.push_back(simgrid::run(platform, world, worker, options));
+    }
+    std::printf("3 KNL meshes %-22s: %.9g s with alike groups once, %.9g s with every activity\n",
+                collective.name.c_str(), runs[0].time_s, runs[1].time_s);
+    expect_same_times(runs[1], runs[0], "3 KNL meshes, " + collective.name);
+  }
+}
+
 TEST(FlowFidelity, CountsEveryRanksBytesAsTheMessageLevel) {
   // Comm::bytes_sent: the message level counts each isend, the flow level each rank's transfers of the schedule.
   for (const auto& collective : collectives()) {
