@@ -127,6 +127,7 @@ void Trainer::copy_batch() {
   } else {
     copy.kernel = [this] { load_batch(); };
   }
+  copy.rank_local = true;  // this rank's sampler and buffers; the data set is only read
   comm_.compute(copy);
 }
 
@@ -325,6 +326,7 @@ void Trainer::forward_backward(double flops, std::function<void()> kernel, std::
   step.kernel = std::move(kernel);
   step.kernels = kernels;
   step.resident_bytes = resident_bytes_;
+  step.rank_local = true;  // this rank's network, batch and back end only
   comm_.compute(step);
 }
 

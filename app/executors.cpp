@@ -123,6 +123,7 @@ reports::Entry train_in_simulation(const TrainingJob& job, Context& context) {
   options.run = job.cli.run;
   options.run.interrupt = context.interrupt;  // the simulation's rank 0 stops at the next round
   options.placement.ranks_per_node = job.ranks_per_node;
+  options.kernel_threads = job.simulation_threads;
   options.noise_seed = job.cli.run.hyper.seed;
   options.timeout_s = job.timeout_s;
   options.wall_timeout_s = job.wall_timeout_s;

@@ -34,6 +34,7 @@ struct TrainingJob {
   std::string platform;
   std::string kernel_profile;  // simgrid: measured per-layer times attached to the platform (--kernel-profile)
   int ranks_per_node = 0;
+  int simulation_threads = 0;  // simgrid: threads computing the ranks' gradients side by side (0: one per processor)
   std::string wall_timeout_option = "--wall-timeout";  // what sets wall_timeout_s, for messages
   measure::mpi::MpiLaunchOptions launcher;             // mpi: how the ranks start (app/mpi_worker.hpp)
 };

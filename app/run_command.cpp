@@ -34,6 +34,12 @@ void add_platform_options(CLI::App& command, TrainingJob& job) {
                      "simgrid: measured per-layer kernel times (`dsgd calibrate --layers`) pricing the kernels they "
                      "cover on the platform");
   command.add_option("--ranks-per-node", job.ranks_per_node, kRanksPerNodeHelp)->capture_default_str();
+  command
+      .add_option("--simulation-threads", job.simulation_threads,
+                  "simgrid: threads of this machine computing the ranks' gradients side by side (0: one per "
+                  "processor; the weights are the same for every count)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 // Trains `job` on `executor` with `data` (loaded by the caller where the executor needs it here).
@@ -41,6 +47,11 @@ reports::Entry train(const Executor& executor, const TrainingJob& job, const alg
                      Context& context) {
   if (!job.kernel_profile.empty() && executor.kind != ExecutorKind::kSimgrid) {
     throw InputError(job.command + ": --kernel-profile prices a simulation's kernels; use it with --executor simgrid");
+  }
+  if (job.simulation_threads != 0 && executor.kind != ExecutorKind::kSimgrid) {
+    throw InputError(job.command +
+                     ": --simulation-threads computes a simulation's ranks side by side; use it with "
+                     "--executor simgrid (--threads sets the kernels' threads)");
   }
   TrainingJob run = job;
   run.data = data;

@@ -129,6 +129,10 @@ struct ComputeStep {
   // class's rate. `resident_bytes`: what the rank holds while they run, for the memory tier that serves them.
   std::span<const LayerKernel> kernels = {};
   double resident_bytes = 0;
+  // The kernel reads and writes only this rank's own memory (and data nobody writes, such as the data set), so a
+  // numeric simulation may run it on another OS thread while the other ranks' actors go on (docs/time-to-accuracy.md
+  // "Cost"); native executors run every kernel where it is called.
+  bool rank_local = false;
 };
 
 // A vector of floats shared by all workers of a world and updated without locks, for Hogwild-style algorithms.

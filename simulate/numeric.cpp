@@ -111,6 +111,7 @@ NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOp
   simulation.noise_seed = options.noise_seed;
   simulation.wall_timeout_s = options.wall_timeout_s;
   simulation.interrupt = run.interrupt;
+  simulation.kernel_threads = options.kernel_threads;
   check_simulatable(platform, world.size, simulation.placement);
 
   algorithms::RunResult result;

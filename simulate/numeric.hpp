@@ -7,8 +7,9 @@
 // gradient is -- follows the simulated platform, and test accuracy is known at points of simulated time
 // (evaluations cost no simulated time). Deterministic algorithms give the native runs' weights bit for bit.
 //
-// Cost: every worker's kernels run on this machine, one after another (SimGrid runs its actors in one thread), so
-// wall time is about the sum of the workers' native compute time; memory holds every worker's replica at once.
+// Cost: every worker's kernels run on this machine; SimGrid runs its actors in one thread, but the gradients of
+// ranks that compute at the same simulated time run side by side on NumericOptions::kernel_threads threads, so wall
+// time is about the sum of the workers' native compute time over the cores; memory holds every replica at once.
 // estimate_numeric_memory() says how much, and simulate_numeric() refuses a world that would not fit.
 
 #include <cstdint>
@@ -38,6 +39,9 @@ struct NumericOptions {
   double timeout_s = 1e9;         // simulated seconds any wait may last
   double wall_timeout_s = 0;      // kill the simulation after this much wall time (0: no limit)
   double memory_limit_bytes = 0;  // 0: what this machine has available now (core/memory.hpp)
+  // OS threads computing the ranks' gradients side by side (SimulationOptions::kernel_threads; 0: one per
+  // processor). Every count gives the same weights.
+  int kernel_threads = 0;
   // Called in the simulation's process after each evaluation (seconds are simulated).
   std::function<void(const algorithms::RunPoint&)> progress;
 };

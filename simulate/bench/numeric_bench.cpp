@@ -1,13 +1,30 @@
-// The cost of numeric simulation (simulate/numeric.hpp) over the gradient computations it cannot avoid: the same
-// workers' forward/backward passes and SGD steps on the same batches of Fashion-MNIST, run bare in a loop, against
-// a numeric simulation of sync-sgd doing them in SimGrid (fork, engine, platform, messages, one evaluation on 100
-// test images). Goal: overhead (numeric / bare - 1) at most 20%.
+// The cost of numeric simulation (simulate/numeric.hpp) over the gradient computations it cannot avoid, and the
+// time of docs/time-to-accuracy.md's 64 LeNet workers to 85%.
 //
-//   ninja -C build numeric_bench && build/simulate/bench/numeric_bench
+// Overhead/W: each round computes W workers' forward/backward passes and SGD steps on their batches of
+// Fashion-MNIST bare -- a plain loop, the workers split over the same threads the simulation computes on -- and
+// then a numeric simulation of sync-sgd doing the same (fork, engine, platform, messages, one evaluation on 100 test
+// images); rounds alternate the two, so both see the same machine. Counters: wall and CPU seconds of each, summed
+// over the rounds, and overhead = simulated / bare - 1 of each. CPU time counts every thread of this process and
+// the forked simulation (getrusage of RUSAGE_SELF and RUSAGE_CHILDREN). Goal: both overheads at most 20%.
+//
+// LeNet64To85: `dsgd run --algo sync-easgd3 --lr 0.05 --workers 64 --threads 2 --executor simgrid --platform
+// cori-knl --iterations 400 --eval-every 10 --test-images 2000 --target-accuracy 0.85` on every processor, then on
+// one simulation thread; counters: both wall times, and same_weights = 1 where the weights hashes are equal.
+// Minutes long, so only run when asked for: --benchmark_filter=LeNet64.
+//
+//   ninja -C build numeric_bench && build/simulate/bench/numeric_bench [--benchmark_filter=LeNet64]
+//   (--simulation-threads=N: N threads for both the bare loop and the simulation; default one per processor)
 
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "app/run_common.hpp"
@@ -18,12 +35,15 @@
 #include "core/nn/sgd.hpp"
 #include "platforms/catalog.hpp"
 #include "simulate/numeric.hpp"
+#include "simulate/simgrid/kernel_pool.hpp"
 
 namespace {
 
 using namespace dsgd;
 
 constexpr std::int64_t kIterations = 10;
+constexpr int kRounds = 3;
+int g_threads = 0;  // --simulation-threads (0: one per processor)
 
 const app::RunCli& cli() {
   static const app::RunCli value = [] {
@@ -43,55 +63,153 @@ const algorithms::RunData& data() {
   return value;
 }
 
-// Each worker: its network, sampler and optimiser, as algorithms/trainer.cpp builds them; kIterations steps each.
-void BM_BareGradients(benchmark::State& state) {
-  const int workers = static_cast<int>(state.range(0));
+// CPU seconds of this process's threads and of its reaped children (the forked simulations).
+double cpu_seconds() {
+  const auto seconds = [](int who) {
+    rusage usage{};
+    getrusage(who, &usage);
+    const auto of = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+    };
+    return of(usage.ru_utime) + of(usage.ru_stime);
+  };
+  return seconds(RUSAGE_SELF) + seconds(RUSAGE_CHILDREN);
+}
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Each worker as algorithms/trainer.cpp builds it -- its back end, network, sampler and optimiser -- and kIterations
+// steps each; worker w on thread w % threads.
+void bare_gradients(int workers, int threads) {
   const auto& train = *data().train;
   const auto model = build_model("lenet");
   const int batch = cli().run.hyper.batch;
-  for (auto _ : state) {
+  const auto worker_steps = [&](int first) {
     nn::BackendOptions one_thread;
     one_thread.threads = 1;  // as a rank of the simulation (RunOptions::threads_per_rank)
-    auto backend = nn::make_backend("cpu", one_thread);
-    std::vector<std::unique_ptr<nn::Network>> networks;
-    std::vector<std::unique_ptr<data::BatchSampler>> samplers;
-    std::vector<std::unique_ptr<nn::Sgd>> optimisers;
-    for (int w = 0; w < workers; ++w) {
-      networks.push_back(std::make_unique<nn::Network>(model, *backend, batch));
-      networks.back()->initialize(1);
-      samplers.push_back(std::make_unique<data::BatchSampler>(train.size(), batch, 1 + w));
-      optimisers.push_back(
-          std::make_unique<nn::Sgd>(*backend, networks.back()->parameter_count(), nn::SgdOptions{0.01F, 0.9F, 5e-4F}));
+    struct Worker {
+      std::unique_ptr<nn::Backend> backend;
+      std::unique_ptr<nn::Network> network;
+      std::unique_ptr<data::BatchSampler> sampler;
+      std::unique_ptr<nn::Sgd> sgd;
+    };
+    std::vector<Worker> mine;
+    for (int w = first; w < workers; w += threads) {
+      Worker worker;
+      worker.backend = nn::make_backend("cpu", one_thread);
+      worker.network = std::make_unique<nn::Network>(model, *worker.backend, batch);
+      worker.network->initialize(1);
+      worker.sampler = std::make_unique<data::BatchSampler>(train.size(), batch, 1 + w);
+      worker.sgd = std::make_unique<nn::Sgd>(*worker.backend, worker.network->parameter_count(),
+                                             nn::SgdOptions{0.01F, 0.9F, 5e-4F});
+      mine.push_back(std::move(worker));
     }
     std::vector<float> images(static_cast<std::size_t>(batch) * train.image_size());
     std::vector<float> labels(static_cast<std::size_t>(batch));
     for (std::int64_t i = 0; i < kIterations; ++i) {
-      for (int w = 0; w < workers; ++w) {
-        data::fill_batch(train, samplers[w]->next(), images, labels);
-        benchmark::DoNotOptimize(networks[w]->train_step(images.data(), labels.data()));
-        optimisers[w]->step(networks[w]->parameters(), networks[w]->gradients());
+      for (auto& worker : mine) {
+        data::fill_batch(train, worker.sampler->next(), images, labels);
+        benchmark::DoNotOptimize(worker.network->train_step(images.data(), labels.data()));
+        worker.sgd->step(worker.network->parameters(), worker.network->gradients());
       }
     }
-  }
-  state.counters["gradients_per_s"] =
-      benchmark::Counter(static_cast<double>(workers * kIterations), benchmark::Counter::kIsIterationInvariantRate);
+  };
+  std::vector<std::thread> others;
+  for (int t = 1; t < threads; ++t) others.emplace_back(worker_steps, t);
+  worker_steps(0);
+  for (auto& thread : others) thread.join();
 }
 
-void BM_NumericSimulation(benchmark::State& state) {
+void BM_Overhead(benchmark::State& state) {
+  const int workers = static_cast<int>(state.range(0));
+  const int threads = simulate::kernel_threads_for(g_threads);
   simulate::NumericOptions options;
   options.run = cli().run;
-  options.run.workers = static_cast<int>(state.range(0));
+  options.run.workers = workers;
+  options.kernel_threads = threads;
   const auto platform = platforms::load_platform("cori-knl");
+  data();  // loaded before any clock starts
+  double bare_wall = 0, bare_cpu = 0, simulated_wall = 0, simulated_cpu = 0;
   for (auto _ : state) {
+    double wall = wall_seconds(), cpu = cpu_seconds();
+    bare_gradients(workers, threads);
+    bare_wall += wall_seconds() - wall;
+    bare_cpu += cpu_seconds() - cpu;
+    wall = wall_seconds();
+    cpu = cpu_seconds();
     benchmark::DoNotOptimize(simulate::simulate_numeric(platform, options, data()).result.parameters_hash);
+    simulated_wall += wall_seconds() - wall;
+    simulated_cpu += cpu_seconds() - cpu;
+    state.SetIterationTime(wall_seconds() - wall);
   }
-  state.counters["gradients_per_s"] = benchmark::Counter(static_cast<double>(options.run.workers * kIterations),
-                                                         benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["threads"] = threads;
+  state.counters["bare_wall_s"] = bare_wall;
+  state.counters["simulated_wall_s"] = simulated_wall;
+  state.counters["bare_cpu_s"] = bare_cpu;
+  state.counters["simulated_cpu_s"] = simulated_cpu;
+  state.counters["wall_overhead"] = simulated_wall / bare_wall - 1;
+  state.counters["cpu_overhead"] = simulated_cpu / bare_cpu - 1;
+  state.SetLabel("sync-sgd, LeNet, cori-knl, " + std::to_string(kIterations) + " iterations; " +
+                 std::to_string(threads) + " threads");
 }
 
-BENCHMARK(BM_BareGradients)->Arg(4)->Arg(16)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(3);
-BENCHMARK(BM_NumericSimulation)->Arg(4)->Arg(16)->Unit(benchmark::kSecond)->UseRealTime()->Iterations(3);
+void BM_LeNet64To85(benchmark::State& state) {
+  app::RunCli run_cli;
+  run_cli.test_images = 2000;
+  run_cli.run.algorithm = "sync-easgd3";
+  run_cli.run.hyper.learning_rate = 0.05F;
+  run_cli.run.workers = 64;
+  run_cli.run.threads_per_rank = 2;
+  run_cli.run.budget.iterations = 400;
+  run_cli.run.budget.eval_every = 10;
+  run_cli.run.budget.target_accuracy = 0.85;
+  const auto run_data = app::load_run_data(run_cli);
+  const auto platform = platforms::load_platform("cori-knl");
+  simulate::NumericOptions options;
+  options.run = run_cli.run;
+  options.wall_timeout_s = 1800;
+  for (auto _ : state) {
+    options.kernel_threads = g_threads;
+    double wall = wall_seconds();
+    const auto pooled = simulate::simulate_numeric(platform, options, run_data);
+    const double pooled_wall = wall_seconds() - wall;
+    options.kernel_threads = 1;
+    wall = wall_seconds();
+    const auto one = simulate::simulate_numeric(platform, options, run_data);
+    const double one_wall = wall_seconds() - wall;
+    state.SetIterationTime(pooled_wall);
+    state.counters["wall_s"] = pooled_wall;
+    state.counters["one_thread_wall_s"] = one_wall;
+    state.counters["iterations"] = static_cast<double>(pooled.result.iterations);
+    state.counters["same_weights"] = pooled.result.parameters_hash == one.result.parameters_hash ? 1 : 0;
+    char hash[32];
+    std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(pooled.result.parameters_hash));
+    state.SetLabel(std::string("weights ") + hash + ", " + pooled.result.stop_reason + "; " +
+                   std::to_string(simulate::kernel_threads_for(g_threads)) + " threads");
+  }
+}
+
+BENCHMARK(BM_Overhead)->Arg(4)->Arg(16)->Unit(benchmark::kSecond)->UseManualTime()->Iterations(kRounds);
+BENCHMARK(BM_LeNet64To85)->Unit(benchmark::kSecond)->UseManualTime()->Iterations(1);
 
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // Only the overhead unless a filter asks for more (the 64-worker run takes minutes); a later filter wins.
+  std::vector<char*> arguments = {argv[0], const_cast<char*>("--benchmark_filter=Overhead")};
+  for (int i = 1; i < argc; ++i) {
+    const char* prefix = "--simulation-threads=";
+    if (std::strncmp(argv[i], prefix, std::strlen(prefix)) == 0) {
+      g_threads = std::stoi(argv[i] + std::strlen(prefix));
+    } else {
+      arguments.push_back(argv[i]);
+    }
+  }
+  int count = static_cast<int>(arguments.size());
+  benchmark::Initialize(&count, arguments.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -18,6 +18,7 @@
 #include "core/matching.hpp"
 #include "simulate/compute_cost.hpp"
 #include "simulate/simgrid/flows.hpp"
+#include "simulate/simgrid/kernel_pool.hpp"
 
 namespace dsgd::simulate {
 
@@ -897,10 +898,36 @@ RequestPtr SimgridComm::irecv(int source, Tag tag, void* data, std::size_t bytes
   return std::make_unique<RecvRequest>(*this, source, tag, data, bytes, category);
 }
 
+namespace {
+
+// Waits for a pool kernel that was not waited for (the actor is unwinding: killed, or its simulated time failed):
+// the kernel refers to the step's captures, which are about to go.
+struct PendingKernel {
+  KernelPool::TicketPtr ticket;
+  ~PendingKernel() {
+    if (!ticket) return;
+    try {
+      ticket->wait();
+    } catch (...) {  // the actor already fails with another error
+    }
+  }
+};
+
+}  // namespace
+
 void SimgridComm::compute(const ComputeStep& step) {
   DSGD_ENFORCE(step.flops >= 0, "compute step with negative flops");
   const double begin = now_s();
-  if (has_payload() && step.kernel) step.kernel();
+  PendingKernel pending;
+  if (has_payload() && step.kernel) {
+    // A stream's kernels stay in order with its caller's, here: only the rank's own actor hands its kernels over.
+    KernelPool* pool = world_.kernel_pool();
+    if (pool != nullptr && step.rank_local && caller_ == nullptr) {
+      pending.ticket = pool->submit(step.kernel);
+    } else {
+      step.kernel();
+    }
+  }
   const RankSite& site = world_.site(rank_);
   const double noise = world_.noise_factor(site.node, (caller_ != nullptr ? caller_ : this)->compute_steps_++);
   const double seconds = compute_seconds(site, step) * noise;
@@ -914,6 +941,11 @@ void SimgridComm::compute(const ComputeStep& step) {
   } else if (seconds > 0) {
     // The host is busy for that long: an execution of the host's speed x seconds.
     s4u::this_actor::execute(seconds * s4u::this_actor::get_host()->get_speed());
+  }
+  if (pending.ticket) {
+    // After the simulated time, in which the other actors ran and handed over theirs.
+    const KernelPool::TicketPtr ticket = std::move(pending.ticket);
+    ticket->wait();
   }
   charge(step.category, now_s() - begin);
 }

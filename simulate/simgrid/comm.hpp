@@ -17,10 +17,12 @@
 // an infinite timeout leaves deadlocks to SimGrid's detector, which the executor turns into a CommError). compute()
 // advances the clock by the roofline time of the step on the rank's site -- max(flops / (peak x the kernel class's
 // efficiency), bytes / memory bandwidth; batch copies at the copy bandwidth) -- times the node's noise factor, and
-// runs the kernel only with payloads. Shared vectors are one std::vector<float> per world (actors run one at a
-// time, so no races); a read or add costs its bytes (an add: load and store) at the rank's memory bandwidth, or
-// nothing if the platform lists no memory. Each call charges the simulated time spent
-// inside it to its category.
+// runs the kernel only with payloads: where it is called, or for a rank-local kernel (ComputeStep::rank_local) of a
+// rank's own actor on the world's kernel pool, submitted before the simulated time and waited for after it, so that
+// ranks computing at the same simulated time compute on several cores (simulate/simgrid/kernel_pool.hpp). Shared
+// vectors are one std::vector<float> per world (actors run one at a time, so no races); a read or add costs its bytes
+// (an add: load and store) at the rank's memory bandwidth, or nothing if the platform lists no memory. Each call
+// charges the simulated time spent inside it to its category.
 //
 // SimGrid's types stay in comm.cpp: this header is shared by executor.cpp and comm.cpp only.
 
@@ -48,6 +50,7 @@ class Mailbox;
 namespace dsgd::simulate {
 
 class SimgridComm;
+class KernelPool;
 class FlowCollectives;
 struct ChipLoad;
 class Inbox;
@@ -131,6 +134,10 @@ class World {
   SharedVectors& shared_vectors() { return *shared_; }
   // Null unless collectives run at flow fidelity.
   FlowCollectives* flow_collectives() { return flows_.get(); }
+  // Where rank-local kernels run (simulate/simgrid/kernel_pool.hpp); null: each where its rank computes. The pool
+  // must outlive the actors.
+  void set_kernel_pool(KernelPool* pool) { kernel_pool_ = pool; }
+  KernelPool* kernel_pool() const { return kernel_pool_; }
 
   // Runs one compute step of `rank` on its shared chip (RankSite::chip >= 0): `alone_s` long with the chip's other
   // cores idle, `busy_s` with all busy, at the pace shared_chip_seconds gives for the chip's computing ranks,
@@ -162,6 +169,7 @@ class World {
   std::vector<bool> closed_datagrams_;          // by rank: finished receivers
   std::unique_ptr<SharedVectors> shared_;
   std::unique_ptr<FlowCollectives> flows_;
+  KernelPool* kernel_pool_ = nullptr;
   std::map<int, std::unique_ptr<ChipLoad>> chips_;                     // by RankSite::chip
   std::unordered_map<const ::simgrid::s4u::Host*, int> chip_of_host_;  // the hosts of ranks on a shared chip
 };

@@ -24,6 +24,7 @@
 #include "simulate/forked.hpp"
 #include "simulate/simgrid/comm.hpp"
 #include "simulate/simgrid/engine_settings.hpp"
+#include "simulate/simgrid/kernel_pool.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 
 namespace dsgd::simulate {
@@ -101,6 +102,10 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
     throw InternalError("SimGrid refused the platform built from '" + platform.name + "': " + error.what());
   }
   const Fidelity fidelity = resolve(options.fidelity, world_options);
+  // Declared before the world, so it outlives the actors' comms; made here, in the simulation's process.
+  std::unique_ptr<KernelPool> kernel_pool;
+  const int kernel_threads = world_options.payload ? kernel_threads_for(options.kernel_threads) : 1;
+  if (kernel_threads > 1) kernel_pool = std::make_unique<KernelPool>(kernel_threads);
   World world(world_options, hosts, place_ranks(platform, world_options.size, options.placement),
               fidelity == Fidelity::kFlow, platform.noise, options.noise_seed, options.trace_events,
               options.fold_fatpipe_flows, options.flow_replicas);
@@ -110,6 +115,7 @@ SimulationResult simulate_here(const platforms::Platform& platform, const WorldO
       return world.transfer_shares_cores(source, destination);
     });
   }
+  world.set_kernel_pool(kernel_pool.get());
   s4u::Engine::on_deadlock_cb([&world] { world.on_deadlock(); });
   std::vector<double> end_s(static_cast<std::size_t>(world_options.size), 0.0);
   for (int rank = 0; rank < world_options.size; ++rank) {
@@ -344,6 +350,7 @@ void check_request(const platforms::Platform& platform, const WorldOptions& worl
   if (std::find(models.begin(), models.end(), options.network_model) == models.end()) {
     throw UnknownNameError("SimGrid network model", options.network_model, models);
   }
+  kernel_threads_for(options.kernel_threads);  // refuses a negative count here, before anything runs
   if (!(options.wall_timeout_s >= 0)) {
     throw InputError("SimulationOptions::wall_timeout_s must be >= 0, got " + std::to_string(options.wall_timeout_s));
   }

@@ -84,6 +84,10 @@ struct SimulationOptions {
   // its own SimGrid flow, as before this fold (the full simulation the fold is checked against; same physics, 7-11x
   // the wall time of a ring step at 512 GPUs of p100-roce-25g: docs/simulation.md "Folding at FATPIPE links").
   bool fold_fatpipe_flows = true;
+  // With payloads: OS threads that run the ranks' rank-local kernels (ComputeStep::rank_local) side by side, the
+  // simulation's own thread counted (simulate/simgrid/kernel_pool.hpp); 0: one per processor this process may use,
+  // 1: every kernel in the simulation's thread. The results are the same bits for every count.
+  int kernel_threads = 0;
   // Extra SimGrid logging settings, as --log takes them ("root.threshold:info"). Empty: SimGrid stays silent.
   std::string log;
   // Runs in the simulation's process after the engine finished without error; its result comes back in

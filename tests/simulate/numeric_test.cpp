@@ -1,12 +1,14 @@
 // simulate/numeric.hpp: a numeric simulation gives the native threads run's weights bit for bit (LeNet on
 // Fashion-MNIST, as `dsgd run --executor simgrid` and `--executor threads` do); a straggler on the simulated
 // platform makes its pushes as stale as the platform implies; a world over the memory limit is refused before
-// anything runs; a target never reached stops at the budget.
+// anything runs; a target never reached stops at the budget; gradients computed side by side on several threads
+// give the weights of one thread.
 
 #include "simulate/numeric.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "app/run_common.hpp"
@@ -16,6 +18,7 @@
 #include "core/nn/network.hpp"
 #include "measure/threads/executor.hpp"
 #include "platforms/catalog.hpp"
+#include "simulate/simgrid/kernel_pool.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 #include "tests/support/scratch_dir.hpp"
 #include "tests/support/synthetic_images.hpp"
@@ -156,6 +159,55 @@ TEST_F(NumericOnSyntheticData, ASimulationAfterMultithreadedKernelsRunsItsOwnKer
   options.wall_timeout_s = 120;  // a hang becomes a TimeoutError, not a stuck test
   const auto simulated = simulate_numeric(platforms::load_platform("cori-knl"), options, data_);
   EXPECT_EQ(simulated.result.iterations, 4);
+}
+
+// Ranks computing at the same simulated time compute side by side on a pool of threads (simulate/simgrid/
+// kernel_pool.hpp); every rank's kernels touch only its own state, so the weights, the curve and the simulated
+// times are those of one thread computing them in turn. Three threads on any machine (more than its cores on a
+// small one), two OpenMP threads per rank's kernels as `dsgd run --threads 2`: a synchronous algorithm whose batch
+// copies overlap the exchange (sync-easgd3) and a parameter server's, whose pushes the platform orders.
+TEST_F(NumericOnSyntheticData, GradientsSideBySideGiveTheOneThreadWeights) {
+  for (const std::string algorithm : {"sync-easgd3", "async-sgd"}) {
+    SCOPED_TRACE(algorithm);
+    NumericOptions options;
+    options.run = cli_.run;
+    options.run.algorithm = algorithm;
+    options.run.workers = 6;
+    options.run.threads_per_rank = 2;
+    options.run.hyper.learning_rate = 0.01F;
+    options.run.budget.iterations = 12;
+    options.run.budget.eval_every = 6;
+    options.wall_timeout_s = 300;
+    const auto platform = platforms::load_platform("cori-knl");
+    options.kernel_threads = 1;
+    const auto one = simulate_numeric(platform, options, data_).result;
+    options.kernel_threads = 3;
+    const auto pooled = simulate_numeric(platform, options, data_).result;
+    EXPECT_EQ(pooled.parameters_hash, one.parameters_hash);
+    ASSERT_EQ(pooled.curve.size(), one.curve.size());
+    for (std::size_t i = 0; i < one.curve.size(); ++i) {
+      EXPECT_EQ(pooled.curve[i].test_loss, one.curve[i].test_loss) << "evaluation " << i;
+      EXPECT_EQ(pooled.curve[i].train_loss, one.curve[i].train_loss) << "evaluation " << i;
+    }
+    EXPECT_EQ(pooled.train_seconds, one.train_seconds);  // the platform's clock: the threads never enter it
+    EXPECT_EQ(pooled.staleness.counts(), one.staleness.counts());
+  }
+}
+
+// The pool's contract: every kernel runs once, a kernel's error comes back from its wait, and the waiting thread
+// runs queued kernels itself (so a pool of two threads never waits for a busy pool thread).
+TEST(KernelPool, RunsEveryKernelOnceAndRethrowsItsError) {
+  KernelPool pool(2);
+  std::vector<int> runs(64, 0);
+  std::vector<KernelPool::TicketPtr> tickets;
+  for (std::size_t i = 0; i < runs.size(); ++i) tickets.push_back(pool.submit([&runs, i] { ++runs[i]; }));
+  const auto failing = pool.submit([] { throw InputError("kernel failed"); });
+  for (const auto& ticket : tickets) ticket->wait();
+  EXPECT_EQ(std::count(runs.begin(), runs.end(), 1), 64);
+  EXPECT_THROW(failing->wait(), InputError);
+  EXPECT_THROW(KernelPool{1}, InternalError);
+  EXPECT_THROW(kernel_threads_for(-1), InputError);
+  EXPECT_GE(kernel_threads_for(0), 1);
 }
 
 TEST_F(NumericOnSyntheticData, ATargetNeverReachedStopsAtTheBudget) {

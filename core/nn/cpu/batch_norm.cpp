@@ -31,15 +31,15 @@ class BatchNorm final : public CpuLayer {
     const memory::desc data = nchw(batch, spec.input);
     const auto flags = dnnl::normalization_flags::use_scale_shift;
     const dnnl::batch_normalization_forward::primitive_desc training_pd(
-        {dnnl::prop_kind::forward_training, data, kEpsilon, flags}, engine);
+        {dnnl::prop_kind::forward_training, data, kEpsilon, flags}, own_scratchpad(), engine);
     const dnnl::batch_normalization_forward::primitive_desc inference_pd(
         {dnnl::prop_kind::forward_inference, data, kEpsilon, flags | dnnl::normalization_flags::use_global_stats},
-        engine);
+        own_scratchpad(), engine);
     const dnnl::batch_normalization_backward::primitive_desc backward_pd(
-        {dnnl::prop_kind::backward, data, data, kEpsilon, flags}, engine, training_pd);
-    training_ = dnnl::batch_normalization_forward(training_pd);
-    inference_ = dnnl::batch_normalization_forward(inference_pd);
-    backward_ = dnnl::batch_normalization_backward(backward_pd);
+        {dnnl::prop_kind::backward, data, data, kEpsilon, flags}, own_scratchpad(), engine, training_pd);
+    training_ = Primitive(training_pd, engine);
+    inference_ = Primitive(inference_pd, engine);
+    backward_ = Primitive(backward_pd, engine);
     io_ = DataMemory(data, data, engine);
     scale_shift_ = unbound_memory(training_pd.weights_desc(), engine);
     diff_scale_shift_ = unbound_memory(backward_pd.diff_weights_desc(), engine);
@@ -99,9 +99,9 @@ class BatchNorm final : public CpuLayer {
   }
 
  private:
-  dnnl::batch_normalization_forward training_;
-  dnnl::batch_normalization_forward inference_;
-  dnnl::batch_normalization_backward backward_;
+  Primitive training_;
+  Primitive inference_;
+  Primitive backward_;
   DataMemory io_;
   memory scale_shift_, diff_scale_shift_;
   memory mean_, variance_;  // the last training batch's statistics, for backward

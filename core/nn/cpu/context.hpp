@@ -25,6 +25,25 @@ struct Context {
 // The back end's `threads` for one call (core/nn/host_threads.hpp).
 using ScopedThreads = HostThreads;
 
+// oneDNN's default scratchpad is a buffer of the thread that created the primitive (thread-local), so a primitive
+// run on another thread finds none and crashes -- and a numeric simulation runs a rank's kernels on whichever of its
+// threads is free (simulate/simgrid/kernel_pool.hpp). So every primitive here is created with this attribute and
+// owns its scratchpad (Primitive): one per primitive instead of one per thread, the same results.
+dnnl::primitive_attr own_scratchpad();
+
+// A primitive and the scratchpad it owns (own_scratchpad()), which execute() passes along.
+class Primitive {
+ public:
+  Primitive() = default;
+  // `pd` must have been created with own_scratchpad().
+  Primitive(const dnnl::primitive_desc_base& pd, const dnnl::engine& engine);
+  void execute(const dnnl::stream& stream, std::unordered_map<int, dnnl::memory> args) const;
+
+ private:
+  dnnl::primitive primitive_;
+  dnnl::memory scratchpad_;  // empty where the primitive needs none
+};
+
 // spec(), batch() and parameter_count() for every CPU layer.
 class CpuLayer : public Layer {
  public:
@@ -35,7 +54,7 @@ class CpuLayer : public Layer {
 
  protected:
   // Runs `primitive` on the back end's stream and waits for it.
-  void run(const dnnl::primitive& primitive, const std::unordered_map<int, dnnl::memory>& args) {
+  void run(const Primitive& primitive, const std::unordered_map<int, dnnl::memory>& args) {
     primitive.execute(context_.stream, args);
     context_.stream.wait();
   }
@@ -83,7 +102,7 @@ class Staged {
  private:
   dnnl::memory plain_;
   dnnl::memory wanted_;  // empty when the layouts are equal
-  dnnl::reorder reorder_;
+  Primitive reorder_;
 };
 
 // Right padding that makes (in + pad_l + pad_r - kernel) / stride + 1 == out: pad_l itself when that fits

@@ -82,20 +82,20 @@ class Convolution final : public CpuLayer {
     const auto algorithm = dnnl::algorithm::convolution_direct;
     const auto training = dnnl::prop_kind::forward_training;
     const dnnl::convolution_forward::primitive_desc forward_pd(
-        {training, algorithm, src_any, weights_any, bias_md, dst_any, strides, pad_l, pad_r}, engine);
+        {training, algorithm, src_any, weights_any, bias_md, dst_any, strides, pad_l, pad_r}, own_scratchpad(), engine);
     const dnnl::convolution_backward_data::primitive_desc data_pd(
-        {algorithm, src_any, weights_any, dst_any, strides, pad_l, pad_r}, engine, forward_pd);
+        {algorithm, src_any, weights_any, dst_any, strides, pad_l, pad_r}, own_scratchpad(), engine, forward_pd);
     const memory::desc src_w = blocked_weights ? any_layout(src_plain.dims()) : src_plain;
     const memory::desc dst_w = blocked_weights ? any_layout(dst_plain.dims()) : dst_plain;
     const memory::desc weights_w = blocked_weights ? any_layout(weight_dims) : weights_plain;
     // A backward primitive takes a forward one of the same layouts as its hint.
     const dnnl::convolution_forward::primitive_desc weights_hint(
-        {training, algorithm, src_w, weights_w, bias_md, dst_w, strides, pad_l, pad_r}, engine);
+        {training, algorithm, src_w, weights_w, bias_md, dst_w, strides, pad_l, pad_r}, own_scratchpad(), engine);
     const dnnl::convolution_backward_weights::primitive_desc weights_pd(
-        {algorithm, src_w, weights_w, bias_md, dst_w, strides, pad_l, pad_r}, engine, weights_hint);
-    forward_ = dnnl::convolution_forward(forward_pd);
-    backward_data_ = dnnl::convolution_backward_data(data_pd);
-    backward_weights_ = dnnl::convolution_backward_weights(weights_pd);
+        {algorithm, src_w, weights_w, bias_md, dst_w, strides, pad_l, pad_r}, own_scratchpad(), engine, weights_hint);
+    forward_ = Primitive(forward_pd, engine);
+    backward_data_ = Primitive(data_pd, engine);
+    backward_weights_ = Primitive(weights_pd, engine);
 
     forward_src_ = Staged(src_plain, forward_pd.src_desc(), Direction::kIn, engine);
     forward_weights_ = Staged(weights_plain, forward_pd.weights_desc(), Direction::kIn, engine);
@@ -152,9 +152,9 @@ class Convolution final : public CpuLayer {
  private:
   std::int64_t weight_count_ = 0;
   bool has_bias_ = true;
-  dnnl::convolution_forward forward_;
-  dnnl::convolution_backward_data backward_data_;
-  dnnl::convolution_backward_weights backward_weights_;
+  Primitive forward_;
+  Primitive backward_data_;
+  Primitive backward_weights_;
   Staged forward_src_, forward_weights_, forward_dst_;
   Staged data_diff_dst_, data_weights_, data_diff_src_;
   Staged weights_src_, weights_diff_dst_, weights_diff_weights_;

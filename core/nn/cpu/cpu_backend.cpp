@@ -46,13 +46,31 @@ Staged::Staged(const dnnl::memory::desc& plain, const dnnl::memory::desc& wanted
     : plain_(unbound_memory(plain, engine)) {
   if (plain == wanted) return;
   wanted_ = dnnl::memory(wanted, engine);  // owned, zero-padded by oneDNN where channels are blocked
-  reorder_ = direction == Direction::kIn ? dnnl::reorder(plain_, wanted_) : dnnl::reorder(wanted_, plain_);
+  reorder_ = Primitive(direction == Direction::kIn ? dnnl::reorder::primitive_desc(plain_, wanted_, own_scratchpad())
+                                                   : dnnl::reorder::primitive_desc(wanted_, plain_, own_scratchpad()),
+                       engine);
+}
+
+dnnl::primitive_attr own_scratchpad() {
+  dnnl::primitive_attr attributes;
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attributes;
+}
+
+Primitive::Primitive(const dnnl::primitive_desc_base& pd, const dnnl::engine& engine) : primitive_(pd.get()) {
+  const dnnl::memory::desc scratchpad = pd.scratchpad_desc();
+  if (scratchpad.get_size() > 0) scratchpad_ = dnnl::memory(scratchpad, engine);
+}
+
+void Primitive::execute(const dnnl::stream& stream, std::unordered_map<int, dnnl::memory> args) const {
+  if (scratchpad_) args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_);
+  primitive_.execute(stream, args);
 }
 
 dnnl::memory& Staged::in(dnnl::stream& stream, const float* data) {
   bind(plain_, data);
   if (!wanted_) return plain_;
-  reorder_.execute(stream, plain_, wanted_);
+  reorder_.execute(stream, {{DNNL_ARG_FROM, plain_}, {DNNL_ARG_TO, wanted_}});
   return wanted_;
 }
 
@@ -62,7 +80,7 @@ dnnl::memory& Staged::out(float* data) {
 }
 
 void Staged::out_done(dnnl::stream& stream) {
-  if (wanted_) reorder_.execute(stream, wanted_, plain_);
+  if (wanted_) reorder_.execute(stream, {{DNNL_ARG_FROM, wanted_}, {DNNL_ARG_TO, plain_}});
 }
 
 std::int64_t right_padding(const LayerSpec& spec, std::int64_t in, std::int64_t out, std::int64_t kernel,

@@ -32,11 +32,11 @@ class Lrn final : public CpuLayer {
     const memory::desc data(plain.dims(), memory::data_type::f32, memory::format_tag::nChw16c);
     const auto algorithm = dnnl::algorithm::lrn_across_channels;
     const dnnl::lrn_forward::primitive_desc forward_pd(
-        {dnnl::prop_kind::forward_training, algorithm, data, kLocalSize, kAlpha, kBeta, kK}, engine);
-    const dnnl::lrn_backward::primitive_desc backward_pd({algorithm, data, data, kLocalSize, kAlpha, kBeta, kK}, engine,
-                                                         forward_pd);
-    forward_ = dnnl::lrn_forward(forward_pd);
-    backward_ = dnnl::lrn_backward(backward_pd);
+        {dnnl::prop_kind::forward_training, algorithm, data, kLocalSize, kAlpha, kBeta, kK}, own_scratchpad(), engine);
+    const dnnl::lrn_backward::primitive_desc backward_pd({algorithm, data, data, kLocalSize, kAlpha, kBeta, kK},
+                                                         own_scratchpad(), engine, forward_pd);
+    forward_ = Primitive(forward_pd, engine);
+    backward_ = Primitive(backward_pd, engine);
     src_ = Staged(plain, data, Staged::Direction::kIn, engine);
     dst_ = Staged(plain, data, Staged::Direction::kOut, engine);
     diff_src_ = Staged(plain, data, Staged::Direction::kOut, engine);
@@ -69,8 +69,8 @@ class Lrn final : public CpuLayer {
   }
 
  private:
-  dnnl::lrn_forward forward_;
-  dnnl::lrn_backward backward_;
+  Primitive forward_;
+  Primitive backward_;
   Staged src_, dst_, diff_src_, diff_dst_;
   memory workspace_;
 };

@@ -52,11 +52,12 @@ class Pooling final : public CpuLayer {
     const memory::desc src = nchw(batch, in);
     const memory::desc dst = nchw(batch, out);
     const dnnl::pooling_forward::primitive_desc forward_pd(
-        {dnnl::prop_kind::forward_training, algorithm, src, dst, strides, kernel, pad_l, pad_r}, engine);
+        {dnnl::prop_kind::forward_training, algorithm, src, dst, strides, kernel, pad_l, pad_r}, own_scratchpad(),
+        engine);
     const dnnl::pooling_backward::primitive_desc backward_pd({algorithm, src, dst, strides, kernel, pad_l, pad_r},
-                                                             engine, forward_pd);
-    forward_ = dnnl::pooling_forward(forward_pd);
-    backward_ = dnnl::pooling_backward(backward_pd);
+                                                             own_scratchpad(), engine, forward_pd);
+    forward_ = Primitive(forward_pd, engine);
+    backward_ = Primitive(backward_pd, engine);
     io_ = DataMemory(src, dst, engine);
     // Max pooling's arg-max, written by forward for backward; empty for average pooling.
     if (max_) workspace_ = memory(forward_pd.workspace_desc(), engine);
@@ -81,14 +82,14 @@ class Pooling final : public CpuLayer {
 
  private:
   // Max pooling's forward writes the arg-max that its backward reads.
-  void run_with_workspace(const dnnl::primitive& primitive, std::unordered_map<int, memory> args) {
+  void run_with_workspace(const Primitive& primitive, std::unordered_map<int, memory> args) {
     if (max_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
     run(primitive, args);
   }
 
   bool max_ = true;
-  dnnl::pooling_forward forward_;
-  dnnl::pooling_backward backward_;
+  Primitive forward_;
+  Primitive backward_;
   DataMemory io_;
   memory workspace_;
 };

@@ -20,11 +20,11 @@ class Relu final : public CpuLayer {
     const dnnl::engine& engine = context.engine;
     const memory::desc data = nchw(batch, spec.input);
     const dnnl::eltwise_forward::primitive_desc forward_pd(
-        {dnnl::prop_kind::forward_training, dnnl::algorithm::eltwise_relu, data, 0.0f}, engine);
-    const dnnl::eltwise_backward::primitive_desc backward_pd({dnnl::algorithm::eltwise_relu, data, data, 0.0f}, engine,
-                                                             forward_pd);
-    forward_ = dnnl::eltwise_forward(forward_pd);
-    backward_ = dnnl::eltwise_backward(backward_pd);
+        {dnnl::prop_kind::forward_training, dnnl::algorithm::eltwise_relu, data, 0.0f}, own_scratchpad(), engine);
+    const dnnl::eltwise_backward::primitive_desc backward_pd({dnnl::algorithm::eltwise_relu, data, data, 0.0f},
+                                                             own_scratchpad(), engine, forward_pd);
+    forward_ = Primitive(forward_pd, engine);
+    backward_ = Primitive(backward_pd, engine);
     io_ = DataMemory(data, data, engine);
   }
 
@@ -47,8 +47,8 @@ class Relu final : public CpuLayer {
   }
 
  private:
-  dnnl::eltwise_forward forward_;
-  dnnl::eltwise_backward backward_;
+  Primitive forward_;
+  Primitive backward_;
   DataMemory io_;
 };
 
