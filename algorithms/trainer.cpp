@@ -440,6 +440,8 @@ void Trainer::elementwise(double flops, double bytes, Category category, const s
   step.kernel_class = "elementwise";
   step.category = category;
   step.kernel = kernel;
+  // The algorithms' updates read and write this rank's own vectors (shared ones go through the Comm).
+  step.rank_local = true;
   comm_.compute(step);
 }
 

@@ -155,7 +155,8 @@ class Trainer {
   std::unique_ptr<nn::Sgd> make_sgd(float momentum, Shard shard, float rate_factor = 1.0F);
   // Runs `kernel` as a compute step of `flops` elementwise FLOPs charged to `category`, moving 6 bytes per FLOP
   // (axpy-like) unless `bytes` says otherwise: a step of one FLOP per element that reads two floats and writes one
-  // moves 12 bytes per FLOP, and is priced by them where memory bounds it.
+  // moves 12 bytes per FLOP, and is priced by them where memory bounds it. The kernel must touch only this rank's
+  // memory (ComputeStep::rank_local): a numeric simulation may run it on another thread.
   void elementwise(double flops, Category category, const std::function<void()>& kernel);
   void elementwise(double flops, double bytes, Category category, const std::function<void()>& kernel);
   // data[i] *= factor for the parameter_count() floats at `data` (null in a size-only world): an elementwise step of

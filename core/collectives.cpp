@@ -54,6 +54,7 @@ void accumulate(Comm& comm, Floats target, Floats source, const CollectiveOption
   step.flops = static_cast<double>(target.count);
   step.kernel_class = "elementwise";
   step.category = options.category;
+  step.rank_local = true;  // both buffers are the calling rank's
   if (target.data && source.data) {
     step.kernel = [target, source] {
       float* __restrict out = target.data;
