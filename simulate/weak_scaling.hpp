@@ -42,7 +42,7 @@ struct ScalingOptions {
   double wall_timeout_s = 600;               // per simulation
   bool fold_fatpipe_flows = true;            // SimulationOptions::fold_fatpipe_flows
   bool flow_replicas = true;                 // SimulationOptions::flow_replicas
-  int jobs = 0;  // simulations run side by side (0: one per core; the analytic level: 1)
+  int jobs = 0;                              // simulations run side by side (0: one per core; the analytic level: 1)
 };
 
 struct ScalingPoint {
