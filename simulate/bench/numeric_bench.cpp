@@ -35,6 +35,7 @@
 #include "core/nn/network.hpp"
 #include "core/nn/sgd.hpp"
 #include "platforms/catalog.hpp"
+#include "simulate/bench/cpu_time.hpp"
 #include "simulate/numeric.hpp"
 #include "simulate/simgrid/kernel_pool.hpp"
 
@@ -64,18 +65,7 @@ const algorithms::RunData& data() {
   return value;
 }
 
-// CPU seconds of this process's threads and of its reaped children (the forked simulations).
-double cpu_seconds() {
-  const auto seconds = [](int who) {
-    rusage usage{};
-    getrusage(who, &usage);
-    const auto of = [](const timeval& t) {
-      return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
-    };
-    return of(usage.ru_utime) + of(usage.ru_stime);
-  };
-  return seconds(RUSAGE_SELF) + seconds(RUSAGE_CHILDREN);
-}
+using bench::cpu_seconds;
 
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

@@ -31,6 +31,7 @@
 
 #include "algorithms/studies.hpp"
 #include "platforms/catalog.hpp"
+#include "simulate/bench/cpu_time.hpp"
 #include "simulate/weak_scaling.hpp"
 
 namespace {
@@ -75,16 +76,7 @@ struct Cost {
   double cpu_s = 0;
 };
 
-double cpu_seconds() {
-  double total = 0;
-  for (const int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
-    rusage usage{};
-    getrusage(who, &usage);
-    total += static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
-             static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
-  }
-  return total;
-}
+using bench::cpu_seconds;
 
 template <typename Run>
 Cost cost_of(Run&& run) {

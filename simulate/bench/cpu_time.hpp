@@ -1,0 +1,21 @@
+#pragma once
+// CPU time for the benchmarks that compare a simulation with its reference: the forked simulations' time counts.
+
+#include <sys/resource.h>
+
+namespace dsgd::bench {
+
+// CPU seconds (user and system) of this process's threads and of its reaped children (the forked simulations).
+inline double cpu_seconds() {
+  const auto seconds = [](int who) {
+    rusage usage{};
+    getrusage(who, &usage);
+    const auto of = [](const timeval& t) {
+      return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+    };
+    return of(usage.ru_utime) + of(usage.ru_stime);
+  };
+  return seconds(RUSAGE_SELF) + seconds(RUSAGE_CHILDREN);
+}
+
+}  // namespace dsgd::bench
