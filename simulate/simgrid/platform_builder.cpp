@@ -676,7 +676,10 @@ class Builder {
       }
     }
     built.units.push_back(zone->create_host(name + "-cpu", platform_.nodes.cpu.peak_flops));
-    // The root complex joins the CPU, the NICs and the top of the tree; crossing it is free.
+    // The root complex joins the CPU, the NICs and the top of the tree; crossing it is free, so a route holds it only
+    // where it has no other link (SimGrid wants one). Anywhere else it would bound no flow yet tie every flow
+    // through the node into one set of constraints, which SimGrid's max-min solver walks whole at each event: the
+    // sharded PS at 512 GPUs took twice the wall time (docs/simulation.md "Profiles").
     auto* root = zone->create_link(name + "-root", 1e15)->set_sharing_policy(s4u::Link::SharingPolicy::FATPIPE)->seal();
     std::vector<std::vector<s4u::LinkInRoute>> nic_links;  // per NIC: the route's end through it
     if (platform_.nodes.nics) {
@@ -699,8 +702,8 @@ class Builder {
         zone->add_route(built.units[a]->get_netpoint(), built.units[b]->get_netpoint(), nullptr, nullptr, links, true);
       }
       auto links = links_of(layout.to_nic[a]);
-      links.emplace_back(root);
       for (const auto& link : nic_links[static_cast<std::size_t>(layout.nic[a])]) links.push_back(link);
+      if (links.empty()) links.emplace_back(root);
       zone->add_route(built.units[a]->get_netpoint(), built.gateway, nullptr, nullptr, links, true);
     }
     zone->seal();
