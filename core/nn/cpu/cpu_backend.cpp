@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -146,18 +147,26 @@ class CpuBackend final : public Backend {
            " OpenMP threads";
   }
 
+  // Zeroed by calloc, which leaves pages fresh from the kernel untouched: a large buffer's pages are then faulted
+  // in by the kernel that first writes them -- on whichever thread runs it, in a numeric simulation side by side
+  // with other ranks' -- not all at once by a memset in the thread that builds the network (docs/time-to-accuracy.md
+  // "Cost"). The block's own address sits just below the aligned pointer, for release().
   float* allocate(std::size_t count) override {
     if (count == 0) return nullptr;
     constexpr std::size_t kAlignment = 64;  // a cache line and an AVX-512 vector
-    if (count > (SIZE_MAX - kAlignment) / sizeof(float)) throw std::bad_alloc();
-    const std::size_t bytes = (count * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment;
-    auto* data = static_cast<float*>(std::aligned_alloc(kAlignment, bytes));
-    if (data == nullptr) throw std::bad_alloc();
-    std::memset(data, 0, bytes);
+    constexpr std::size_t kHeader = kAlignment + sizeof(void*);
+    if (count > (SIZE_MAX - kHeader) / sizeof(float)) throw std::bad_alloc();
+    void* block = std::calloc(1, count * sizeof(float) + kHeader);
+    if (block == nullptr) throw std::bad_alloc();
+    const auto first = reinterpret_cast<std::uintptr_t>(block) + sizeof(void*);
+    auto* data = reinterpret_cast<float*>((first + kAlignment - 1) / kAlignment * kAlignment);
+    reinterpret_cast<void**>(data)[-1] = block;
     return data;
   }
 
-  void release(float* data) override { std::free(data); }
+  void release(float* data) override {
+    if (data != nullptr) std::free(reinterpret_cast<void**>(data)[-1]);
+  }
 
   void copy_to_device(float* device, const float* host, std::size_t count) override { copy(device, host, count); }
   void copy_to_host(float* host, const float* device, std::size_t count) override { copy(host, device, count); }
