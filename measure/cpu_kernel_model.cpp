@@ -1,6 +1,7 @@
 #include "measure/cpu_kernel_model.hpp"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -397,7 +399,17 @@ double copy_rate_Bps(std::size_t bytes, int threads) {
 
 }  // namespace
 
-std::size_t cache_bytes(int level) {
+CacheSize cache_size(int level) {
+  if (const std::size_t bytes = sysfs_cache_bytes(level); bytes > 0) return {bytes, "sysfs"};
+  // A virtual machine may list no caches in sysfs; glibc reads the sizes off CPUID, which the hypervisor passes on.
+  const long cpuid = level == 2 ? sysconf(_SC_LEVEL2_CACHE_SIZE) : level == 3 ? sysconf(_SC_LEVEL3_CACHE_SIZE) : 0;
+  if (cpuid > 0) return {static_cast<std::size_t>(cpuid), "CPUID (glibc sysconf)"};
+  return {};
+}
+
+std::size_t cache_bytes(int level) { return cache_size(level).bytes; }
+
+std::size_t sysfs_cache_bytes(int level) {
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator("/sys/devices/system/cpu/cpu0/cache", error)) {
     if (entry.path().filename().string().rfind("index", 0) != 0) continue;
@@ -417,9 +429,13 @@ std::size_t cache_bytes(int level) {
 CpuKernelDescription describe_cpu_kernels(const std::string& where) {
   const CpuFacts facts = read_cpu_facts();
   if (!(facts.clock_Hz > 0)) throw UnavailableError("/proc/cpuinfo gives no clock to derive the peak from");
-  const std::size_t l2 = cache_bytes(2);
-  const std::size_t l3 = cache_bytes(3);
-  if (l2 == 0 || l3 == 0) throw UnavailableError("sysfs gives no L2 or L3 cache size (/sys/devices/system/cpu)");
+  const CacheSize l2_size = cache_size(2);
+  const CacheSize l3_size = cache_size(3);
+  if (l2_size.bytes == 0 || l3_size.bytes == 0) {
+    throw UnavailableError("neither sysfs (/sys/devices/system/cpu) nor CPUID gives the L2 and L3 cache sizes");
+  }
+  const std::size_t l2 = l2_size.bytes;
+  const std::size_t l3 = l3_size.bytes;
   const CorePeak core = derive_core_peak(facts);
   const int cores = std::max(facts.physical_cores, 1);
   const double running_Hz = running_clock_Hz(cores);
@@ -462,7 +478,7 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
   cache.name = "L2";
   cache.size_bytes = static_cast<double>(l2) * cores;
   cache.bandwidth_Bps = copy_rate_Bps(l2 / 4, cores);
-  cache.sources = {{"size_bytes", "sysfs: cpu0's L2 x " + std::to_string(cores) + " cores"},
+  cache.sources = {{"size_bytes", l2_size.source + ": cpu0's L2 x " + std::to_string(cores) + " cores"},
                    {"bandwidth_Bps", measured + "memcpy within half of each core's L2, every core"}};
   model.cache = cache;
   model.efficiency = 1;
@@ -503,7 +519,7 @@ CpuKernelDescription describe_cpu_kernels(const std::string& where) {
   l3_memory.name = "L3";
   l3_memory.size_bytes = static_cast<double>(l3);
   l3_memory.bandwidth_Bps = copy_rate_Bps(l3 / 4 / static_cast<std::size_t>(cores), cores);
-  l3_memory.sources = {{"size_bytes", "sysfs: cpu0's L3"},
+  l3_memory.sources = {{"size_bytes", l3_size.source + ": cpu0's L3"},
                        {"bandwidth_Bps", measured + "memcpy within half of the L3, every core"}};
   platforms::Memory dram;
   dram.name = "DRAM";

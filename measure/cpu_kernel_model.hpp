@@ -38,7 +38,15 @@ struct CpuKernelDescription {
 // UnavailableError where /proc/cpuinfo gives no clock or the caches' sizes cannot be read.
 CpuKernelDescription describe_cpu_kernels(const std::string& where);
 
-// The size of the level-`level` data (or unified) cache of cpu0 from sysfs; 0 where it cannot be read.
-std::size_t cache_bytes(int level);
+// The size of the level-`level` data (or unified) cache of cpu0, and where it was read: sysfs, else CPUID (through
+// glibc's sysconf, for a virtual machine that lists no caches in sysfs). 0 bytes where neither gives it.
+struct CacheSize {
+  std::size_t bytes = 0;
+  std::string source;
+};
+CacheSize cache_size(int level);
+std::size_t cache_bytes(int level);  // cache_size(level).bytes
+// The size sysfs alone gives; 0 where it gives none.
+std::size_t sysfs_cache_bytes(int level);
 
 }  // namespace dsgd::measure
