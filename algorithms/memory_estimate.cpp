@@ -17,7 +17,7 @@ constexpr double kFloat = sizeof(float);
 
 }  // namespace
 
-MemoryEstimate estimate_run_memory(const RunOptions& run, std::size_t test_images) {
+MemoryEstimate estimate_run_memory(const RunOptions& run, std::size_t test_images, int evaluators) {
   const ModelSpec model = build_model(run.model);
   const double parameters = static_cast<double>(model.parameters());
   const double per_image = static_cast<double>(model.activation_bytes()) +
@@ -32,17 +32,17 @@ MemoryEstimate estimate_run_memory(const RunOptions& run, std::size_t test_image
       kFloat * parameters + 2.0 * nn::evaluation_batch(std::max<std::size_t>(test_images, 1)) * per_image;
   // A sharded parameter server's every server holds a whole replica (it updates only its shard).
   const int masters = master ? run.hyper.servers : 0;
-  estimate.total_bytes =
-      run.workers * estimate.per_worker_bytes + masters * estimate.per_master_bytes + estimate.evaluator_bytes;
+  estimate.total_bytes = run.workers * estimate.per_worker_bytes + masters * estimate.per_master_bytes +
+                         evaluators * estimate.evaluator_bytes;
   char text[400];
   std::snprintf(
       text, sizeof text,
       "%d workers x (%d model vectors of %.0f parameters + 2 x batch %d x %.0f bytes of activations + %s) "
-      "%s+ evaluator %s",
+      "%s+ %d x evaluator %s",
       run.workers, kModelVectors, parameters, run.hyper.batch, per_image, bytes_text(kRankOverheadBytes).c_str(),
       master ? ("+ " + std::to_string(masters) + " x master " + bytes_text(estimate.per_master_bytes) + " ").c_str()
              : "",
-      bytes_text(estimate.evaluator_bytes).c_str());
+      evaluators, bytes_text(estimate.evaluator_bytes).c_str());
   estimate.formula = text;
   return estimate;
 }

@@ -28,7 +28,8 @@ inline constexpr int kModelVectors = 7;
 // "Memory").
 inline constexpr double kRankOverheadBytes = 8e6;
 
-MemoryEstimate estimate_run_memory(const RunOptions& run, std::size_t test_images);
+// `evaluators`: test-set evaluators of rank 0 (a numeric simulation's pool splits the test set over one per thread).
+MemoryEstimate estimate_run_memory(const RunOptions& run, std::size_t test_images, int evaluators = 1);
 
 // The limit a run is held to: `limit_bytes` when positive (the user's --memory-limit), else what this machine has
 // available now (core/memory.hpp).

@@ -40,9 +40,25 @@ class Recorder {
   Recorder(const RunOptions& options, const RunData& data, Trainer& trainer, RunResult& result)
       : options_(options), data_(data), result_(result) {
     if (trainer.has_data()) {
-      evaluator_ = std::make_unique<nn::Network>(trainer.network().model(), trainer.backend(),
-                                                 nn::evaluation_batch(data.test->size()));
+      const int batch = nn::evaluation_batch(data.test->size());
+      evaluator_ = std::make_unique<nn::Network>(trainer.network().model(), trainer.backend(), batch);
       record_.resize(evaluator_->parameter_count());
+      evaluators_.push_back(evaluator_.get());
+      // Where the executor runs kernels side by side (a numeric simulation's pool), the test set is split over
+      // evaluators of their own back ends (a oneDNN stream serves one thread); CPU only, as on a GPU one evaluator
+      // already has the device. Counted in the run's memory estimate (algorithms/memory_estimate.hpp).
+      if (trainer.backend().name() == "cpu") {
+        const auto batches = static_cast<int>(data.test->size() / static_cast<std::size_t>(batch));
+        for (int k = 1; k < std::min(trainer.comm().side_by_side(), batches); ++k) {
+          nn::BackendOptions options;
+          options.threads = trainer.threads_per_rank();
+          options.seed = trainer.hyper().seed;
+          auto& part = parts_.emplace_back();
+          part.backend = nn::make_backend("cpu", options);
+          part.network = std::make_unique<nn::Network>(trainer.network().model(), *part.backend, batch);
+          evaluators_.push_back(part.network.get());
+        }
+      }
     }
   }
 
@@ -57,7 +73,11 @@ class Recorder {
     check_finite(trainer);
     trainer.backend().copy_to_device(evaluator_->parameters(), record_.data(), record_.size());
     trainer.backend().synchronize();
-    const auto evaluation = nn::evaluate(*evaluator_, *data_.test);
+    for (auto& part : parts_) part.backend->copy_to_device(part.network->parameters(), record_.data(), record_.size());
+    Comm& comm = trainer.comm();
+    const auto evaluation =
+        nn::evaluate(evaluators_, *data_.test,
+                     [&comm](std::span<const std::function<void()>> work) { comm.run_side_by_side(work); });
     RunPoint point;
     point.iterations = result_.iterations;
     point.images = static_cast<double>(result_.iterations) * options_.hyper.batch * options_.workers;
@@ -118,7 +138,14 @@ class Recorder {
   const RunData& data_;
   RunResult& result_;
   std::unique_ptr<nn::Network> evaluator_;  // null in a size-only world
-  std::vector<float> record_;               // the model of record, host memory
+  // More evaluators, each on its back end, where the executor runs kernels side by side.
+  struct Part {
+    std::unique_ptr<nn::Backend> backend;
+    std::unique_ptr<nn::Network> network;
+  };
+  std::vector<Part> parts_;
+  std::vector<nn::Network*> evaluators_;  // evaluator_, then the parts'
+  std::vector<float> record_;             // the model of record, host memory
 };
 
 }  // namespace

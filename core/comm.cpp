@@ -49,6 +49,10 @@ class SequentialStream final : public Stream, public StreamPosts {
 
 StreamPtr Comm::start_stream(StreamBody body) { return std::make_unique<SequentialStream>(*this, std::move(body)); }
 
+void Comm::run_side_by_side(std::span<const std::function<void()>> kernels) {
+  for (const auto& kernel : kernels) kernel();
+}
+
 void Comm::compute_on_wall_clock(const ComputeStep& step) {
   const Stopwatch watch;
   if (step.kernel) step.kernel();

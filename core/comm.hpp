@@ -230,6 +230,14 @@ class Comm {
   // and SimGrid executors overlap.
   virtual StreamPtr start_stream(StreamBody body);
 
+  // Runs `kernels` -- this rank's own work that takes no simulated or charged time and touches only memory each
+  // kernel owns (the parts of a test-set evaluation) -- and returns when all are done, rethrowing the first one's
+  // error. The default runs them in turn; a numeric simulation with a pool of threads runs them side by side
+  // (simulate/simgrid/kernel_pool.hpp). side_by_side() is how many can run at once: splitting work into more parts
+  // gains nothing.
+  virtual void run_side_by_side(std::span<const std::function<void()>> kernels);
+  virtual int side_by_side() const { return 1; }
+
   // Collective: every worker calls it with the same name and count; the vector starts as rank 0's `initial`
   // (which may be empty for zeros). Returns the world's shared vector of that name.
   virtual std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,

@@ -10,6 +10,7 @@
 #include "core/memory.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/evaluation.hpp"
+#include "simulate/simgrid/kernel_pool.hpp"
 #include "simulate/simgrid/platform_builder.hpp"
 
 namespace dsgd::simulate {
@@ -79,8 +80,10 @@ void from_json(const Json& json, algorithms::RunResult& result) {
 
 }  // namespace
 
-MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images) {
-  return algorithms::estimate_run_memory(run, test_images);
+MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images, int kernel_threads) {
+  // Rank 0 evaluates on one evaluator per pool thread (algorithms/runner.cpp), on the CPU back end.
+  const int evaluators = run.backend == "cpu" ? kernel_threads_for(kernel_threads) : 1;
+  return algorithms::estimate_run_memory(run, test_images, evaluators);
 }
 
 NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOptions& options,
@@ -93,7 +96,7 @@ NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOp
   const auto& entry = algorithms::find_algorithm(run.algorithm);
 
   NumericRun out;
-  out.memory = estimate_numeric_memory(run, data.test->size());
+  out.memory = estimate_numeric_memory(run, data.test->size(), options.kernel_threads);
   algorithms::check_memory(out.memory, options.memory_limit_bytes,
                            "simulate: " + std::to_string(run.workers) + " numeric workers of " + run.model,
                            "fewer workers or a smaller batch, or a size-only simulation (`dsgd simulate`)");

@@ -30,7 +30,9 @@ namespace dsgd::simulate {
 using algorithms::kModelVectors;
 using algorithms::kRankOverheadBytes;
 using algorithms::MemoryEstimate;
-MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images);
+// `kernel_threads`: NumericOptions::kernel_threads (rank 0 evaluates on one evaluator per thread).
+MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images,
+                                       int kernel_threads = 1);
 
 struct NumericOptions {
   algorithms::RunOptions run;

@@ -2,6 +2,8 @@
 // Test-set evaluation of a network's current parameters: the accuracy and loss every training run reports.
 
 #include <cstddef>
+#include <functional>
+#include <span>
 
 #include "core/data/dataset.hpp"
 #include "core/nn/network.hpp"
@@ -18,5 +20,13 @@ int evaluation_batch(std::size_t n, int limit = 256);
 
 // Runs `evaluator` (forward only) over all of `test`, whose size its batch must divide (InputError otherwise).
 Evaluation evaluate(Network& evaluator, const data::Dataset& test);
+
+// Runs the tasks it is given and returns when all are done (Comm::run_side_by_side).
+using SideBySide = std::function<void(std::span<const std::function<void()>>)>;
+
+// evaluate() with the test set's batches split into runs of consecutive batches, one per evaluator (each with its
+// own back end, all of the same batch and weights), the runs through `run`. The batches' counts and losses are
+// added in batch order afterwards, so the result has the bits of evaluate(*evaluators[0], test).
+Evaluation evaluate(std::span<Network* const> evaluators, const data::Dataset& test, const SideBySide& run);
 
 }  // namespace dsgd::nn

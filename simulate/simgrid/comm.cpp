@@ -920,9 +920,8 @@ void SimgridComm::compute(const ComputeStep& step) {
   const double begin = now_s();
   PendingKernel pending;
   if (has_payload() && step.kernel) {
-    // A stream's kernels stay in order with its caller's, here: only the rank's own actor hands its kernels over.
-    KernelPool* pool = world_.kernel_pool();
-    if (pool != nullptr && step.rank_local && caller_ == nullptr) {
+    KernelPool* pool = side_by_side_pool();
+    if (pool != nullptr && step.rank_local) {
       pending.ticket = pool->submit(step.kernel);
     } else {
       step.kernel();
@@ -948,6 +947,31 @@ void SimgridComm::compute(const ComputeStep& step) {
     ticket->wait();
   }
   charge(step.category, now_s() - begin);
+}
+
+KernelPool* SimgridComm::side_by_side_pool() const {
+  // A stream's kernels stay in order with its caller's: only the rank's own actor hands kernels over.
+  return has_payload() && caller_ == nullptr ? world_.kernel_pool() : nullptr;
+}
+
+int SimgridComm::side_by_side() const {
+  const KernelPool* pool = side_by_side_pool();
+  return pool != nullptr ? pool->threads() : 1;
+}
+
+void SimgridComm::run_side_by_side(std::span<const std::function<void()>> kernels) {
+  KernelPool* pool = side_by_side_pool();
+  if (pool == nullptr || kernels.size() < 2) {
+    Comm::run_side_by_side(kernels);
+    return;
+  }
+  std::vector<PendingKernel> others(kernels.size() - 1);  // waited for even if the first kernel throws
+  for (std::size_t k = 1; k < kernels.size(); ++k) others[k - 1].ticket = pool->submit(kernels[k]);
+  kernels.front()();
+  for (auto& other : others) {
+    const KernelPool::TicketPtr ticket = std::move(other.ticket);
+    ticket->wait();
+  }
 }
 
 StreamPtr SimgridComm::start_stream(StreamBody body) { return std::make_unique<ActorStream>(*this, std::move(body)); }

@@ -194,6 +194,10 @@ class SimgridComm final : public Comm {
   // A second actor on the rank's host; the host's cores are shared between the two actors' compute steps as SimGrid
   // shares them (a stream's steps on a shared chip run outside its pacing, plain on the host).
   StreamPtr start_stream(StreamBody body) override;
+  // On the kernel pool, where the world has one and payloads: all but the first kernel are handed over, the first
+  // runs here, and the wait runs what is still queued (KernelPool::Ticket::wait).
+  void run_side_by_side(std::span<const std::function<void()>> kernels) override;
+  int side_by_side() const override;
   void run_collective(const CollectiveCall& call, const std::function<void(Comm&)>& body) override;
   std::shared_ptr<SharedVector> shared_vector(const std::string& name, std::size_t count,
                                               std::span<const float> initial) override;
@@ -214,6 +218,8 @@ class SimgridComm final : public Comm {
 
  private:
   void charged(Category category, double seconds) override;
+  // The pool this rank's kernels may run on; null where they run here (no pool, no payloads, a stream).
+  KernelPool* side_by_side_pool() const;
 
   World& world_;
   int rank_;

@@ -1,14 +1,21 @@
 // Networks and SGD on every back end: the packed layout, deterministic initialisation, bit-identical training
-// runs, a LeNet that overfits four images, and the update rules on exact small integers.
+// runs, a LeNet that overfits four images, a test-set evaluation split over evaluators, and the update rules on
+// exact small integers.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
+#include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/data/dataset.hpp"
 #include "core/error.hpp"
+#include "core/nn/evaluation.hpp"
 #include "core/nn/network.hpp"
 #include "core/nn/sgd.hpp"
 #include "tests/core/nn_test_support.hpp"
@@ -130,6 +137,50 @@ TEST_P(NnNetwork, TrainingIsBitIdenticalForTheSameSeed) {
   const auto second = run();
   EXPECT_EQ(first.first, second.first);
   EXPECT_TRUE(first.second == second.second) << "parameters differ after 3 steps";
+}
+
+// The test set split over evaluators, run in turn or on threads side by side, gives the bits of one evaluator
+// going through every batch; a batch that does not divide the test set is refused.
+TEST_P(NnNetwork, EvaluationSplitOverEvaluatorsGivesOneEvaluatorsBits) {
+  data::Dataset test;
+  test.name = "random";
+  test.channels = 1;
+  test.height = test.width = 28;
+  test.classes = 10;
+  test.images = random_values(std::size_t{40} * 28 * 28, 11);
+  for (int i = 0; i < 40; ++i) test.labels.push_back(i % 10);
+  const ModelSpec model = build_model("lenet");
+  Network one(model, backend(), 8);
+  one.initialize(2);
+  const Evaluation reference = evaluate(one, test);
+  EXPECT_GT(reference.loss, 0);
+
+  BackendOptions options;
+  options.threads = 1;
+  std::vector<std::unique_ptr<Backend>> backends;
+  std::vector<std::unique_ptr<Network>> networks;
+  std::vector<Network*> evaluators;
+  for (int k = 0; k < 3; ++k) {
+    backends.push_back(make_backend(GetParam(), options));
+    networks.push_back(std::make_unique<Network>(model, *backends.back(), 8));
+    networks.back()->initialize(2);
+    evaluators.push_back(networks.back().get());
+  }
+  const SideBySide in_turn = [](std::span<const std::function<void()>> parts) {
+    for (const auto& part : parts) part();
+  };
+  const SideBySide on_threads = [](std::span<const std::function<void()>> parts) {
+    std::vector<std::thread> threads;
+    for (const auto& part : parts) threads.emplace_back(part);
+    for (auto& thread : threads) thread.join();
+  };
+  for (const SideBySide& run : {in_turn, on_threads}) {
+    const Evaluation split = evaluate(evaluators, test, run);
+    EXPECT_EQ(split.accuracy, reference.accuracy);
+    EXPECT_EQ(split.loss, reference.loss);  // the batches' losses added in batch order, as one evaluator adds them
+  }
+  Network odd(model, backend(), 7);
+  EXPECT_THROW(evaluate(odd, test), InputError);
 }
 
 TEST_P(NnNetwork, LayerByLayerBackwardReportsEachFinalLayerFromTheLast) {

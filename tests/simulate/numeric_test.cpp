@@ -112,8 +112,12 @@ TEST_F(NumericOnSyntheticData, AWorldOverTheMemoryLimitIsRefusedWithTheEstimate)
   options.run.workers = 64;
   options.run.budget.iterations = 10;
   options.memory_limit_bytes = 100e6;
-  const auto estimate = estimate_numeric_memory(options.run, data_.test->size());
+  options.kernel_threads = 2;
+  const auto estimate = estimate_numeric_memory(options.run, data_.test->size(), options.kernel_threads);
   EXPECT_GT(estimate.total_bytes, 64 * kRankOverheadBytes);
+  // Rank 0 evaluates on one evaluator per pool thread.
+  EXPECT_DOUBLE_EQ(estimate.total_bytes - estimate_numeric_memory(options.run, data_.test->size(), 1).total_bytes,
+                   estimate.evaluator_bytes);
   try {
     simulate_numeric(platforms::load_platform("cori-knl"), options, data_);
     FAIL() << "expected InputError";
