@@ -155,8 +155,10 @@ class CpuBackend final : public Backend {
     if (count == 0) return nullptr;
     constexpr std::size_t kAlignment = 64;  // a cache line and an AVX-512 vector
     constexpr std::size_t kHeader = kAlignment + sizeof(void*);
-    if (count > (SIZE_MAX - kHeader) / sizeof(float)) throw std::bad_alloc();
-    void* block = std::calloc(1, count * sizeof(float) + kHeader);
+    if (count > (SIZE_MAX - 2 * kHeader) / sizeof(float)) throw std::bad_alloc();
+    // Whole vectors: a kernel may load the last one in full.
+    const std::size_t bytes = (count * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment;
+    void* block = std::calloc(1, bytes + kHeader);
     if (block == nullptr) throw std::bad_alloc();
     const auto first = reinterpret_cast<std::uintptr_t>(block) + sizeof(void*);
     auto* data = reinterpret_cast<float*>((first + kAlignment - 1) / kAlignment * kAlignment);
