@@ -44,9 +44,10 @@ WaitingShare measure_waiting_share(Comm& comm, double seconds, const std::functi
     comm.send(0, kDoneTag, &computed_cpu_s, sizeof computed_cpu_s, Category::kWait);
     return {};
   }
-  for (int rank = 1; rank < comm.size(); ++rank) comm.send(rank, kStartTag, &byte, 1, Category::kWait);
+  // The clocks start before the start signals: a computing rank may begin before this thread runs again.
   const double cpu_start = cpu_seconds();
   const auto start = std::chrono::steady_clock::now();
+  for (int rank = 1; rank < comm.size(); ++rank) comm.send(rank, kStartTag, &byte, 1, Category::kWait);
   double computed_cpu_s = 0;
   for (int rank = 1; rank < comm.size(); ++rank) {
     double one = 0;
