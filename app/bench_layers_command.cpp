@@ -88,7 +88,8 @@ std::string kernel_model_text(const platforms::Platform& platform) {
               fixed(lowering_s[2] * 1e9, 2) + " ns/element";
     }
   }
-  return text + ", efficiency " + fixed(model.efficiency, 3) + " FITTED";
+  text += ", efficiency " + fixed(model.efficiency, 3) + " FITTED";
+  return model.efficiency > 1 ? text + " " + simulate::above_peak_flag(model.efficiency) : text;
 }
 
 reports::Entry row_entry(const simulate::KernelCheckRow& row) {
@@ -170,7 +171,11 @@ void bench_layers(Context& context, const LayersCli& cli) {
                     {"efficiency", platform.nodes.cpu.kernels->efficiency},
                     {"others_cores", measured.others_cores}};
   total.labels = {
-      {"kind", "summary"}, {"kernel_model", machine}, {"fitted_on", cli.fit}, {"busy", busy.empty() ? "no" : "yes"}};
+      {"kind", "summary"},
+      {"kernel_model", machine},
+      {"fitted_on", cli.fit},
+      {"busy", busy.empty() ? "no" : "yes"},
+      {"above_peak", platform.nodes.cpu.kernels->efficiency > 1 ? "yes" : "no"}};
   results.benchmarks.push_back(total);
   if (!cli.results.empty()) reports::write_results(cli.results, results);
 

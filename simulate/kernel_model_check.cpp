@@ -85,21 +85,29 @@ std::vector<KernelCheckRow> check_kernel_model(const platforms::Platform& platfo
   return rows;
 }
 
+std::string above_peak_flag(double efficiency) {
+  return "ABOVE PEAK: " + significant(efficiency, 3) +
+         " x the model's peak; the peak (clock, vector width) is too low or the measurement is wrong";
+}
+
 double fit_kernel_model(platforms::Platform& platform, const platforms::KernelProfile& measured,
                         const FittedPoint& point) {
   const auto measured_s = measured.seconds(point.key, point.batch);
   if (!measured_s) throw InputError("kernel model check: the profile has no " + describe(point) + " to fit to");
   const ModelSpec model = build_model(point.key.model);
   const std::size_t layer = layer_index(model, point.key.layer);
+  // A point measured faster than the model at peak (the clock read while the VM ran slower, a turbo step) is fitted
+  // and flagged, not refused: the user sees the whole check, and the flag says which bound the point crossed.
   const double efficiency = solve_kernel_efficiency(
       platform, "conv", *measured_s,
       [&](const platforms::Platform& probe) {
         return predicted_layer_seconds(probe, model, layer, point.key.phase, point.batch, point.key.threads);
       },
-      "the measured " + describe(point));
-  set_kernel_efficiency(platform, "conv", efficiency,
-                        "FITTED: the model's time of " + describe(point) + " equals the measured " +
-                            significant(*measured_s * 1e3, 4) + " ms");
+      "the measured " + describe(point), kFitCeiling);
+  std::string source = "FITTED: the model's time of " + describe(point) + " equals the measured " +
+                       significant(*measured_s * 1e3, 4) + " ms";
+  if (efficiency > 1) source += "; " + above_peak_flag(efficiency);
+  set_kernel_efficiency(platform, "conv", efficiency, source);
   return efficiency;
 }
 

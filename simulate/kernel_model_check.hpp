@@ -44,8 +44,11 @@ std::vector<KernelCheckRow> check_kernel_model(const platforms::Platform& platfo
                                                const std::optional<FittedPoint>& fitted = std::nullopt);
 
 // The CPU kernel model's efficiency at which it predicts `point` of `measured` exactly (log-bisection), set on
-// `platform` with a source saying it was FITTED there. Throws InputError where the profile lacks the point or even
-// the peak is slower than measured.
+// `platform` with a source saying it was FITTED there. An efficiency above 1 (the point ran faster than the model
+// at peak, a physical bound) is kept and its source flagged with above_peak_flag. Throws InputError where the
+// profile lacks the point or the point needs more than kFitCeiling x peak.
+inline constexpr double kFitCeiling = 4.0;
+std::string above_peak_flag(double efficiency);
 double fit_kernel_model(platforms::Platform& platform, const platforms::KernelProfile& measured,
                         const FittedPoint& point);
 

@@ -102,6 +102,37 @@ TEST(KernelModelCheck, SummaryCountsAndMedians) {
   EXPECT_NEAR(summary.worst->error(), 1.0, 1e-12);
 }
 
+// A point faster than the model at peak (a physical bound) is fitted and flagged, not refused; one beyond the fit's
+// ceiling is refused.
+TEST(KernelModelCheck, APointFasterThanPeakIsFittedAndFlagged) {
+  const ModelSpec lenet = build_model("lenet");
+  const platforms::ProfileKey conv2{"lenet", "conv2", ProfilePhase::kBackward, 1};
+  const auto seconds_at = [&](double efficiency) {
+    auto probe = four_core_platform();
+    probe.nodes.cpu.kernels->efficiency = efficiency;
+    return predicted_layer_seconds(probe, lenet, 2, ProfilePhase::kBackward, 64, 1);
+  };
+  ASSERT_LT(seconds_at(1.5), seconds_at(1.0)) << "compute-bound at batch 64: faster above peak";
+  platforms::KernelProfile measured;
+  measured.add(conv2, 64, seconds_at(1.5));
+  auto platform = four_core_platform();
+  const double efficiency = fit_kernel_model(platform, measured, {conv2, 64});
+  EXPECT_NEAR(efficiency, 1.5, 1.5 * 1e-5);
+  const std::string& source = platform.nodes.cpu.kernels->sources.at("efficiency");
+  EXPECT_NE(source.find("FITTED"), std::string::npos) << source;
+  EXPECT_NE(source.find("ABOVE PEAK: 1.5 x"), std::string::npos) << source;
+
+  platforms::KernelProfile impossible;
+  impossible.add(conv2, 64, seconds_at(kFitCeiling) / 2);
+  auto refused = four_core_platform();
+  EXPECT_THROW(fit_kernel_model(refused, impossible, {conv2, 64}), InputError);
+  platforms::KernelProfile within;
+  within.add(conv2, 64, seconds_at(0.25));
+  auto below = four_core_platform();
+  fit_kernel_model(below, within, {conv2, 64});
+  EXPECT_EQ(below.nodes.cpu.kernels->sources.at("efficiency").find("ABOVE PEAK"), std::string::npos);
+}
+
 TEST(KernelModelCheck, RefusesACpuWithoutAModelOrMoreThreadsThanCores) {
   const ModelSpec lenet = build_model("lenet");
   auto platform = four_core_platform();
