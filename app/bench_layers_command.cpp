@@ -170,12 +170,11 @@ void bench_layers(Context& context, const LayersCli& cli) {
                     {"mean_error_percent", 100 * summary.mean_error},
                     {"efficiency", platform.nodes.cpu.kernels->efficiency},
                     {"others_cores", measured.others_cores}};
-  total.labels = {
-      {"kind", "summary"},
-      {"kernel_model", machine},
-      {"fitted_on", cli.fit},
-      {"busy", busy.empty() ? "no" : "yes"},
-      {"above_peak", platform.nodes.cpu.kernels->efficiency > 1 ? "yes" : "no"}};
+  total.labels = {{"kind", "summary"},
+                  {"kernel_model", machine},
+                  {"fitted_on", cli.fit},
+                  {"busy", busy.empty() ? "no" : "yes"},
+                  {"above_peak", platform.nodes.cpu.kernels->efficiency > 1 ? "yes" : "no"}};
   results.benchmarks.push_back(total);
   if (!cli.results.empty()) reports::write_results(cli.results, results);
 
