@@ -50,11 +50,8 @@ class Recorder {
       if (trainer.backend().name() == "cpu") {
         const auto batches = static_cast<int>(data.test->size() / static_cast<std::size_t>(batch));
         for (int k = 1; k < std::min(trainer.comm().side_by_side(), batches); ++k) {
-          nn::BackendOptions options;
-          options.threads = trainer.threads_per_rank();
-          options.seed = trainer.hyper().seed;
           auto& part = parts_.emplace_back();
-          part.backend = nn::make_backend("cpu", options);
+          part.backend = nn::make_backend("cpu", trainer.cpu_options());
           part.network = std::make_unique<nn::Network>(trainer.network().model(), *part.backend, batch);
           evaluators_.push_back(part.network.get());
         }

@@ -53,13 +53,11 @@ Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& h
     }
     return;
   }
-  nn::BackendOptions options;
-  options.threads = setup_.threads_per_rank;
-  options.seed = hyper_.seed;
+  nn::BackendOptions options = cpu_options();
   if (setup_.backend != "cpu") {
     const int devices = nn::backend_device_count(setup_.backend);
     options.device = devices > 0 ? comm_.rank() % devices : 0;  // none: make_backend says so
-    host_backend_ = nn::make_backend("cpu", options);
+    host_backend_ = nn::make_backend("cpu", cpu_options());
   }
   backend_ = nn::make_backend(setup_.backend, options);
   network_ = std::make_unique<nn::Network>(*setup_.model, *backend_, hyper_.batch);
@@ -82,6 +80,13 @@ Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& h
     images_ = backend_->allocate(host_images_.size());
     labels_ = backend_->allocate(host_labels_.size());
   }
+}
+
+nn::BackendOptions Trainer::cpu_options() const {
+  nn::BackendOptions options;
+  options.threads = setup_.threads_per_rank;
+  options.seed = hyper_.seed;
+  return options;
 }
 
 Trainer::~Trainer() {

@@ -85,6 +85,8 @@ class Trainer {
   nn::Backend& host_backend() { return host_backend_ ? *host_backend_ : *backend_; }
   const ModelSpec& model() const { return *setup_.model; }
   int threads_per_rank() const { return setup_.threads_per_rank; }
+  // The options of this rank's CPU back ends: its threads and the run's seed.
+  nn::BackendOptions cpu_options() const;
   // Only where has_data(): a size-only world builds no network.
   nn::Network& network();
   std::size_t parameter_count() const { return parameter_count_; }

@@ -14,7 +14,8 @@ reports::Entry run(const std::string& scheduler, std::vector<std::pair<double, d
   entry.counters["objective"] = by_time.back().second;
   reports::Curve time{"objective", "time_s", "objective", by_time};
   reports::Curve rounds{"objective_by_round", "round", "objective", {}};
-  for (std::size_t k = 0; k < by_time.size(); ++k) rounds.points.emplace_back(10.0 * (k + 1), by_time[k].second);
+  for (std::size_t k = 0; k < by_time.size(); ++k)
+    rounds.points.emplace_back(10.0 * static_cast<double>(k + 1), by_time[k].second);
   entry.curves = {time, rounds};
   return entry;
 }
