@@ -1,6 +1,7 @@
 #include "algorithms/trainer.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
 namespace dsgd::algorithms {
@@ -90,7 +91,10 @@ nn::BackendOptions Trainer::cpu_options() const {
 }
 
 Trainer::~Trainer() {
-  if (prefetch_.valid()) prefetch_.wait();  // the copy writes into buffers released below
+  // A running copy writes into buffers released below; a deferred one (Comm::start_beside) never starts.
+  if (prefetch_.valid() && prefetch_.wait_for(std::chrono::seconds(0)) != std::future_status::deferred) {
+    prefetch_.wait();
+  }
   if (images_ != nullptr) backend_->release(images_);
   if (labels_ != nullptr) backend_->release(labels_);
 }
@@ -380,7 +384,7 @@ void Trainer::restore_progress(std::int64_t iterations, double overlapped_comm_s
 void Trainer::prefetch_batch() {
   DSGD_ENFORCE(!is_master() && !prefetch_.valid(), "prefetch_batch: a worker with no prefetch pending");
   if (!comm_.has_payload()) return;
-  prefetch_ = std::async(std::launch::async, [this] { load_batch(); });
+  prefetch_ = comm_.start_beside([this] { load_batch(); });
 }
 
 float scaled_learning_rate(const Hyperparameters& hyper, int workers) {

@@ -144,7 +144,7 @@ class Trainer {
   std::size_t network_layers() const;
   // Starts copying the next batch to the device in the background (seed 000's EASGD3 overlap); the next
   // compute_gradient() waits for it and charges only the wait to cpu-gpu data. Natively a std::thread; in a
-  // simulation without payloads there is nothing to copy.
+  // simulation it runs in that wait (Comm::start_beside), and without payloads there is nothing to copy.
   void prefetch_batch();
   // A local update by `sgd` (this rank's optimiser) of parameters() from gradients(), charged to `category`.
   void sgd_step(nn::Sgd& sgd, Category category = Category::kGpuUpdate);

@@ -53,6 +53,10 @@ void Comm::run_side_by_side(std::span<const std::function<void()>> kernels) {
   for (const auto& kernel : kernels) kernel();
 }
 
+std::future<void> Comm::start_beside(std::function<void()> work) {
+  return std::async(std::launch::async, std::move(work));
+}
+
 void Comm::compute_on_wall_clock(const ComputeStep& step) {
   const Stopwatch watch;
   if (step.kernel) step.kernel();

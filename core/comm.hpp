@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <span>
@@ -237,6 +238,13 @@ class Comm {
   // gains nothing.
   virtual void run_side_by_side(std::span<const std::function<void()>> kernels);
   virtual int side_by_side() const { return 1; }
+
+  // Starts `work` -- this rank's own memory only: no messages, no simulated or charged time -- beside what the rank
+  // does next (seed 000's EASGD3 copies the next batch while the weights travel); get() on the future waits for it
+  // and rethrows its error. The default runs it on a thread of its own. A simulation, whose clock never reads the
+  // wall clock, defers it to the get(): a thread per rank and exchange cost 64 simulated ranks seconds of thread
+  // start-up and page faults.
+  virtual std::future<void> start_beside(std::function<void()> work);
 
   // Collective: every worker calls it with the same name and count; the vector starts as rank 0's `initial`
   // (which may be empty for zeros). Returns the world's shared vector of that name.

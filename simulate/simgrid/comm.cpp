@@ -974,6 +974,10 @@ void SimgridComm::run_side_by_side(std::span<const std::function<void()>> kernel
   }
 }
 
+std::future<void> SimgridComm::start_beside(std::function<void()> work) {
+  return std::async(std::launch::deferred, std::move(work));
+}
+
 StreamPtr SimgridComm::start_stream(StreamBody body) { return std::make_unique<ActorStream>(*this, std::move(body)); }
 
 void SimgridComm::charged(Category category, double seconds) {

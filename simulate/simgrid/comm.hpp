@@ -194,6 +194,8 @@ class SimgridComm final : public Comm {
   // A second actor on the rank's host; the host's cores are shared between the two actors' compute steps as SimGrid
   // shares them (a stream's steps on a shared chip run outside its pacing, plain on the host).
   StreamPtr start_stream(StreamBody body) override;
+  // Deferred: `work` runs in the get(), inside whatever waits for it (the next batch copy's kernel, on the pool).
+  std::future<void> start_beside(std::function<void()> work) override;
   // On the kernel pool, where the world has one and payloads: all but the first kernel are handed over, the first
   // runs here, and the wait runs what is still queued (KernelPool::Ticket::wait).
   void run_side_by_side(std::span<const std::function<void()>> kernels) override;

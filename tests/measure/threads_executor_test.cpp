@@ -189,6 +189,28 @@ TEST(MeasureThreadsComm, ChargesTimeToTheStepsCategory) {
   EXPECT_EQ(result.per_rank[0][Category::kWait], 0.0);
 }
 
+// Natively, work started beside the rank's next steps runs on a thread of its own, at once.
+TEST(MeasureThreadsComm, WorkStartedBesideRunsOnAThreadOfItsOwn) {
+  WorldOptions options;
+  options.size = 1;
+  std::thread::id rank_thread;
+  std::thread::id work_thread;
+  run(options, [&](Comm& comm) {
+    rank_thread = std::this_thread::get_id();
+    std::atomic<bool> started{false};
+    auto beside = comm.start_beside([&] {
+      work_thread = std::this_thread::get_id();
+      started = true;
+    });
+    // It starts without a get(): the rank's thread only waits for the flag (bounded: a hang fails the test).
+    const Stopwatch watch;
+    while (!started && watch.elapsed_s() < 10) std::this_thread::yield();
+    beside.get();
+  });
+  EXPECT_NE(work_thread, std::thread::id());
+  EXPECT_NE(work_thread, rank_thread);
+}
+
 TEST(MeasureThreadsComm, SharedVectorAddsFromEveryWorker) {
   // Each of 4 workers adds 1 to its own quarter: disjoint elements, so no update can be lost.
   WorldOptions options;

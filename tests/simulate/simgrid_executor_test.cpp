@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -311,6 +312,27 @@ TEST(SimgridExecutor, CaughtTimeoutLeavesTheCommUsable) {
     }
   });
   EXPECT_NEAR(result.time_s, 1.5 + kLatency + 4 / kBandwidth, 1e-12);
+}
+
+// Work started beside the rank's next steps runs in the wait for it, in the waiting thread: no OS thread per call.
+TEST(SimgridExecutor, WorkStartedBesideRunsWhenWaitedFor) {
+  simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
+    std::thread::id ran_on;
+    auto beside = comm.start_beside([&ran_on] { ran_on = std::this_thread::get_id(); });
+    float value = 1;
+    if (comm.rank() == 0) comm.send(1, 1, &value, sizeof value, Category::kNetwork);
+    if (comm.rank() == 1) comm.recv(0, 1, &value, sizeof value, Category::kNetwork);
+    if (ran_on != std::thread::id()) throw Error("the work ran before its wait");
+    beside.get();
+    if (ran_on != std::this_thread::get_id()) throw Error("the work ran on another thread");
+    auto failing = comm.start_beside([] { throw InputError("bad batch"); });
+    try {
+      failing.get();
+    } catch (const InputError&) {
+      return;
+    }
+    throw Error("the work's error was not rethrown by get()");
+  });
 }
 
 TEST(SimgridExecutor, SizeMismatchIsCommErrorNamingBothSizes) {
