@@ -18,6 +18,8 @@
 // the standard lets be as low as 32767; Open MPI's ob1 layer allows every block.
 
 #include <cstddef>
+#include <functional>
+#include <future>
 #include <limits>
 #include <memory>
 #include <span>
@@ -69,6 +71,10 @@ class GroupComm final : public Comm {
   RequestPtr irecv(int source, Tag tag, void* data, std::size_t bytes, Category category) override;
 
   void compute(const ComputeStep& step) override { parent_.compute(step); }
+  // A member's own work runs where its parent's does (a simulation's kernel pool, deferred work).
+  void run_side_by_side(std::span<const std::function<void()>> kernels) override { parent_.run_side_by_side(kernels); }
+  int side_by_side() const override { return parent_.side_by_side(); }
+  std::future<void> start_beside(std::function<void()> work) override { return parent_.start_beside(std::move(work)); }
 
   // run_collective and start_stream keep Comm's defaults: the collective's body runs here message by message (an
   // executor simulating a whole collective from the parent would see the parent's world, not the group's), and a

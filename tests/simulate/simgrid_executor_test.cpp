@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/collectives.hpp"
+#include "core/group_comm.hpp"
 #include "simulate/collective_costs.hpp"
 #include "simulate/compute_cost.hpp"
 #include "simulate/simgrid/executor.hpp"
@@ -314,9 +315,12 @@ TEST(SimgridExecutor, CaughtTimeoutLeavesTheCommUsable) {
   EXPECT_NEAR(result.time_s, 1.5 + kLatency + 4 / kBandwidth, 1e-12);
 }
 
-// Work started beside the rank's next steps runs in the wait for it, in the waiting thread: no OS thread per call.
+// Work started beside the rank's next steps runs in the wait for it, in the waiting thread: no OS thread per call;
+// a group's member starts it as its parent does.
 TEST(SimgridExecutor, WorkStartedBesideRunsWhenWaitedFor) {
-  simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& comm) {
+  simgrid::run(flat_platform(2, kLatency, kBandwidth, kFlops), world_of(2), [](Comm& world) {
+    GroupComm group(world, {0, 1});
+    Comm& comm = world.rank() == 0 ? static_cast<Comm&>(group) : world;
     std::thread::id ran_on;
     auto beside = comm.start_beside([&ran_on] { ran_on = std::this_thread::get_id(); });
     float value = 1;
