@@ -202,7 +202,8 @@ TEST(MeasureThreadsComm, WorkStartedBesideRunsOnAThreadOfItsOwn) {
       work_thread = std::this_thread::get_id();
       started = true;
     });
-    // It starts without a get(): the rank's thread only waits for the flag (bounded: a hang fails the test).
+    // It starts without a get(): the rank waits for the flag, at most 10 s, so work that never starts fails the
+    // thread check below instead of hanging.
     const Stopwatch watch;
     while (!started && watch.elapsed_s() < 10) std::this_thread::yield();
     beside.get();
