@@ -119,7 +119,7 @@ Shard shard_of(std::size_t count, int shards, int index);
 Shard ring_shard(std::size_t count, int ranks, int rank);
 // The worker side with the server sharded over ranks 0..servers-1, each serving its shard with
 // serve_parameter_server: pushes every server its shard of `push` and receives its reply into the same shard of
-// `pull`, all shards in flight at once (every receive posted, then every send, then all waited). With one server it
+// `pull`, all shards in flight at once (every send posted, then every receive, then all waited). With one server it
 // is parameter_server_exchange(comm, 0, ...), message for message.
 void sharded_parameter_server_exchange(Comm& comm, int servers, Floats push, Floats pull,
                                        const CollectiveOptions& options = {});
