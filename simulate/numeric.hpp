@@ -30,7 +30,8 @@ namespace dsgd::simulate {
 using algorithms::kModelVectors;
 using algorithms::kRankOverheadBytes;
 using algorithms::MemoryEstimate;
-// `kernel_threads`: NumericOptions::kernel_threads (rank 0 evaluates on one evaluator per thread).
+// `kernel_threads`: NumericOptions::kernel_threads (rank 0 evaluates on one evaluator per thread, at most one per
+// batch of the test set).
 MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images,
                                        int kernel_threads = 1);
 

@@ -115,9 +115,12 @@ TEST_F(NumericOnSyntheticData, AWorldOverTheMemoryLimitIsRefusedWithTheEstimate)
   options.kernel_threads = 2;
   const auto estimate = estimate_numeric_memory(options.run, data_.test->size(), options.kernel_threads);
   EXPECT_GT(estimate.total_bytes, 64 * kRankOverheadBytes);
-  // Rank 0 evaluates on one evaluator per pool thread.
-  EXPECT_DOUBLE_EQ(estimate.total_bytes - estimate_numeric_memory(options.run, data_.test->size(), 1).total_bytes,
-                   estimate.evaluator_bytes);
+  // Rank 0 evaluates on one evaluator per pool thread, but on no more than the test set has batches: these 200
+  // images are one batch of 200, 500 are two of 250.
+  EXPECT_DOUBLE_EQ(estimate.total_bytes, estimate_numeric_memory(options.run, data_.test->size(), 1).total_bytes);
+  EXPECT_DOUBLE_EQ(estimate_numeric_memory(options.run, 500, 2).total_bytes -
+                       estimate_numeric_memory(options.run, 500, 1).total_bytes,
+                   estimate_numeric_memory(options.run, 500, 1).evaluator_bytes);
   try {
     simulate_numeric(platforms::load_platform("cori-knl"), options, data_);
     FAIL() << "expected InputError";
