@@ -48,8 +48,7 @@ class Recorder {
       // evaluators of their own back ends (a oneDNN stream serves one thread); CPU only, as on a GPU one evaluator
       // already has the device. Counted in the run's memory estimate (algorithms/memory_estimate.hpp).
       if (trainer.backend().name() == "cpu") {
-        const auto batches = static_cast<int>(data.test->size() / static_cast<std::size_t>(batch));
-        for (int k = 1; k < std::min(trainer.comm().side_by_side(), batches); ++k) {
+        for (int k = 1; k < nn::evaluation_parts(data.test->size(), trainer.comm().side_by_side()); ++k) {
           auto& part = parts_.emplace_back();
           part.backend = nn::make_backend("cpu", trainer.cpu_options());
           part.network = std::make_unique<nn::Network>(trainer.network().model(), *part.backend, batch);

@@ -83,9 +83,8 @@ void from_json(const Json& json, algorithms::RunResult& result) {
 MemoryEstimate estimate_numeric_memory(const algorithms::RunOptions& run, std::size_t test_images, int kernel_threads) {
   // Rank 0 evaluates on one evaluator per pool thread (algorithms/runner.cpp), on the CPU back end, but builds no
   // more of them than the test set has batches.
-  const std::size_t images = std::max<std::size_t>(test_images, 1);
-  const auto batches = static_cast<int>(images / static_cast<std::size_t>(nn::evaluation_batch(images)));
-  const int evaluators = run.backend == "cpu" ? std::min(kernel_threads_for(kernel_threads), batches) : 1;
+  const int evaluators =
+      run.backend == "cpu" ? nn::evaluation_parts(test_images, kernel_threads_for(kernel_threads)) : 1;
   return algorithms::estimate_run_memory(run, test_images, evaluators);
 }
 

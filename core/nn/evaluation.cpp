@@ -48,6 +48,12 @@ int evaluation_batch(std::size_t n, int limit) {
   return 1;
 }
 
+int evaluation_parts(std::size_t n, int available) {
+  const std::size_t images = std::max<std::size_t>(n, 1);
+  const auto batches = static_cast<int>(images / static_cast<std::size_t>(evaluation_batch(images)));
+  return std::max(1, std::min(available, batches));
+}
+
 Evaluation evaluate(Network& evaluator, const data::Dataset& test) {
   Network* const one[] = {&evaluator};
   return evaluate(one, test, [](std::span<const std::function<void()>> parts) {

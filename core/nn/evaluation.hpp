@@ -18,6 +18,10 @@ struct Evaluation {
 // The largest divisor of n that is at most `limit`: an evaluation batch that counts every test image once.
 int evaluation_batch(std::size_t n, int limit = 256);
 
+// How many of `available` evaluators of batch evaluation_batch(n) an evaluation of n test images uses: one per
+// batch at most, at least one (what rank 0 builds, and what the memory estimates count).
+int evaluation_parts(std::size_t n, int available);
+
 // Runs `evaluator` (forward only) over all of `test`, whose size its batch must divide (InputError otherwise).
 Evaluation evaluate(Network& evaluator, const data::Dataset& test);
 
