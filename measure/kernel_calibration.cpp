@@ -104,7 +104,7 @@ class Buffers {
   std::vector<float*> owned_;
 };
 
-void fill_normal(std::vector<float>& values, std::mt19937_64& random) {
+void fill_normal(std::span<float> values, std::mt19937_64& random) {
   std::normal_distribution<float> normal(0.0F, 1.0F);
   for (float& value : values) value = normal(random);
 }

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/huge_pages.hpp"
+
 namespace dsgd::data {
 
 // N images of C x H x W float32 pixels and their class labels.
@@ -18,7 +20,7 @@ struct Dataset {
   int width = 0;
   int classes = 0;  // labels are in 0 .. classes - 1
   // N x C x H x W, row-major (NCHW). Readers scale raw bytes to [0, 1]; normalize() then centres them.
-  std::vector<float> images;
+  HugeFloats images;
   std::vector<std::int32_t> labels;  // N
 
   std::size_t size() const { return labels.size(); }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,7 @@ struct Moments {
   double mean = 0;
   double mean_square = 0;
 };
-Moments moments(const std::vector<float>& values) {
+Moments moments(std::span<const float> values) {
   double sum = 0;
   double sum_sq = 0;
   for (const float v : values) {

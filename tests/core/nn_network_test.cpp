@@ -147,7 +147,8 @@ TEST_P(NnNetwork, EvaluationSplitOverEvaluatorsGivesOneEvaluatorsBits) {
   test.channels = 1;
   test.height = test.width = 28;
   test.classes = 10;
-  test.images = random_values(std::size_t{40} * 28 * 28, 11);
+  const auto pixels = random_values(std::size_t{40} * 28 * 28, 11);
+  test.images.assign(pixels.begin(), pixels.end());
   for (int i = 0; i < 40; ++i) test.labels.push_back(i % 10);
   const ModelSpec model = build_model("lenet");
   Network one(model, backend(), 8);

@@ -124,7 +124,7 @@ TEST_P(NnSgd, LarsWithMomentumAccumulatesTheLocallyScaledStep) {
   Sgd sgd(backend(), 2, options);
   sgd.step(w.get(), g.get());  // lambda 0.25: v = -0.125 (7.5, 10); w = (2.0625, 2.75), |w| = 3.4375
   EXPECT_EQ(w.download(), (std::vector<float>{2.0625f, 2.75f}));
-  g.upload({6, 8});
+  g.upload(std::vector<float>{6, 8});
   sgd.step(w.get(), g.get());
   const double lambda = 0.625 * 3.4375 / (10 + 0.5 * 3.4375);
   EXPECT_NEAR(sgd.local_rates().at(0), lambda, 1e-7);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,14 +22,14 @@ class DeviceBuffer {
  public:
   DeviceBuffer(Backend& backend, std::size_t count)
       : backend_(&backend), count_(count), data_(backend.allocate(count)) {}
-  DeviceBuffer(Backend& backend, const std::vector<float>& host) : DeviceBuffer(backend, host.size()) { upload(host); }
+  DeviceBuffer(Backend& backend, std::span<const float> host) : DeviceBuffer(backend, host.size()) { upload(host); }
   ~DeviceBuffer() { backend_->release(data_); }
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   float* get() const { return data_; }
   std::size_t size() const { return count_; }
-  void upload(const std::vector<float>& host) {
+  void upload(std::span<const float> host) {
     ASSERT_EQ(host.size(), count_);
     backend_->copy_to_device(data_, host.data(), count_);
   }
