@@ -29,7 +29,7 @@ void* allocate_huge_pages(std::size_t bytes) {
   const auto start = reinterpret_cast<std::uintptr_t>(mapped);
   const std::uintptr_t aligned = (start + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   if (aligned > start) ::munmap(mapped, aligned - start);
-  const std::uintptr_t tail = start + length + kHugePageBytes - (aligned + length);
+  const std::uintptr_t tail = start + kHugePageBytes - aligned;  // past aligned + length
   if (tail > 0) ::munmap(reinterpret_cast<void*>(aligned + length), tail);
   // Advice only: where transparent huge pages are off the mapping works on 4 KiB pages.
   ::madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);
