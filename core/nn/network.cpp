@@ -107,30 +107,38 @@ void Network::release_buffers() {
 }
 
 void Network::initialize(std::uint64_t seed) {
-  std::vector<float> host(parameter_count_, 0.0f);
+  // Written through a small host block, a layer's slice a block at a time: a host copy of all parameters would be
+  // a fresh allocation faulted in page by page in every rank of a numeric simulation (docs/time-to-accuracy.md
+  // "Cost"). The values depend only on the layer and the index within it.
+  constexpr std::size_t kBlockFloats = std::size_t{1} << 14;
+  std::vector<float> block(std::min(kBlockFloats, parameter_count_));
   for (std::size_t i = 0; i < layers_.size(); ++i) {
     const LayerSpec& spec = layers_[i]->spec();
-    float* slice = host.data() + layout_[i].offset;
+    const std::size_t count = layout_[i].count;
+    // Batch norm: scale 1, shift 0 (the identity until trained). Convolution and inner product: weights first,
+    // uniform in the Xavier limit, biases (zero) after them. Anything else has no parameters to speak of: zero.
+    std::size_t ones = 0, weights = 0;
     if (spec.kind == LayerKind::kBatchNorm) {
-      // Scale 1, shift 0: the identity until trained.
-      const std::size_t channels = layout_[i].count / 2;
-      for (std::size_t c = 0; c < channels; ++c) slice[c] = 1.0f;
-      continue;
+      ones = count / 2;
+    } else if (spec.kind == LayerKind::kConvolution || spec.kind == LayerKind::kInnerProduct) {
+      weights = spec.kind == LayerKind::kConvolution
+                    ? static_cast<std::size_t>(spec.output.channels * (spec.input.channels / spec.groups) *
+                                               spec.kernel_h * spec.kernel_w)
+                    : static_cast<std::size_t>(spec.output.elements() * spec.input.elements());
     }
-    if (spec.kind != LayerKind::kConvolution && spec.kind != LayerKind::kInnerProduct) continue;
-    // Weights first, biases (left at zero) after them.
-    const std::size_t weights =
-        spec.kind == LayerKind::kConvolution
-            ? static_cast<std::size_t>(spec.output.channels * (spec.input.channels / spec.groups) * spec.kernel_h *
-                                       spec.kernel_w)
-            : static_cast<std::size_t>(spec.output.elements() * spec.input.elements());
-    const float limit = xavier_limit(spec);
+    const float limit = weights > 0 ? xavier_limit(spec) : 0.0f;
     // One stream per layer from the seed and the layer's name: a layer's weights do not depend on the layers
     // before it, and every back end gets the same bits.
     const std::uint64_t stream = mix64(seed) ^ name_hash(spec.name);
-    for (std::size_t j = 0; j < weights; ++j) slice[j] = (2.0f * unit_float(random_bits(stream, j)) - 1.0f) * limit;
+    for (std::size_t first = 0; first < count; first += block.size()) {
+      const std::size_t n = std::min(block.size(), count - first);
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::size_t j = first + k;
+        block[k] = j < ones ? 1.0f : j < weights ? (2.0f * unit_float(random_bits(stream, j)) - 1.0f) * limit : 0.0f;
+      }
+      backend_.copy_to_device(parameters_ + layout_[i].offset + first, block.data(), n);
+    }
   }
-  backend_.copy_to_device(parameters_, host.data(), parameter_count_);
 }
 
 double Network::train_step(const float* images, const float* labels) { return train_step(images, labels, {}); }

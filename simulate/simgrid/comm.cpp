@@ -444,6 +444,22 @@ void World::clear_waiting(const SimgridComm& comm) {
 
 void World::bury(std::unique_ptr<SimMessage> message) { graveyard_.push_back(std::move(message)); }
 
+std::vector<std::byte> World::payload_storage(std::size_t bytes) {
+  if (const auto found = spare_payloads_.find(bytes); found != spare_payloads_.end() && !found->second.empty()) {
+    std::vector<std::byte> storage = std::move(found->second.back());
+    found->second.pop_back();
+    spare_payload_bytes_ -= bytes;
+    return storage;
+  }
+  return std::vector<std::byte>(bytes);
+}
+
+void World::recycle_payload(std::vector<std::byte> payload) {
+  if (payload.empty() || spare_payload_bytes_ + payload.size() > kSparePayloadBytes) return;
+  spare_payload_bytes_ += payload.size();
+  spare_payloads_[payload.size()].push_back(std::move(payload));
+}
+
 // --- requests ---------------------------------------------------------------------------------------------------
 
 namespace {
@@ -551,6 +567,7 @@ class RecvRequest final : public Request {
       throw CommError(size_mismatch_text(comm_.rank(), message->source, tag_, bytes_, message->bytes));
     }
     if (data_ != nullptr && !message->payload.empty()) std::memcpy(data_, message->payload.data(), bytes_);
+    comm_.world().recycle_payload(std::move(message->payload));
     status_ = Status{message->source, message->tag, message->bytes};
     comm_.charge(category_, comm_.now_s() - begin);
     return status_;
@@ -882,8 +899,8 @@ RequestPtr SimgridComm::isend(int destination, Tag tag, const void* data, std::s
                       std::to_string(destination) + " from a null buffer in a world with payloads");
     }
     // Copied now, so the sender's buffer is free as soon as wait() returns, whatever the receiver does.
-    const auto* first = static_cast<const std::byte*>(data);
-    message->payload.assign(first, first + bytes);
+    message->payload = world_.payload_storage(bytes);
+    std::memcpy(message->payload.data(), data, bytes);
   }
   count_sent(bytes);
   return std::make_unique<SendRequest>(*this, destination, tag, std::move(message), category);

@@ -119,6 +119,13 @@ class World {
   // Keeps a message whose transfer failed alive until the engine is done with it.
   void bury(std::unique_ptr<SimMessage> message);
 
+  // Storage for a message payload of `bytes`: a delivered message's, kept for the next of its size, else fresh. An
+  // iteration's messages repeat its sizes, and fresh storage is faulted in page by page (docs/time-to-accuracy.md
+  // "Cost"). Actors run one at a time, so no lock.
+  std::vector<std::byte> payload_storage(std::size_t bytes);
+  // Keeps a delivered message's payload for payload_storage (up to kSparePayloadBytes in all; the rest is freed).
+  void recycle_payload(std::vector<std::byte> payload);
+
   // Datagrams (Comm::datagrams) are the World's from their send until their receiver takes them, so one nobody
   // receives is freed with the World whatever SimGrid does with its transfer. pending_datagrams(r): those kept for
   // rank r (on their way or waiting in its mailbox).
@@ -163,6 +170,9 @@ class World {
   FirstFailure failure_;
   std::vector<Waiting> waiting_;  // ranks' actors, then their streams
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
+  static constexpr std::size_t kSparePayloadBytes = std::size_t{256} << 20;
+  std::unordered_map<std::size_t, std::vector<std::vector<std::byte>>> spare_payloads_;  // by size
+  std::size_t spare_payload_bytes_ = 0;
   std::unordered_map<const void*, std::unique_ptr<Arrival>> datagrams_;
   std::optional<DatagramKey> datagram_key_;
   std::vector<std::size_t> pending_datagrams_;  // by destination
