@@ -43,8 +43,8 @@ class BatchNorm final : public CpuLayer {
     io_ = DataMemory(data, data, engine);
     scale_shift_ = unbound_memory(training_pd.weights_desc(), engine);
     diff_scale_shift_ = unbound_memory(backward_pd.diff_weights_desc(), engine);
-    mean_ = pooled_memory(training_pd.mean_desc(), engine, mean_buffer_);
-    variance_ = pooled_memory(training_pd.variance_desc(), engine, variance_buffer_);
+    mean_ = memory(training_pd.mean_desc(), engine);
+    variance_ = memory(training_pd.variance_desc(), engine);
     running_mean_.assign(static_cast<std::size_t>(channels), 0.0f);
     running_variance_.assign(static_cast<std::size_t>(channels), 1.0f);
     running_mean_memory_ = unbound_memory(training_pd.mean_desc(), engine);
@@ -87,7 +87,7 @@ class BatchNorm final : public CpuLayer {
     if (grad_in != nullptr) {
       bind(io_.diff_src, grad_in);
     } else if (!scratch_diff_src_) {
-      scratch_diff_src_ = pooled_memory(io_.src.get_desc(), context_.engine, scratch_diff_src_buffer_);
+      scratch_diff_src_ = memory(io_.src.get_desc(), context_.engine);
     }
     run(backward_, {{DNNL_ARG_SRC, io_.src},
                     {DNNL_ARG_MEAN, mean_},
@@ -104,7 +104,6 @@ class BatchNorm final : public CpuLayer {
   Primitive backward_;
   DataMemory io_;
   memory scale_shift_, diff_scale_shift_;
-  PoolBuffer mean_buffer_, variance_buffer_, scratch_diff_src_buffer_;
   memory mean_, variance_;  // the last training batch's statistics, for backward
   memory scratch_diff_src_;
   std::vector<float> running_mean_, running_variance_;

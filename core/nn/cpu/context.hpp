@@ -8,7 +8,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "core/buffer_pool.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
 #include "core/nn/host_threads.hpp"
@@ -42,7 +41,6 @@ class Primitive {
 
  private:
   dnnl::primitive primitive_;
-  PoolBuffer scratchpad_buffer_;
   dnnl::memory scratchpad_;  // empty where the primitive needs none
 };
 
@@ -79,10 +77,6 @@ struct DataMemory {
 // NCHW descriptors of a layer's input and output for `batch` images.
 dnnl::memory::desc nchw(int batch, const Shape& shape);
 
-// A memory object over `md` on a zeroed buffer of the process's pool (core/buffer_pool.hpp), which `keeper` holds
-// from then on: oneDNN's own allocations would be faulted in page by page in every fresh process.
-dnnl::memory pooled_memory(const dnnl::memory::desc& md, const dnnl::engine& engine, PoolBuffer& keeper);
-
 // A memory object over `md` whose pointer is set per call (set_data_handle); nothing is allocated.
 dnnl::memory unbound_memory(const dnnl::memory::desc& md, const dnnl::engine& engine);
 
@@ -107,7 +101,6 @@ class Staged {
 
  private:
   dnnl::memory plain_;
-  PoolBuffer wanted_buffer_;
   dnnl::memory wanted_;  // empty when the layouts are equal
   Primitive reorder_;
 };

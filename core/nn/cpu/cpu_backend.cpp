@@ -28,11 +28,6 @@ dnnl::memory::desc nchw(int batch, const Shape& shape) {
                             dnnl::memory::format_tag::nchw);
 }
 
-dnnl::memory pooled_memory(const dnnl::memory::desc& md, const dnnl::engine& engine, PoolBuffer& keeper) {
-  keeper = PoolBuffer(md.get_size());
-  return dnnl::memory(md, engine, keeper.data());
-}
-
 dnnl::memory unbound_memory(const dnnl::memory::desc& md, const dnnl::engine& engine) {
   return dnnl::memory(md, engine, DNNL_MEMORY_NONE);
 }
@@ -51,7 +46,7 @@ Staged::Staged(const dnnl::memory::desc& plain, const dnnl::memory::desc& wanted
                const dnnl::engine& engine)
     : plain_(unbound_memory(plain, engine)) {
   if (plain == wanted) return;
-  wanted_ = pooled_memory(wanted, engine, wanted_buffer_);  // zeroed: blocked channels' padding stays zero
+  wanted_ = dnnl::memory(wanted, engine);  // owned, zero-padded by oneDNN where channels are blocked
   reorder_ = Primitive(direction == Direction::kIn ? dnnl::reorder::primitive_desc(plain_, wanted_, own_scratchpad())
                                                    : dnnl::reorder::primitive_desc(wanted_, plain_, own_scratchpad()),
                        engine);
@@ -65,7 +60,7 @@ dnnl::primitive_attr own_scratchpad() {
 
 Primitive::Primitive(const dnnl::primitive_desc_base& pd, const dnnl::engine& engine) : primitive_(pd.get()) {
   const dnnl::memory::desc scratchpad = pd.scratchpad_desc();
-  if (scratchpad.get_size() > 0) scratchpad_ = pooled_memory(scratchpad, engine, scratchpad_buffer_);
+  if (scratchpad.get_size() > 0) scratchpad_ = dnnl::memory(scratchpad, engine);
 }
 
 void Primitive::execute(const dnnl::stream& stream, std::unordered_map<int, dnnl::memory> args) const {
@@ -152,15 +147,28 @@ class CpuBackend final : public Backend {
            " OpenMP threads";
   }
 
-  // From the process's pool (core/buffer_pool.hpp): zeroed, aligned to 64 bytes, on huge pages, and a released
-  // buffer's pages are reused without faulting them in again (docs/time-to-accuracy.md "Cost").
+  // Zeroed by calloc, which leaves pages fresh from the kernel untouched: a large buffer's pages are then faulted
+  // in by the kernel that first writes them -- on whichever thread runs it, in a numeric simulation side by side
+  // with other ranks' -- not all at once by a memset in the thread that builds the network (docs/time-to-accuracy.md
+  // "Cost"). The block's own address sits just below the aligned pointer, for release().
   float* allocate(std::size_t count) override {
     if (count == 0) return nullptr;
-    if (count > SIZE_MAX / sizeof(float)) throw std::bad_alloc();
-    return static_cast<float*>(pool_allocate(count * sizeof(float)));
+    constexpr std::size_t kAlignment = 64;  // a cache line and an AVX-512 vector
+    constexpr std::size_t kHeader = kAlignment + sizeof(void*);
+    if (count > (SIZE_MAX - 2 * kHeader) / sizeof(float)) throw std::bad_alloc();
+    // Whole vectors: a kernel may load the last one in full.
+    const std::size_t bytes = (count * sizeof(float) + kAlignment - 1) / kAlignment * kAlignment;
+    void* block = std::calloc(1, bytes + kHeader);
+    if (block == nullptr) throw std::bad_alloc();
+    const auto first = reinterpret_cast<std::uintptr_t>(block) + sizeof(void*);
+    auto* data = reinterpret_cast<float*>((first + kAlignment - 1) / kAlignment * kAlignment);
+    reinterpret_cast<void**>(data)[-1] = block;
+    return data;
   }
 
-  void release(float* data) override { pool_release(data); }
+  void release(float* data) override {
+    if (data != nullptr) std::free(reinterpret_cast<void**>(data)[-1]);
+  }
 
   void copy_to_device(float* device, const float* host, std::size_t count) override { copy(device, host, count); }
   void copy_to_host(float* host, const float* device, std::size_t count) override { copy(host, device, count); }

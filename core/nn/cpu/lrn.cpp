@@ -42,9 +42,7 @@ class Lrn final : public CpuLayer {
     diff_src_ = Staged(plain, data, Staged::Direction::kOut, engine);
     diff_dst_ = Staged(plain, data, Staged::Direction::kIn, engine);
     // Forward's intermediate sums for backward; oneDNN may need none (then backward recomputes them).
-    if (forward_pd.workspace_desc().get_size() > 0) {
-      workspace_ = pooled_memory(forward_pd.workspace_desc(), engine, workspace_buffer_);
-    }
+    if (forward_pd.workspace_desc().get_size() > 0) workspace_ = memory(forward_pd.workspace_desc(), engine);
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
@@ -74,7 +72,6 @@ class Lrn final : public CpuLayer {
   Primitive forward_;
   Primitive backward_;
   Staged src_, dst_, diff_src_, diff_dst_;
-  PoolBuffer workspace_buffer_;
   memory workspace_;
 };
 

@@ -60,7 +60,7 @@ class Pooling final : public CpuLayer {
     backward_ = Primitive(backward_pd, engine);
     io_ = DataMemory(src, dst, engine);
     // Max pooling's arg-max, written by forward for backward; empty for average pooling.
-    if (max_) workspace_ = pooled_memory(forward_pd.workspace_desc(), engine, workspace_buffer_);
+    if (max_) workspace_ = memory(forward_pd.workspace_desc(), engine);
   }
 
   void forward(const float* in, float* out, const float* /*params*/, bool /*training*/) override {
@@ -91,7 +91,6 @@ class Pooling final : public CpuLayer {
   Primitive forward_;
   Primitive backward_;
   DataMemory io_;
-  PoolBuffer workspace_buffer_;
   memory workspace_;
 };
 
