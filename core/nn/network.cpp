@@ -1,5 +1,6 @@
 #include "core/nn/network.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
