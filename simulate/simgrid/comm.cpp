@@ -444,14 +444,16 @@ void World::clear_waiting(const SimgridComm& comm) {
 
 void World::bury(std::unique_ptr<SimMessage> message) { graveyard_.push_back(std::move(message)); }
 
-std::vector<std::byte> World::payload_storage(std::size_t bytes) {
+std::vector<std::byte> World::copy_payload(const void* data, std::size_t bytes) {
+  const auto* first = static_cast<const std::byte*>(data);
   if (const auto found = spare_payloads_.find(bytes); found != spare_payloads_.end() && !found->second.empty()) {
     std::vector<std::byte> storage = std::move(found->second.back());
     found->second.pop_back();
     spare_payload_bytes_ -= bytes;
+    std::copy(first, first + bytes, storage.begin());
     return storage;
   }
-  return std::vector<std::byte>(bytes);
+  return std::vector<std::byte>(first, first + bytes);  // copied, not zeroed first
 }
 
 void World::recycle_payload(std::vector<std::byte> payload) {
@@ -899,8 +901,7 @@ RequestPtr SimgridComm::isend(int destination, Tag tag, const void* data, std::s
                       std::to_string(destination) + " from a null buffer in a world with payloads");
     }
     // Copied now, so the sender's buffer is free as soon as wait() returns, whatever the receiver does.
-    message->payload = world_.payload_storage(bytes);
-    std::memcpy(message->payload.data(), data, bytes);
+    message->payload = world_.copy_payload(data, bytes);
   }
   count_sent(bytes);
   return std::make_unique<SendRequest>(*this, destination, tag, std::move(message), category);

@@ -119,11 +119,11 @@ class World {
   // Keeps a message whose transfer failed alive until the engine is done with it.
   void bury(std::unique_ptr<SimMessage> message);
 
-  // Storage for a message payload of `bytes`: a delivered message's, kept for the next of its size, else fresh. An
-  // iteration's messages repeat its sizes, and fresh storage is faulted in page by page (docs/time-to-accuracy.md
-  // "Cost"). Actors run one at a time, so no lock.
-  std::vector<std::byte> payload_storage(std::size_t bytes);
-  // Keeps a delivered message's payload for payload_storage (up to kSparePayloadBytes in all; the rest is freed).
+  // A message payload holding a copy of `bytes` at `data`: in a delivered message's storage kept for the next of its
+  // size, else in fresh storage. An iteration's messages repeat its sizes, and fresh storage is faulted in page by
+  // page (docs/time-to-accuracy.md "Cost"). Actors run one at a time, so no lock.
+  std::vector<std::byte> copy_payload(const void* data, std::size_t bytes);
+  // Keeps a delivered message's payload for copy_payload (up to kSparePayloadBytes in all; the rest is freed).
   void recycle_payload(std::vector<std::byte> payload);
 
   // Datagrams (Comm::datagrams) are the World's from their send until their receiver takes them, so one nobody
