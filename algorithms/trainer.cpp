@@ -54,6 +54,10 @@ Trainer::Trainer(Comm& comm, const AlgorithmInfo& info, const Hyperparameters& h
     }
     return;
   }
+  comm_.set_up([this] { build_rank_data(); });  // side by side with the other ranks' in a numeric simulation
+}
+
+void Trainer::build_rank_data() {
   nn::BackendOptions options = cpu_options();
   if (setup_.backend != "cpu") {
     const int devices = nn::backend_device_count(setup_.backend);

@@ -201,6 +201,7 @@ class Trainer {
   template <typename PerSlice>
   void for_each_slice(float* data, PerSlice&& per_slice);
   bool ends_in_softmax() const;
+  void build_rank_data();             // the constructor's back end, network, sampler and buffers (Comm::set_up)
   void load_batch();                  // the next batch into images_ and labels_
   void copy_batch();                  // compute_gradient's first step: the batch to the device (or the prefetch's rest)
   void finish_gradient(double loss);  // counts the iteration and checks the loss

@@ -75,6 +75,7 @@ class GroupComm final : public Comm {
   void run_side_by_side(std::span<const std::function<void()>> kernels) override { parent_.run_side_by_side(kernels); }
   int side_by_side() const override { return parent_.side_by_side(); }
   std::future<void> start_beside(std::function<void()> work) override { return parent_.start_beside(std::move(work)); }
+  void set_up(const std::function<void()>& work) override { parent_.set_up(work); }
 
   // run_collective and start_stream keep Comm's defaults: the collective's body runs here message by message (an
   // executor simulating a whole collective from the parent would see the parent's world, not the group's), and a

@@ -1,6 +1,7 @@
 #include "simulate/forked.hpp"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -66,6 +67,10 @@ ForkedOutcome run_forked_child(const std::string& what, double wall_timeout_s, c
     // wait for this child to end before they saw their own child's end: keep only stdio and this report's pipe.
     ::close_range(3, static_cast<unsigned>(fds[1]) - 1, 0);
     ::close_range(static_cast<unsigned>(fds[1]) + 1, ~0U, 0);
+    // The parent's free heap is shared copy on write: reused here, each page is copied and, once the child runs
+    // threads, the other cores' TLBs are flushed. Given back, it returns as fresh zeroed pages
+    // (docs/time-to-accuracy.md "Cost").
+    ::malloc_trim(0);
     write_all(fds[1], body());
     ::close(fds[1]);
     flush_stdio();

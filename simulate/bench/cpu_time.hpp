@@ -18,4 +18,16 @@ inline double cpu_seconds() {
   return seconds(RUSAGE_SELF) + seconds(RUSAGE_CHILDREN);
 }
 
+// Page faults (minor and major) of this process and of its reaped children: a fresh process pays one for each page
+// it touches first, which dominates a short simulation's fixed cost on some machines (docs/time-to-accuracy.md
+// "Cost").
+inline double page_faults() {
+  const auto faults = [](int who) {
+    rusage usage{};
+    getrusage(who, &usage);
+    return static_cast<double>(usage.ru_minflt + usage.ru_majflt);
+  };
+  return faults(RUSAGE_SELF) + faults(RUSAGE_CHILDREN);
+}
+
 }  // namespace dsgd::bench

@@ -6,7 +6,8 @@
 // threads the simulation computes on -- and then a numeric simulation of sync-sgd doing the same numeric work (and
 // its fork, engine, platform and messages); rounds alternate the two, so both see the same machine. Counters:
 // wall and CPU seconds of each, summed over the rounds, and overhead = simulated / bare - 1 of each. CPU time
-// counts every thread of this process and the forked simulation (getrusage of RUSAGE_SELF and RUSAGE_CHILDREN).
+// counts every thread of this process and the forked simulation (getrusage of RUSAGE_SELF and RUSAGE_CHILDREN);
+// bare_faults and simulated_faults count page faults the same way, per round.
 // Goal: both overheads at most 20%.
 //
 // LeNet64To85: `dsgd run --algo sync-easgd3 --lr 0.05 --workers 64 --threads 1 --executor simgrid --platform
@@ -132,17 +133,20 @@ void BM_Overhead(benchmark::State& state) {
   options.kernel_threads = threads;
   const auto platform = platforms::load_platform("cori-knl");
   data();  // loaded before any clock starts
-  double bare_wall = 0, bare_cpu = 0, simulated_wall = 0, simulated_cpu = 0;
+  double bare_wall = 0, bare_cpu = 0, simulated_wall = 0, simulated_cpu = 0, bare_faults = 0, simulated_faults = 0;
   for (auto _ : state) {
-    double wall = wall_seconds(), cpu = cpu_seconds();
+    double wall = wall_seconds(), cpu = cpu_seconds(), faults = bench::page_faults();
     bare_gradients(workers, threads);
     bare_wall += wall_seconds() - wall;
     bare_cpu += cpu_seconds() - cpu;
+    bare_faults += bench::page_faults() - faults;
     wall = wall_seconds();
     cpu = cpu_seconds();
+    faults = bench::page_faults();
     benchmark::DoNotOptimize(simulate::simulate_numeric(platform, options, data()).result.parameters_hash);
     simulated_wall += wall_seconds() - wall;
     simulated_cpu += cpu_seconds() - cpu;
+    simulated_faults += bench::page_faults() - faults;
     state.SetIterationTime(wall_seconds() - wall);
   }
   state.counters["threads"] = threads;
@@ -152,6 +156,8 @@ void BM_Overhead(benchmark::State& state) {
   state.counters["simulated_cpu_s"] = simulated_cpu;
   state.counters["wall_overhead"] = simulated_wall / bare_wall - 1;
   state.counters["cpu_overhead"] = simulated_cpu / bare_cpu - 1;
+  state.counters["bare_faults"] = bare_faults / kRounds;
+  state.counters["simulated_faults"] = simulated_faults / kRounds;
   state.SetLabel("sync-sgd, LeNet, cori-knl, " + std::to_string(kIterations) + " iterations; " +
                  std::to_string(threads) + " threads");
 }

@@ -996,6 +996,19 @@ std::future<void> SimgridComm::start_beside(std::function<void()> work) {
   return std::async(std::launch::deferred, std::move(work));
 }
 
+void SimgridComm::set_up(const std::function<void()>& work) {
+  KernelPool* pool = side_by_side_pool();
+  if (pool == nullptr) {
+    work();
+    return;
+  }
+  PendingKernel pending;  // waited for even if the actor is killed in the yield
+  pending.ticket = pool->submit(work);
+  s4u::this_actor::yield();
+  const KernelPool::TicketPtr ticket = std::move(pending.ticket);
+  ticket->wait();
+}
+
 StreamPtr SimgridComm::start_stream(StreamBody body) { return std::make_unique<ActorStream>(*this, std::move(body)); }
 
 void SimgridComm::charged(Category category, double seconds) {

@@ -206,6 +206,9 @@ class SimgridComm final : public Comm {
   StreamPtr start_stream(StreamBody body) override;
   // Deferred: `work` runs in the get(), inside whatever waits for it (the next batch copy's kernel, on the pool).
   std::future<void> start_beside(std::function<void()> work) override;
+  // On the kernel pool, where the world has one and payloads: handed over, then the actor yields so that the other
+  // actors of this instant hand over theirs, then waits for it (KernelPool::Ticket::wait).
+  void set_up(const std::function<void()>& work) override;
   // On the kernel pool, where the world has one and payloads: all but the first kernel are handed over, the first
   // runs here, and the wait runs what is still queued (KernelPool::Ticket::wait).
   void run_side_by_side(std::span<const std::function<void()>> kernels) override;
