@@ -922,6 +922,11 @@ namespace {
 // the kernel refers to the step's captures, which are about to go.
 struct PendingKernel {
   KernelPool::TicketPtr ticket;
+  // Waits here, rethrowing the kernel's error; the destructor then has nothing left to wait for.
+  void wait() {
+    const KernelPool::TicketPtr taken = std::move(ticket);
+    taken->wait();
+  }
   ~PendingKernel() {
     if (!ticket) return;
     try {
@@ -960,9 +965,7 @@ void SimgridComm::compute(const ComputeStep& step) {
     s4u::this_actor::execute(seconds * s4u::this_actor::get_host()->get_speed());
   }
   if (pending.ticket) {
-    // After the simulated time, in which the other actors ran and handed over theirs.
-    const KernelPool::TicketPtr ticket = std::move(pending.ticket);
-    ticket->wait();
+    pending.wait();  // after the simulated time, in which the other actors ran and handed over theirs
   }
   charge(step.category, now_s() - begin);
 }
@@ -986,10 +989,7 @@ void SimgridComm::run_side_by_side(std::span<const std::function<void()>> kernel
   std::vector<PendingKernel> others(kernels.size() - 1);  // waited for even if the first kernel throws
   for (std::size_t k = 1; k < kernels.size(); ++k) others[k - 1].ticket = pool->submit(kernels[k]);
   kernels.front()();
-  for (auto& other : others) {
-    const KernelPool::TicketPtr ticket = std::move(other.ticket);
-    ticket->wait();
-  }
+  for (auto& other : others) other.wait();
 }
 
 std::future<void> SimgridComm::start_beside(std::function<void()> work) {
@@ -1005,8 +1005,7 @@ void SimgridComm::set_up(const std::function<void()>& work) {
   PendingKernel pending;  // waited for even if the actor is killed in the yield
   pending.ticket = pool->submit(work);
   s4u::this_actor::yield();
-  const KernelPool::TicketPtr ticket = std::move(pending.ticket);
-  ticket->wait();
+  pending.wait();
 }
 
 StreamPtr SimgridComm::start_stream(StreamBody body) { return std::make_unique<ActorStream>(*this, std::move(body)); }
