@@ -149,6 +149,7 @@ NumericRun simulate_numeric(const platforms::Platform& platform, const NumericOp
              per_node);
   out.wall_s = outcome.wall_s;
   out.setup_wall_s = outcome.setup_wall_s;
+  out.run_wall_s = outcome.run_wall_s;
   return out;
 }
 

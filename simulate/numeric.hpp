@@ -55,6 +55,7 @@ struct NumericRun {
   int nodes = 0;            // nodes the ranks occupy
   double wall_s = 0;        // of the whole simulation
   double setup_wall_s = 0;  // engine and platform
+  double run_wall_s = 0;    // inside the engine's run: the ranks' set-up, iterations and ends
 };
 
 // Runs options.run on `platform` with `data`. Throws InputError (before anything runs) for bad options or when the

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 #include "core/error.hpp"
 #include "core/model_zoo.hpp"
 #include "core/nn/backend.hpp"
+#include "core/nn/cuda/context.hpp"
 #include "core/nn/cuda/cuda_backend.hpp"
 #include "core/nn/network.hpp"
 #include "tests/core/nn_test_support.hpp"
@@ -71,6 +73,29 @@ TEST(CoreNnCuda, ADeviceIndexThatDoesNotExistIsUnavailable) {
   BackendOptions bad = options();
   bad.device = 4096;
   EXPECT_THROW(make_backend("cuda", bad), UnavailableError);
+}
+
+bool cublas_is_mapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find("libcublas") != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(CoreNnCuda, CublasIsLoadedAtItsFirstUseNotAtStart) {
+  // ctest runs each test alone in a fresh process, where cuBLAS must not be there yet; run with others, an earlier
+  // test may have used the back end.
+  if (::testing::UnitTest::GetInstance()->test_to_run_count() == 1) {
+    ASSERT_FALSE(cublas_is_mapped()) << "cuBLAS is loaded at start: is it linked again?";
+  } else if (cublas_is_mapped()) {
+    GTEST_SKIP() << "an earlier test of this process may have loaded cuBLAS";
+  }
+  const cuda::Cublas& cublas = cuda::cublas_library();  // needs the library, not a device
+  EXPECT_TRUE(cublas_is_mapped());
+  EXPECT_STREQ(cublas.status_name(CUBLAS_STATUS_SUCCESS), "CUBLAS_STATUS_SUCCESS");
+  EXPECT_EQ(&cuda::cublas_library(), &cublas);  // loaded once
 }
 
 TEST(CoreNnCuda, WithADeviceTheBackEndDescribesItself) {

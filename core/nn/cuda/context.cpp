@@ -59,7 +59,7 @@ void check(cudnnStatus_t status, std::string_view what) {
 
 void check(cublasStatus_t status, std::string_view what) {
   if (status == CUBLAS_STATUS_SUCCESS) return;
-  fail(what, std::string(cublasGetStatusString(status)) + " (" + cublasGetStatusName(status) + ")",
+  fail(what, std::string(cublas_library().status_string(status)) + " (" + cublas_library().status_name(status) + ")",
        is_one_of(status, {CUBLAS_STATUS_NOT_INITIALIZED, CUBLAS_STATUS_ARCH_MISMATCH}));
 }
 
@@ -74,13 +74,13 @@ Context::Context(int device, std::uint64_t seed) : device_(device), seed_(seed) 
   try {
     check(cudnnCreate(&cudnn_), "cudnnCreate");
     check(cudnnSetStream(cudnn_, stream_), "cudnnSetStream");
-    check(cublasCreate(&cublas_), "cublasCreate");
-    check(cublasSetStream(cublas_, stream_), "cublasSetStream");
+    check(cublas_library().create(&cublas_), "cublasCreate");
+    check(cublas_library().set_stream(cublas_, stream_), "cublasSetStream");
     // Plain FP32 arithmetic: TF32 tensor cores would round inputs to 10 mantissa bits, and results must agree with
     // the CPU back end and pass finite-difference checks.
-    check(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+    check(cublas_library().set_math_mode(cublas_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
   } catch (...) {
-    if (cublas_ != nullptr) cublasDestroy(cublas_);
+    if (cublas_ != nullptr) cublas_library().destroy(cublas_);
     if (cudnn_ != nullptr) cudnnDestroy(cudnn_);
     cudaStreamDestroy(stream_);
     throw;
@@ -93,7 +93,7 @@ Context::~Context() {
   cudaStreamSynchronize(stream_);
   cudaFree(workspace_);
   cudaFree(ones_);
-  cublasDestroy(cublas_);
+  cublas_library().destroy(cublas_);
   cudnnDestroy(cudnn_);
   cudaStreamDestroy(stream_);
 }

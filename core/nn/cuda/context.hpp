@@ -28,6 +28,26 @@ inline bool succeeded(cudaError_t status) { return status == cudaSuccess; }
 inline bool succeeded(cudnnStatus_t status) { return status == CUDNN_STATUS_SUCCESS; }
 inline bool succeeded(cublasStatus_t status) { return status == CUBLAS_STATUS_SUCCESS; }
 
+// The cuBLAS calls of this back end, from the library loaded at its first use instead of linked: libcublas pulls in
+// libcublasLt, whose start-up costs every process that links it ~0.4 s and 25,000 page faults, GPU or not
+// (docs/nn-cuda.md "Loading").
+struct Cublas {
+  decltype(&::cublasCreate) create;
+  decltype(&::cublasDestroy) destroy;
+  decltype(&::cublasSetStream) set_stream;
+  decltype(&::cublasSetMathMode) set_math_mode;
+  decltype(&::cublasGetVersion) get_version;
+  decltype(&::cublasGetStatusString) status_string;
+  decltype(&::cublasGetStatusName) status_name;
+  decltype(&::cublasSgemm) sgemm;
+  decltype(&::cublasSgemv) sgemv;
+  decltype(&::cublasSdot) sdot;
+};
+
+// Loads cuBLAS on the first call (any thread). Throws UnavailableError naming the library when it cannot be loaded
+// or lacks a call.
+const Cublas& cublas_library();
+
 // One device, one stream and the cuDNN and cuBLAS handles bound to it. Shared (std::shared_ptr) by the back end
 // and its layers, so a layer that outlives its back end still frees its memory on a valid context.
 class Context {

@@ -33,7 +33,7 @@ std::string describe(const Context& context) {
   check(cudaRuntimeGetVersion(&runtime), "cudaRuntimeGetVersion");
   check(cudaDriverGetVersion(&driver), "cudaDriverGetVersion");
   int cublas = 0;
-  check(cublasGetVersion(context.cublas(), &cublas), "cublasGetVersion");
+  check(cublas_library().get_version(context.cublas(), &cublas), "cublasGetVersion");
   char memory[32];
   std::snprintf(memory, sizeof(memory), "%.1f GiB", static_cast<double>(prop.totalGlobalMem) / (1 << 30));
   return "cuda: " + std::string(prop.name) + " (device " + std::to_string(context.device()) + ", sm_" +
@@ -172,7 +172,7 @@ class CudaBackend final : public Backend {
     for (std::size_t offset = 0; offset < n; offset += kPiece) {
       const auto count = static_cast<int>(std::min(kPiece, n - offset));
       float squares = 0;
-      check(cublasSdot(context_->cublas(), count, x + offset, 1, x + offset, 1, &squares), "cublasSdot");
+      check(cublas_library().sdot(context_->cublas(), count, x + offset, 1, x + offset, 1, &squares), "cublasSdot");
       total += static_cast<double>(squares);
     }
     return total;

@@ -36,13 +36,14 @@ class InnerProduct final : public CudaLayer {
   void forward(const float* in, float* out, const float* params, bool /*training*/) override {
     Context& ctx = activated();
     cublasHandle_t handle = ctx.cublas();
+    const Cublas& blas = cublas_library();
     // out^T (out x batch) = W (out x in) * in^T (in x batch); W is stored as the column-major in x out matrix W^T.
-    check_call(cublasSgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, outputs_, batch_, inputs_, &kOne, params, inputs_, in,
-                           inputs_, &kZero, out, outputs_),
+    check_call(blas.sgemm(handle, CUBLAS_OP_T, CUBLAS_OP_N, outputs_, batch_, inputs_, &kOne, params, inputs_, in,
+                          inputs_, &kZero, out, outputs_),
                "cublasSgemm (inner product forward)");
     // out^T += b (out x 1) * ones (1 x batch).
-    check_call(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, outputs_, batch_, 1, &kOne, bias(params), outputs_,
-                           ctx.ones(static_cast<std::size_t>(batch_)), 1, &kOne, out, outputs_),
+    check_call(blas.sgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, outputs_, batch_, 1, &kOne, bias(params), outputs_,
+                          ctx.ones(static_cast<std::size_t>(batch_)), 1, &kOne, out, outputs_),
                "cublasSgemm (inner product bias)");
   }
 
@@ -50,19 +51,20 @@ class InnerProduct final : public CudaLayer {
                 float* grad_params) override {
     Context& ctx = activated();
     cublasHandle_t handle = ctx.cublas();
+    const Cublas& blas = cublas_library();
     // dW^T (in x out) = in^T (in x batch) * grad_out (batch x out), grad_out being the column-major out x batch
     // matrix grad_out^T, transposed.
-    check_call(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, inputs_, outputs_, batch_, &kOne, in, inputs_, grad_out,
-                           outputs_, &kZero, grad_params, inputs_),
+    check_call(blas.sgemm(handle, CUBLAS_OP_N, CUBLAS_OP_T, inputs_, outputs_, batch_, &kOne, in, inputs_, grad_out,
+                          outputs_, &kZero, grad_params, inputs_),
                "cublasSgemm (inner product weight gradient)");
     // db (out) = grad_out^T (out x batch) * ones (batch).
-    check_call(cublasSgemv(handle, CUBLAS_OP_N, outputs_, batch_, &kOne, grad_out, outputs_,
-                           ctx.ones(static_cast<std::size_t>(batch_)), 1, &kZero, bias(grad_params), 1),
+    check_call(blas.sgemv(handle, CUBLAS_OP_N, outputs_, batch_, &kOne, grad_out, outputs_,
+                          ctx.ones(static_cast<std::size_t>(batch_)), 1, &kZero, bias(grad_params), 1),
                "cublasSgemv (inner product bias gradient)");
     if (grad_in != nullptr) {
       // dX^T (in x batch) = W^T (in x out) * grad_out^T (out x batch).
-      check_call(cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, inputs_, batch_, outputs_, &kOne, params, inputs_,
-                             grad_out, outputs_, &kZero, grad_in, inputs_),
+      check_call(blas.sgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, inputs_, batch_, outputs_, &kOne, params, inputs_,
+                            grad_out, outputs_, &kZero, grad_in, inputs_),
                  "cublasSgemm (inner product input gradient)");
     }
   }
