@@ -70,7 +70,7 @@ std::string describe(const Waiting& waiting) {
 
 class Inbox {
  public:
-  Inbox(s4u::Mailbox* mailbox, Tag tag) : mailbox_(mailbox), tag_(tag) {}
+  Inbox(World& world, int rank, Tag tag) : world_(world), rank_(rank), tag_(tag) {}
 
   // Matches `slot` from the stash if a stashed message accepts it, else queues it and makes sure one more SimGrid
   // receive is posted, so that the transfer can start as soon as a sender is there.
@@ -96,7 +96,9 @@ class Inbox {
       try {
         oldest.activity->wait_for(deadline < 0 ? -1 : std::max(0.0, deadline - s4u::Engine::get_clock()));
       } catch (const ::simgrid::Exception&) {
-        gets_.pop_front();  // SimGrid ended this receive (timed out, failed): a later wait needs a fresh one
+        // SimGrid ended this receive (timed out, failed): a later wait needs a fresh one
+        world_.unpost(rank_, tag_, oldest.post);
+        gets_.pop_front();
         throw;
       }
       std::unique_ptr<SimMessage> arrived(oldest.message);
@@ -109,6 +111,7 @@ class Inbox {
   // Cancels SimGrid receives beyond those that posted slots need (left by withdrawn slots).
   void cancel_surplus() {
     while (gets_.size() > queues_.posted_count()) {
+      world_.unpost(rank_, tag_, gets_.back()->post);
       gets_.back()->activity->cancel();
       gets_.pop_back();
     }
@@ -116,6 +119,7 @@ class Inbox {
 
  private:
   struct Get {
+    World::Post post;
     s4u::CommPtr activity;
     SimMessage* message = nullptr;  // written by SimGrid when the transfer completes
   };
@@ -133,12 +137,14 @@ class Inbox {
   void top_up() {
     while (gets_.size() < queues_.posted_count()) {
       auto get = std::make_unique<Get>();
-      get->activity = mailbox_->get_async<SimMessage>(&get->message);
+      get->post = world_.post_receive(rank_, tag_);
+      get->activity = get->post.mailbox->get_async<SimMessage>(&get->message);
       gets_.push_back(std::move(get));
     }
   }
 
-  s4u::Mailbox* mailbox_;
+  World& world_;
+  int rank_;
   Tag tag_;
   // Unmatched slots, and the stash: messages that arrived before a receive asked for them (core/matching.hpp).
   MatchQueues<ReceiveSlot*, std::unique_ptr<SimMessage>> queues_;
@@ -360,15 +366,53 @@ double World::noise_factor(int node, std::uint64_t step) { return noise_.factor(
 
 double World::simgrid_timeout() const { return std::isfinite(options_.timeout_s) ? options_.timeout_s : -1.0; }
 
+namespace {
+
+std::uint64_t destination_tag_key(int destination, Tag tag) {
+  return (static_cast<std::uint64_t>(static_cast<std::uint32_t>(destination)) << 32) | static_cast<std::uint32_t>(tag);
+}
+
+}  // namespace
+
 s4u::Mailbox* World::mailbox(int destination, Tag tag) {
-  const std::uint64_t key =
-      (static_cast<std::uint64_t>(static_cast<std::uint32_t>(destination)) << 32) | static_cast<std::uint32_t>(tag);
+  const std::uint64_t key = destination_tag_key(destination, tag);
   if (const auto found = mailboxes_.find(key); found != mailboxes_.end()) return found->second;
   // by_name() is a simcall: other actors run before it returns, and may look up (and insert) the same mailbox. So
   // nothing is inserted before it returns; the same name gives the same mailbox, whoever inserts it.
   auto* mailbox = s4u::Mailbox::by_name(std::to_string(destination) + "/" + std::to_string(tag));
   mailboxes_.emplace(key, mailbox);
   return mailbox;
+}
+
+World::Post World::pair(int destination, Tag tag, bool send) {
+  // A spare mailbox first: making one is a simcall, and other actors that run meanwhile may post to this (destination,
+  // tag). Past this point nothing yields until the caller posts, and SimGrid handles the actors' posts in the order
+  // they ran, so a partner's mailbox can go back to the pool now: the partner's post empties it before anyone else's.
+  if (spare_mailboxes_.empty()) {
+    auto* made = s4u::Mailbox::by_name("pair/" + std::to_string(mailboxes_made_++));
+    spare_mailboxes_.push_back(made);
+  }
+  Unpaired& unpaired = unpaired_[destination_tag_key(destination, tag)];
+  if (!unpaired.posts.empty() && unpaired.sends != send) {
+    s4u::Mailbox* partner = unpaired.posts.front().mailbox;
+    unpaired.posts.pop_front();
+    spare_mailboxes_.push_back(partner);
+    return {partner, 0};
+  }
+  const Post post{spare_mailboxes_.back(), ++posts_waited_};
+  spare_mailboxes_.pop_back();
+  unpaired.sends = send;
+  unpaired.posts.push_back(post);
+  return post;
+}
+
+void World::unpost(int destination, Tag tag, const Post& post) {
+  if (post.waiting == 0) return;
+  const auto found = unpaired_.find(destination_tag_key(destination, tag));
+  if (found == unpaired_.end()) return;
+  auto& posts = found->second.posts;
+  const auto it = std::find_if(posts.begin(), posts.end(), [&](const Post& p) { return p.waiting == post.waiting; });
+  if (it != posts.end()) posts.erase(it);
 }
 
 void* World::keep_datagram(int destination, Arrival datagram) {
@@ -483,7 +527,8 @@ class SendRequest final : public Request {
   SendRequest(SimgridComm& comm, int destination, Tag tag, std::unique_ptr<SimMessage> message, Category category)
       : comm_(comm), destination_(destination), tag_(tag), bytes_(message->bytes), category_(category) {
     message_ = message.release();  // SimGrid hands the pointer to the receiver, who owns it from then on
-    activity_ = comm.world().mailbox(destination, tag)->put_async(message_, bytes_);
+    post_ = comm.world().post_send(destination, tag);
+    activity_ = post_.mailbox->put_async(message_, bytes_);
   }
 
   ~SendRequest() override {
@@ -505,9 +550,11 @@ class SendRequest final : public Request {
     try {
       activity_->wait_for(world.simgrid_timeout());
     } catch (const ::simgrid::TimeoutException&) {
+      world.unpost(destination_, tag_, post_);
       world.bury(std::unique_ptr<SimMessage>(message_));  // never delivered
       throw TimeoutError(waited_text(comm_.rank(), world.simgrid_timeout(), "for " + describe(waiting)));
     } catch (const ::simgrid::Exception& failure) {  // network or host failure, cancelled transfer
+      world.unpost(destination_, tag_, post_);
       throw CommError("rank " + std::to_string(comm_.rank()) + ": send to " + describe(waiting) +
                       " failed: " + failure.what());
     }
@@ -523,6 +570,7 @@ class SendRequest final : public Request {
   std::size_t bytes_;
   Category category_;
   SimMessage* message_ = nullptr;
+  World::Post post_;
   s4u::CommPtr activity_;
   bool done_ = false;
 };
@@ -885,7 +933,7 @@ double SimgridComm::now_s() const { return s4u::Engine::get_clock(); }
 Inbox& SimgridComm::inbox(Tag tag) {
   if (caller_ != nullptr) return caller_->inbox(tag);  // one (rank, tag) mailbox, one matching state
   if (const auto found = inboxes_.find(tag); found != inboxes_.end()) return *found->second;
-  auto inbox = std::make_unique<Inbox>(world_.mailbox(rank_, tag), tag);
+  auto inbox = std::make_unique<Inbox>(world_, rank_, tag);
   return *inboxes_.emplace(tag, std::move(inbox)).first->second;
 }
 

@@ -2,14 +2,15 @@
 // One worker's Comm in the SimGrid executor, and the World the actors of one simulation share. Parallel to
 // measure/threads/comm.hpp and measure/mpi/comm.hpp.
 //
-// Messages. Each (destination, tag) pair has one SimGrid mailbox. A send puts a message -- source, tag, declared
-// bytes and, with payloads, a copy of the data taken at isend() -- whose simulated size is the declared bytes. The
-// transfer is a rendezvous, as MPI's protocol for large messages: it starts once the receiver has posted a receive
-// on that mailbox, and the send completes when the transfer does.
-// Matching keeps MPI's rules (core/matching.hpp). A receiver posts one SimGrid receive per unmatched irecv() on the
-// mailbox of its (rank, tag) and takes arrivals oldest first: an arrival goes to the oldest posted receive that
+// Messages. A send puts a message -- source, tag, declared bytes and, with payloads, a copy of the data taken at
+// isend() -- whose simulated size is the declared bytes, for (destination, tag). The transfer is a rendezvous, as
+// MPI's protocol for large messages: it starts once the receiver has posted a receive for that (destination, tag),
+// and the send completes when the transfer does. Sends and receives of one (destination, tag) pair first come,
+// first served, as in one SimGrid mailbox, but on mailboxes of a pool (World::post_send).
+// Matching keeps MPI's rules (core/matching.hpp). A receiver posts one SimGrid receive per unmatched irecv() for
+// its (rank, tag) and takes arrivals oldest first: an arrival goes to the oldest posted receive that
 // accepts its source (kAnySource accepts any: first come, first served), else into a per-rank stash that later
-// receives search first. Mailboxes, stashes and posted receives are all FIFO, so messages of one (source, destination,
+// receives search first. Pairing, stashes and posted receives are all FIFO, so messages of one (source, destination,
 // tag) never overtake each other. A message that arrives while its receiver waits for another source has already
 // crossed the network: that is MPI's unexpected message, received eagerly.
 //
@@ -28,6 +29,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <exception>
 #include <map>
 #include <memory>
@@ -102,8 +104,24 @@ class World {
   double simgrid_timeout() const;
   SimgridComm& comm(int rank) { return *comms_[static_cast<std::size_t>(rank)]; }
 
-  // The mailbox of messages to `destination` with `tag`, created on first use.
+  // The mailbox of messages to `destination` with `tag`, created on first use (datagrams only: messages pair below).
   ::simgrid::s4u::Mailbox* mailbox(int destination, Tag tag);
+
+  // Where a send to, or a receive of, (`destination`, `tag`) is posted. dsgd pairs them as a SimGrid mailbox of
+  // their own would -- a send with the oldest receive waiting, else a receive with the oldest send waiting -- and
+  // puts both sides of a pair on one mailbox of a pool, where each finds the other at once: SimGrid 3.32 matches by
+  // scanning a mailbox's whole queue (docs/simulation.md "Pairing messages"). May yield (a new mailbox is a simcall)
+  // before it pairs, never after; the caller posts on the mailbox at once. `waiting` is 0 if the post paired at
+  // once, else what names it to unpost().
+  struct Post {
+    ::simgrid::s4u::Mailbox* mailbox = nullptr;
+    std::uint64_t waiting = 0;
+  };
+  Post post_send(int destination, Tag tag) { return pair(destination, tag, /*send=*/true); }
+  Post post_receive(int destination, Tag tag) { return pair(destination, tag, /*send=*/false); }
+  // A send or receive posted for (`destination`, `tag`) ended (timed out, failed, cancelled): if it still waits for
+  // a partner, it waits no more, and its mailbox leaves the pool (SimGrid may still hold the ended activity there).
+  void unpost(int destination, Tag tag, const Post& post);
 
   // Records the first failure and kills every other actor so the simulation ends now (later failures are
   // consequences). Call from the failing actor, which then returns.
@@ -167,6 +185,17 @@ class World {
   std::size_t timeline_dropped_ = 0;
   std::vector<std::unique_ptr<SimgridComm>> comms_;
   std::unordered_map<std::uint64_t, ::simgrid::s4u::Mailbox*> mailboxes_;
+  // The posted sends or receives of one (destination, tag) still waiting for a partner, oldest first. Sends and
+  // receives never wait together (the first of the other side pairs).
+  struct Unpaired {
+    std::deque<Post> posts;
+    bool sends = false;
+  };
+  Post pair(int destination, Tag tag, bool send);
+  std::unordered_map<std::uint64_t, Unpaired> unpaired_;
+  std::vector<::simgrid::s4u::Mailbox*> spare_mailboxes_;  // empty: no activity in their queues
+  std::size_t mailboxes_made_ = 0;
+  std::uint64_t posts_waited_ = 0;  // the last Post::waiting given
   FirstFailure failure_;
   std::vector<Waiting> waiting_;  // ranks' actors, then their streams
   std::vector<std::unique_ptr<SimMessage>> graveyard_;
